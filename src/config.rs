@@ -1,0 +1,291 @@
+//! Context settings: the option keys of `hydroplot_context_set_option`, their
+//! defaults, validation and the `HYDROPLOT_<KEY>` environment overrides.
+
+use crate::{Error, Result};
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// Which names the library uses in the paths it builds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Names {
+    /// The real USGS names: `nwissite`, `nhdflowline_network`, `nldi-flowtrace`.
+    Usgs,
+    /// The interface spec's neutral names: `gaugesite`, `flowline_network`, `index-flowtrace`.
+    Neutral,
+}
+
+impl Names {
+    /// The linked-data feature source of gauge sites.
+    pub fn gauge_source(self) -> &'static str {
+        match self {
+            Names::Usgs => "nwissite",
+            Names::Neutral => "gaugesite",
+        }
+    }
+
+    /// The id of the flowtrace process.
+    pub fn flowtrace_process(self) -> &'static str {
+        match self {
+            Names::Usgs => "nldi-flowtrace",
+            Names::Neutral => "index-flowtrace",
+        }
+    }
+
+    /// The option value naming this scheme.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Names::Usgs => "usgs",
+            Names::Neutral => "neutral",
+        }
+    }
+}
+
+/// Every option key, in the order of the API documentation.
+pub const OPTION_KEYS: &[&str] = &[
+    "index_url",
+    "process_url",
+    "fabric_url",
+    "names",
+    "tile_url",
+    "tile_cache_dir",
+    "timeout_s",
+    "connect_timeout_s",
+    "retries",
+    "concurrency",
+    "user_agent",
+    "page_size",
+    "rate_limit_per_s",
+    "max_features",
+];
+
+/// The settings of a context. Plain data: cloning is cheap enough.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Config {
+    /// Linked-data index service base, without a trailing slash.
+    pub index_url: String,
+    /// Base under which `processes/<flowtrace id>/execution` lives; `None` derives it from `index_url`.
+    pub process_url: Option<String>,
+    /// OGC API Features service base, without a trailing slash.
+    pub fabric_url: String,
+    /// Naming scheme of the paths built.
+    pub names: Names,
+    /// XYZ tile template overriding the basemap provider's.
+    pub tile_url: Option<String>,
+    /// Persistent tile cache directory.
+    pub tile_cache_dir: PathBuf,
+    /// Whole-request timeout.
+    pub timeout: Duration,
+    /// Connect timeout.
+    pub connect_timeout: Duration,
+    /// Retries on network errors, 408, 429 and 5xx.
+    pub retries: u32,
+    /// Parallel requests (pages, tiles, batch traces), at least 1.
+    pub concurrency: usize,
+    /// The User-Agent header.
+    pub user_agent: String,
+    /// OGC API `limit`.
+    pub page_size: u32,
+    /// Requests per second from this context, all threads together; 0 = off.
+    pub rate_limit_per_s: f64,
+    /// Refuse a request that would return more features than this.
+    pub max_features: u64,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            index_url: "https://api.water.usgs.gov/nldi".into(),
+            process_url: None,
+            fabric_url: "https://api.water.usgs.gov/fabric/pygeoapi".into(),
+            names: Names::Usgs,
+            tile_url: None,
+            tile_cache_dir: default_tile_cache_dir(),
+            timeout: Duration::from_secs(60),
+            connect_timeout: Duration::from_secs(10),
+            retries: 3,
+            concurrency: 4,
+            user_agent: format!(
+                "hydroplot/{} (+https://example.invalid/hydroplot)",
+                crate::VERSION
+            ),
+            page_size: 500,
+            rate_limit_per_s: 0.0,
+            max_features: 1_000_000,
+        }
+    }
+}
+
+impl Config {
+    /// The defaults, then every `HYDROPLOT_<KEY>` environment variable that is set.
+    /// An invalid value in the environment is an error naming the variable.
+    pub fn from_env() -> Result<Config> {
+        let mut config = Config::default();
+        for key in OPTION_KEYS {
+            let var = format!("HYDROPLOT_{}", key.to_ascii_uppercase());
+            if let Some(value) = std::env::var_os(&var) {
+                let value = value.into_string().map_err(|_| {
+                    Error::InvalidArgument(format!("environment variable {var} is not valid UTF-8"))
+                })?;
+                config.set(key, &value).map_err(|e| e.context(&format!("environment variable {var}")))?;
+            }
+        }
+        Ok(config)
+    }
+
+    /// Sets one option from its string form. Unknown keys and invalid values
+    /// are `Error::InvalidArgument` naming the key; nothing changes on error.
+    pub fn set(&mut self, key: &str, value: &str) -> Result<()> {
+        let bad = |why: &str| Error::InvalidArgument(format!("option {key}: {why} (got {value:?})"));
+        match key {
+            "index_url" => self.index_url = parse_url(value).map_err(|w| bad(&w))?,
+            "process_url" => self.process_url = Some(parse_url(value).map_err(|w| bad(&w))?),
+            "fabric_url" => self.fabric_url = parse_url(value).map_err(|w| bad(&w))?,
+            "names" => {
+                self.names = match value {
+                    "usgs" => Names::Usgs,
+                    "neutral" => Names::Neutral,
+                    _ => return Err(bad("expected usgs or neutral")),
+                }
+            }
+            "tile_url" => {
+                if !(value.contains("{z}") && value.contains("{x}") && value.contains("{y}")) {
+                    return Err(bad("a tile template needs {z}, {x} and {y}"));
+                }
+                parse_url(value).map_err(|w| bad(&w))?;
+                self.tile_url = Some(value.to_string());
+            }
+            "tile_cache_dir" => {
+                if value.is_empty() {
+                    return Err(bad("an empty path"));
+                }
+                self.tile_cache_dir = PathBuf::from(value);
+            }
+            "timeout_s" => self.timeout = parse_seconds(value).map_err(|w| bad(&w))?,
+            "connect_timeout_s" => self.connect_timeout = parse_seconds(value).map_err(|w| bad(&w))?,
+            "retries" => self.retries = parse_int(value, 0, 20).map_err(|w| bad(&w))? as u32,
+            "concurrency" => self.concurrency = parse_int(value, 1, 64).map_err(|w| bad(&w))? as usize,
+            "user_agent" => {
+                if value.trim().is_empty() || value.chars().any(|c| c.is_control()) {
+                    return Err(bad("a user agent must be non-empty printable text"));
+                }
+                self.user_agent = value.to_string();
+            }
+            "page_size" => self.page_size = parse_int(value, 1, 10_000).map_err(|w| bad(&w))? as u32,
+            "rate_limit_per_s" => {
+                let r: f64 = value.trim().parse().map_err(|_| bad("not a number"))?;
+                if !(r.is_finite() && r >= 0.0) {
+                    return Err(bad("must be a finite number >= 0"));
+                }
+                self.rate_limit_per_s = r;
+            }
+            "max_features" => self.max_features = parse_int(value, 1, u64::MAX / 2).map_err(|w| bad(&w))?,
+            _ => {
+                return Err(Error::InvalidArgument(format!(
+                    "unknown option key {key:?}; known keys: {}",
+                    OPTION_KEYS.join(", ")
+                )))
+            }
+        }
+        Ok(())
+    }
+
+    /// The base under which `processes/<id>/execution` lives.
+    pub fn process_base(&self) -> String {
+        match (&self.process_url, self.names) {
+            (Some(url), _) => url.clone(),
+            (None, Names::Usgs) => format!("{}/pygeoapi", self.index_url),
+            (None, Names::Neutral) => self.index_url.clone(),
+        }
+    }
+}
+
+fn parse_url(value: &str) -> Result<String, String> {
+    let v = value.trim();
+    let rest = v
+        .strip_prefix("https://")
+        .or_else(|| v.strip_prefix("http://"))
+        .ok_or_else(|| "a URL must start with http:// or https://".to_string())?;
+    if rest.is_empty() || rest.starts_with('/') || v.chars().any(|c| c.is_whitespace() || c.is_control()) {
+        return Err("not a valid URL".into());
+    }
+    Ok(v.trim_end_matches('/').to_string())
+}
+
+fn parse_seconds(value: &str) -> Result<Duration, String> {
+    let s: f64 = value.trim().parse().map_err(|_| "not a number of seconds".to_string())?;
+    if !(s.is_finite() && s > 0.0 && s <= 86_400.0) {
+        return Err("seconds must be > 0 and <= 86400".into());
+    }
+    Ok(Duration::from_secs_f64(s))
+}
+
+fn parse_int(value: &str, min: u64, max: u64) -> Result<u64, String> {
+    let n: u64 = value.trim().parse().map_err(|_| "not a whole number".to_string())?;
+    if n < min || n > max {
+        return Err(format!("must be between {min} and {max}"));
+    }
+    Ok(n)
+}
+
+/// `$XDG_CACHE_HOME/hydroplot/tiles`, else `$HOME/.cache/hydroplot/tiles`
+/// (`%LOCALAPPDATA%` on Windows), else the temp dir.
+fn default_tile_cache_dir() -> PathBuf {
+    let base = std::env::var_os("XDG_CACHE_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("LOCALAPPDATA").map(PathBuf::from))
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
+        .unwrap_or_else(std::env::temp_dir);
+    base.join("hydroplot").join("tiles")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_key_is_settable_and_unknown_keys_are_named() {
+        let mut c = Config::default();
+        for (k, v) in [
+            ("index_url", "http://127.0.0.1:1/nldi/"),
+            ("process_url", "http://127.0.0.1:1/p"),
+            ("fabric_url", "http://127.0.0.1:1/f"),
+            ("names", "neutral"),
+            ("tile_url", "http://127.0.0.1:1/t/{z}/{x}/{y}.png"),
+            ("tile_cache_dir", "/tmp/x"),
+            ("timeout_s", "2.5"),
+            ("connect_timeout_s", "1"),
+            ("retries", "0"),
+            ("concurrency", "8"),
+            ("user_agent", "t/1"),
+            ("page_size", "100"),
+            ("rate_limit_per_s", "1.5"),
+            ("max_features", "10"),
+        ] {
+            c.set(k, v).unwrap();
+        }
+        assert_eq!(c.index_url, "http://127.0.0.1:1/nldi");
+        assert_eq!(c.names, Names::Neutral);
+        assert_eq!(c.concurrency, 8);
+        let e = c.set("colour", "x").unwrap_err();
+        assert!(e.to_string().contains("colour"));
+    }
+
+    #[test]
+    fn invalid_values_change_nothing() {
+        let mut c = Config::default();
+        let before = c.clone();
+        assert!(c.set("timeout_s", "-1").is_err());
+        assert!(c.set("index_url", "ftp://x").is_err());
+        assert!(c.set("concurrency", "0").is_err());
+        assert!(c.set("tile_url", "http://x/{z}/{x}").is_err());
+        assert_eq!(c, before);
+    }
+
+    #[test]
+    fn process_base_follows_names() {
+        let mut c = Config::default();
+        assert_eq!(c.process_base(), "https://api.water.usgs.gov/nldi/pygeoapi");
+        c.set("names", "neutral").unwrap();
+        assert_eq!(c.process_base(), "https://api.water.usgs.gov/nldi");
+    }
+}

@@ -1,0 +1,97 @@
+//! The one error type of the core. The ffi layer maps each variant to a
+//! `hydroplot_status` in one place (`ffi::status`).
+
+/// Everything that can go wrong in hydroplot. Messages are complete sentences
+/// that name the input, service or file involved; they never contain credentials.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum Error {
+    /// A bad value: unknown option or layer, bad direction, both or neither of
+    /// outlets/bbox, a gpkg path without `.gpkg`, invalid UTF-8, ...
+    #[error("{0}")]
+    InvalidArgument(String),
+    /// Unknown CRS or a coordinate that cannot be transformed.
+    #[error("{0}")]
+    Crs(String),
+    /// Connect, DNS, TLS, timeout or a dropped connection, after retries.
+    #[error("{0}")]
+    Network(String),
+    /// The service answered a non-success status, after retries.
+    #[error("{message}")]
+    Http { status: u16, message: String },
+    /// The service or the local data has no such feature. `http_status` is 404
+    /// when a service said so, 0 for local data or an empty result.
+    #[error("{message}")]
+    NotFound { http_status: u16, message: String },
+    /// The service answered something that is not the expected document.
+    #[error("{0}")]
+    Service(String),
+    /// Reading or writing a file failed.
+    #[error("{0}")]
+    Io(String),
+    /// A GeoPackage is missing a required layer or column, or is malformed.
+    #[error("{0}")]
+    Gpkg(String),
+    /// The output exists and overwrite is off.
+    #[error("{0}")]
+    Exists(String),
+    /// The request would exceed `max_features` or another documented limit.
+    #[error("{0}")]
+    Limit(String),
+    /// Drawing or PNG encoding failed, or a PNG of data that was not plotted.
+    #[error("{0}")]
+    Render(String),
+    /// A bug, including a caught panic.
+    #[error("{0}")]
+    Internal(String),
+}
+
+impl Error {
+    /// The HTTP status behind this error, 0 when none.
+    pub fn http_status(&self) -> u16 {
+        match self {
+            Error::Http { status, .. } => *status,
+            Error::NotFound { http_status, .. } => *http_status,
+            _ => 0,
+        }
+    }
+
+    /// A local "no such feature" error (no HTTP status).
+    pub fn not_found(message: impl Into<String>) -> Error {
+        Error::NotFound { http_status: 0, message: message.into() }
+    }
+
+    /// Prefixes the message with `context: `, keeping the variant and status.
+    pub fn context(self, context: &str) -> Error {
+        let wrap = |m: String| format!("{context}: {m}");
+        match self {
+            Error::InvalidArgument(m) => Error::InvalidArgument(wrap(m)),
+            Error::Crs(m) => Error::Crs(wrap(m)),
+            Error::Network(m) => Error::Network(wrap(m)),
+            Error::Http { status, message } => Error::Http { status, message: wrap(message) },
+            Error::NotFound { http_status, message } => {
+                Error::NotFound { http_status, message: wrap(message) }
+            }
+            Error::Service(m) => Error::Service(wrap(m)),
+            Error::Io(m) => Error::Io(wrap(m)),
+            Error::Gpkg(m) => Error::Gpkg(wrap(m)),
+            Error::Exists(m) => Error::Exists(wrap(m)),
+            Error::Limit(m) => Error::Limit(wrap(m)),
+            Error::Render(m) => Error::Render(wrap(m)),
+            Error::Internal(m) => Error::Internal(wrap(m)),
+        }
+    }
+}
+
+impl From<rusqlite::Error> for Error {
+    fn from(e: rusqlite::Error) -> Self {
+        Error::Gpkg(format!("SQLite: {e}"))
+    }
+}
+
+/// The result type of the core.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Builds an `Error::Io` naming the path.
+pub fn io_error(path: &std::path::Path, e: std::io::Error) -> Error {
+    Error::Io(format!("{}: {e}", path.display()))
+}

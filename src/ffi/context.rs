@@ -1,0 +1,163 @@
+//! `hydroplot_context`: services, network settings, caches and callbacks.
+
+use super::{arg_mut, arg_str, boundary, boundary_or, check_out, take_handle, write_out, Opaque};
+use super::hydroplot_status;
+use crate::config::Config;
+use crate::context::{Context, LogLevel, Observer};
+use std::ffi::{c_char, c_void, CString};
+use std::sync::Arc;
+
+/// Settings for every call: service URLs, timeouts, retries, concurrency,
+/// caches and callbacks. Create with `hydroplot_context_new`, free once with
+/// `hydroplot_context_free`. A configured context is read-only during calls
+/// and may be shared by many threads; do not set options while another
+/// thread uses it.
+#[repr(C)]
+pub struct hydroplot_context {
+    _private: [u8; 0],
+}
+
+/// The Rust side of a context handle: the core context and the callbacks it reports to.
+pub struct FfiContext {
+    pub(crate) core: Context,
+    callbacks: Arc<Callbacks>,
+}
+
+impl Opaque for hydroplot_context {
+    type Rust = FfiContext;
+}
+
+/// Receives a log line: `level` 1 error, 2 warning, 3 info, 4 debug;
+/// `message` is valid only during the call.
+pub type hydroplot_log_fn = Option<unsafe extern "C" fn(user: *mut c_void, level: i32, message: *const c_char)>;
+
+/// Receives progress of a stage (`"basin"`, `"flowline"`, `"tiles"`, ...);
+/// `total` is 0 when unknown; `stage` is valid only during the call.
+pub type hydroplot_progress_fn =
+    Option<unsafe extern "C" fn(user: *mut c_void, stage: *const c_char, done: u64, total: u64)>;
+
+#[derive(Clone, Copy)]
+struct Callbacks {
+    log: hydroplot_log_fn,
+    log_user: *mut c_void,
+    progress: hydroplot_progress_fn,
+    progress_user: *mut c_void,
+}
+
+// The callbacks are only ever invoked on the thread that made the call
+// (see `Observer`), and `user` is passed back untouched.
+unsafe impl Send for Callbacks {}
+unsafe impl Sync for Callbacks {}
+
+impl Observer for Callbacks {
+    fn log(&self, level: LogLevel, message: &str) {
+        if let Some(f) = self.log {
+            let m = CString::new(message.replace('\0', " ")).unwrap_or_default();
+            unsafe { f(self.log_user, level as i32, m.as_ptr()) };
+        }
+    }
+
+    fn progress(&self, stage: &str, done: u64, total: u64) {
+        if let Some(f) = self.progress {
+            let s = CString::new(stage.replace('\0', " ")).unwrap_or_default();
+            unsafe { f(self.progress_user, s.as_ptr(), done, total) };
+        }
+    }
+}
+
+impl FfiContext {
+    fn new(config: Config, callbacks: Callbacks) -> crate::Result<FfiContext> {
+        let callbacks = Arc::new(callbacks);
+        let observer: Arc<dyn Observer> = callbacks.clone();
+        let core = Context::new(config)?.with_observer(Some(observer));
+        Ok(FfiContext { core, callbacks })
+    }
+
+    /// Rebuilds the core context after a change of settings or callbacks.
+    fn rebuild(&mut self, config: Config, callbacks: Callbacks) -> crate::Result<()> {
+        *self = FfiContext::new(config, callbacks)?;
+        Ok(())
+    }
+}
+
+/// Creates a context with the defaults (the public USGS services), then the
+/// `HYDROPLOT_<KEY>` environment overrides. An invalid value in the
+/// environment fails with `HYDROPLOT_ERR_INVALID_ARGUMENT` naming the variable.
+/// On success `*out` owns the new context; free it with `hydroplot_context_free`.
+#[no_mangle]
+pub extern "C" fn hydroplot_context_new(out: *mut *mut hydroplot_context) -> hydroplot_status {
+    boundary(|| {
+        check_out(out, "out")?;
+        let callbacks = Callbacks {
+            log: None,
+            log_user: std::ptr::null_mut(),
+            progress: None,
+            progress_user: std::ptr::null_mut(),
+        };
+        let ctx = FfiContext::new(Config::from_env()?, callbacks)?;
+        unsafe { write_out(out, hydroplot_context::into_handle(ctx), "out") }
+    })
+}
+
+/// Sets one option (keys and values in the API documentation: `index_url`,
+/// `process_url`, `fabric_url`, `names`, `tile_url`, `tile_cache_dir`,
+/// `timeout_s`, `connect_timeout_s`, `retries`, `concurrency`, `user_agent`,
+/// `page_size`, `rate_limit_per_s`, `max_features`). An unknown key or an
+/// invalid value gives `HYDROPLOT_ERR_INVALID_ARGUMENT` naming the key and
+/// leaves the context unchanged. Not while another thread uses `ctx`.
+#[no_mangle]
+pub extern "C" fn hydroplot_context_set_option(
+    ctx: *mut hydroplot_context,
+    key: *const c_char,
+    value: *const c_char,
+) -> hydroplot_status {
+    boundary(|| {
+        let ctx = unsafe { arg_mut(ctx, "ctx") }?;
+        let key = unsafe { arg_str(key, "key") }?;
+        let value = unsafe { arg_str(value, "value") }?;
+        let mut config = ctx.core.config.clone();
+        config.set(key, value)?;
+        let callbacks = *ctx.callbacks;
+        Ok(ctx.rebuild(config, callbacks)?)
+    })
+}
+
+/// Sets (or with `fn` NULL, removes) the log callback. It is called on the
+/// thread that made the call, with every retry, warning and stage; `user`
+/// is passed back untouched.
+#[no_mangle]
+pub extern "C" fn hydroplot_context_set_log_callback(
+    ctx: *mut hydroplot_context,
+    r#fn: hydroplot_log_fn,
+    user: *mut c_void,
+) -> hydroplot_status {
+    boundary(|| {
+        let ctx = unsafe { arg_mut(ctx, "ctx") }?;
+        let callbacks = Callbacks { log: r#fn, log_user: user, ..*ctx.callbacks };
+        let config = ctx.core.config.clone();
+        Ok(ctx.rebuild(config, callbacks)?)
+    })
+}
+
+/// Sets (or with `fn` NULL, removes) the progress callback, called on the
+/// thread that made the call; `user` is passed back untouched.
+#[no_mangle]
+pub extern "C" fn hydroplot_context_set_progress_callback(
+    ctx: *mut hydroplot_context,
+    r#fn: hydroplot_progress_fn,
+    user: *mut c_void,
+) -> hydroplot_status {
+    boundary(|| {
+        let ctx = unsafe { arg_mut(ctx, "ctx") }?;
+        let callbacks = Callbacks { progress: r#fn, progress_user: user, ..*ctx.callbacks };
+        let config = ctx.core.config.clone();
+        Ok(ctx.rebuild(config, callbacks)?)
+    })
+}
+
+/// Frees a context. NULL is a no-op. Never free twice, and not while a call
+/// that uses it is running.
+#[no_mangle]
+pub extern "C" fn hydroplot_context_free(ctx: *mut hydroplot_context) {
+    boundary_or((), || drop(unsafe { take_handle(ctx) }))
+}

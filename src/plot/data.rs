@@ -1,0 +1,94 @@
+//! The result of plot_hydro: layers of features in NAD83 lon/lat, the plot
+//! bbox, warnings, and the map when one was drawn.
+
+use crate::feature::Feature;
+use std::collections::BTreeMap;
+
+/// A layer of plot data. The first six are the API's; the others are kept
+/// for the GeoPackage output (the reference writes them too).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Layer {
+    /// Outlet points; properties `type` (feature source), `id`, `comid`.
+    Outlets,
+    /// Network flowlines.
+    Flowline,
+    /// Basin polygons, one per outlet (or one for a comid set or bbox).
+    Basin,
+    /// Catchment polygons.
+    Catchment,
+    /// Waterbodies whose comid is a flowline's `wbareacomi`.
+    NetworkWtbd,
+    /// The other waterbodies.
+    OffNetworkWtbd,
+    /// NHDArea polygons.
+    Area,
+    /// Non-network flowlines.
+    FlowlineNonNetwork,
+    /// Stream gages (local data only).
+    Gage,
+}
+
+impl Layer {
+    /// Every layer, in drawing and output order.
+    pub const ALL: [Layer; 9] = [
+        Layer::Basin,
+        Layer::Catchment,
+        Layer::Area,
+        Layer::NetworkWtbd,
+        Layer::OffNetworkWtbd,
+        Layer::FlowlineNonNetwork,
+        Layer::Flowline,
+        Layer::Gage,
+        Layer::Outlets,
+    ];
+
+    /// The layer's name in the API (`"network_wtbd"`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Layer::Outlets => "outlets",
+            Layer::Flowline => "flowline",
+            Layer::Basin => "basin",
+            Layer::Catchment => "catchment",
+            Layer::NetworkWtbd => "network_wtbd",
+            Layer::OffNetworkWtbd => "off_network_wtbd",
+            Layer::Area => "nhdarea",
+            Layer::FlowlineNonNetwork => "flowline_nonnetwork",
+            Layer::Gage => "gage",
+        }
+    }
+
+    /// The layer of an API name.
+    pub fn from_name(name: &str) -> Option<Layer> {
+        Layer::ALL.into_iter().find(|l| l.name() == name)
+    }
+}
+
+/// Plot data: what plot_hydro returns. Immutable once built.
+#[derive(Default)]
+pub struct PlotData {
+    /// Features per layer, NAD83 lon/lat. A layer absent from the map is empty.
+    pub layers: BTreeMap<Layer, Vec<Feature>>,
+    /// The plot bbox `[xmin, ymin, xmax, ymax]`, NAD83 lon/lat.
+    pub bbox: [f64; 4],
+    /// Warnings met while building it (also sent to the log callback).
+    pub warnings: Vec<String>,
+    /// Comids of the flowline layer, in layer order.
+    pub flowline_comids: Vec<i64>,
+    /// The drawn map, when plotted.
+    pub map: Option<crate::render::Map>,
+}
+
+impl PlotData {
+    /// The features of a layer (empty when absent).
+    pub fn layer(&self, layer: Layer) -> &[Feature] {
+        self.layers.get(&layer).map_or(&[], Vec::as_slice)
+    }
+
+    /// Sets a layer's features (and, for the flowline layer, `flowline_comids`).
+    pub fn set_layer(&mut self, layer: Layer, features: Vec<Feature>) {
+        if layer == Layer::Flowline {
+            self.flowline_comids = features.iter().filter_map(|f| f.get_i64("comid")).collect();
+        }
+        self.layers.insert(layer, features);
+    }
+}
