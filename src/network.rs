@@ -14,3 +14,142 @@ pub struct Reach {
     /// Strahler stream order; 0 when unknown.
     pub streamorder: i32,
 }
+
+use std::collections::HashMap;
+
+/// The flowline network as an upstream adjacency (compressed rows), built
+/// once in linear time and navigated without recursion.
+pub struct Network {
+    comid_index: HashMap<i64, usize>,
+    /// `upstream[first[i]..first[i + 1]]` are the reaches draining directly into reach `i`.
+    first: Vec<usize>,
+    upstream: Vec<usize>,
+}
+
+impl Network {
+    /// Builds the network of `reaches` (indexes refer to this slice).
+    pub fn new(reaches: &[Reach]) -> Network {
+        let n = reaches.len();
+        let mut by_hydroseq = HashMap::with_capacity(n);
+        let mut comid_index = HashMap::with_capacity(n);
+        for (i, r) in reaches.iter().enumerate() {
+            by_hydroseq.entry(r.hydroseq).or_insert(i);
+            comid_index.entry(r.comid).or_insert(i);
+        }
+        let downstream: Vec<Option<usize>> = reaches
+            .iter()
+            .enumerate()
+            .map(|(i, r)| {
+                by_hydroseq
+                    .get(&r.dnhydroseq)
+                    .copied()
+                    .filter(|&d| r.dnhydroseq != 0 && d != i)
+            })
+            .collect();
+        let mut first = vec![0usize; n + 1];
+        for d in downstream.iter().flatten() {
+            first[d + 1] += 1;
+        }
+        for i in 0..n {
+            first[i + 1] += first[i];
+        }
+        let mut fill = first.clone();
+        let mut upstream = vec![0usize; first[n]];
+        for (i, d) in downstream.iter().enumerate() {
+            if let Some(d) = *d {
+                upstream[fill[d]] = i;
+                fill[d] += 1;
+            }
+        }
+        Network { comid_index, first, upstream }
+    }
+
+    /// The index of a comid's reach.
+    pub fn index_of(&self, comid: i64) -> Option<usize> {
+        self.comid_index.get(&comid).copied()
+    }
+
+    /// Marks every reach upstream of (and including) the `outlets` (reach
+    /// indexes). Linear in the size of the result; cycles in bad data end
+    /// the walk instead of looping.
+    pub fn upstream_mask(&self, outlets: &[usize]) -> Vec<bool> {
+        let mut seen = vec![false; self.first.len() - 1];
+        let mut stack: Vec<usize> = Vec::new();
+        for &o in outlets {
+            if !std::mem::replace(&mut seen[o], true) {
+                stack.push(o);
+            }
+            while let Some(i) = stack.pop() {
+                for &u in &self.upstream[self.first[i]..self.first[i + 1]] {
+                    if !std::mem::replace(&mut seen[u], true) {
+                        stack.push(u);
+                    }
+                }
+            }
+        }
+        seen
+    }
+}
+
+/// The comids upstream of (and including) `outlet_comids`, in the order of
+/// `reaches`. Outlets missing from `reaches` contribute nothing.
+pub fn upstream_comids(reaches: &[Reach], outlet_comids: &[i64]) -> Vec<i64> {
+    let network = Network::new(reaches);
+    let outlets: Vec<usize> = outlet_comids.iter().filter_map(|&c| network.index_of(c)).collect();
+    let mask = network.upstream_mask(&outlets);
+    reaches.iter().zip(mask).filter_map(|(r, keep)| keep.then_some(r.comid)).collect()
+}
+
+/// The reference's automatic thinning (NOTES step 3): for the largest basin
+/// area in km², the minimum stream order to draw, or `None` when the basin
+/// is small enough (<= 1 km²) to draw everything.
+pub fn auto_streamorder(largest_basin_km2: f64) -> Option<i32> {
+    match largest_basin_km2 {
+        a if a <= 1.0 => None,
+        a if a <= 100.0 => Some(1),
+        a if a <= 324.0 => Some(2),
+        a if a <= 784.0 => Some(3),
+        _ => Some(4),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn reach(comid: i64, hydroseq: i64, dnhydroseq: i64) -> Reach {
+        Reach { comid, hydroseq, dnhydroseq, streamorder: 1 }
+    }
+
+    #[test]
+    fn upstream_of_a_confluence() {
+        // 1 and 2 join into 3, which flows into 4; 5 is elsewhere.
+        let r = [reach(1, 10, 30), reach(2, 20, 30), reach(3, 30, 40), reach(4, 40, 0), reach(5, 50, 0)];
+        assert_eq!(upstream_comids(&r, &[3]), vec![1, 2, 3]);
+        assert_eq!(upstream_comids(&r, &[4]), vec![1, 2, 3, 4]);
+        assert_eq!(upstream_comids(&r, &[1, 5]), vec![1, 5]);
+        assert!(upstream_comids(&r, &[99]).is_empty());
+    }
+
+    #[test]
+    fn cycles_end_the_walk() {
+        let r = [reach(1, 10, 20), reach(2, 20, 10)];
+        assert_eq!(upstream_comids(&r, &[1]), vec![1, 2]);
+    }
+
+    #[test]
+    fn a_long_chain_needs_no_recursion() {
+        let n = 1_000_000;
+        let r: Vec<Reach> = (0..n).map(|i| reach(i, i + 1, i)).collect();
+        assert_eq!(upstream_comids(&r, &[0]).len(), n as usize);
+    }
+
+    #[test]
+    fn auto_streamorder_follows_the_reference() {
+        assert_eq!(auto_streamorder(0.5), None);
+        assert_eq!(auto_streamorder(50.0), Some(1));
+        assert_eq!(auto_streamorder(300.0), Some(2));
+        assert_eq!(auto_streamorder(700.0), Some(3));
+        assert_eq!(auto_streamorder(5000.0), Some(4));
+    }
+}
