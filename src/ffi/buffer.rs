@@ -5,7 +5,6 @@ use super::{boundary_or, take_handle, Opaque};
 /// An owned, immutable byte buffer. Read it with `hydroplot_buffer_data` and
 /// `hydroplot_buffer_len`; free it once with `hydroplot_buffer_free`.
 /// Thread-safe to read.
-#[repr(C)]
 pub struct hydroplot_buffer {
     _private: [u8; 0],
 }

@@ -12,7 +12,6 @@ use std::sync::Arc;
 /// `hydroplot_context_free`. A configured context is read-only during calls
 /// and may be shared by many threads; do not set options while another
 /// thread uses it.
-#[repr(C)]
 pub struct hydroplot_context {
     _private: [u8; 0],
 }

@@ -8,9 +8,10 @@
 //!   [`arg_opt_str`] and [`arg_slice`], which turn NULL into
 //!   `HYDROPLOT_ERR_NULL_ARGUMENT` and invalid UTF-8 into
 //!   `HYDROPLOT_ERR_INVALID_ARGUMENT`, naming the argument;
-//! - opaque handles are zero-sized `#[repr(C)]` structs, each mapped to one
-//!   Rust type through [`Opaque`]; they are boxed on the way out and freed
-//!   exactly once by their `*_free`.
+//! - opaque handles are zero-sized structs, each mapped to one Rust type
+//!   through [`Opaque`]; they are boxed on the way out and freed exactly once
+//!   by their `*_free`. They carry no `#[repr(C)]`, so that cbindgen declares
+//!   them as incomplete types (`typedef struct hydroplot_x hydroplot_x;`).
 
 #![allow(non_camel_case_types)]
 
