@@ -1,8 +1,35 @@
-//! HTTP core (OWNED BY the http/mock helper; this is the agreed API, bodies to come).
+//! HTTP core: one ureq agent per context with explicit timeouts, a retry policy
+//! (exponential backoff with jitter, `Retry-After`), a shared rate limit, a
+//! response size cap, and the mapping of statuses to [`Error`] variants.
+//!
+//! Retry messages go to the context's observer. Requests made on helper
+//! threads use the `*_deferred` methods, whose log lines the calling thread
+//! replays with [`Deferred::replay`], so the observer is only ever called on
+//! the thread that called the library.
 
 use crate::config::Config;
-use crate::context::Context;
-use crate::Result;
+use crate::context::{Context, LogLevel};
+use crate::{Error, Result};
+use std::collections::hash_map::RandomState;
+use std::hash::{BuildHasher, Hasher};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{mpsc, Mutex};
+use std::time::{Duration, Instant};
+
+/// The largest response body read, in bytes (512 MiB); a larger one is an
+/// `Error::Service`. Whole-state flowline pages stay far below this.
+pub const MAX_RESPONSE_BYTES: u64 = 512 * 1024 * 1024;
+
+/// The first retry waits up to this long; each further retry doubles it.
+const BACKOFF_BASE: Duration = Duration::from_millis(100);
+/// No backoff wait is longer than this.
+const BACKOFF_CAP: Duration = Duration::from_secs(5);
+/// A server's `Retry-After` is honoured up to this many seconds.
+const RETRY_AFTER_CAP: Duration = Duration::from_secs(30);
+/// How much of an error body (not JSON with a `description`) a message quotes.
+const EXCERPT_CHARS: usize = 200;
+/// Error bodies are read up to this size for their description.
+const ERROR_BODY_LIMIT: u64 = 1024 * 1024;
 
 /// Which remote service a request goes to; named in every error message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -11,6 +38,18 @@ pub enum Service {
     Fabric,
     Process,
     Tiles,
+}
+
+impl Service {
+    /// The name used in messages: "index service", "fabric service", ...
+    pub fn name(self) -> &'static str {
+        match self {
+            Service::Index => "index service",
+            Service::Fabric => "fabric service",
+            Service::Process => "flowtrace process",
+            Service::Tiles => "tile server",
+        }
+    }
 }
 
 /// A successful (2xx) response.
@@ -22,45 +61,583 @@ pub struct Response {
     pub body: Vec<u8>,
 }
 
+impl Response {
+    /// The first header named `name` (give it in lower case).
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+/// The result of a request made on a helper thread, with the log lines it
+/// produced; call [`Deferred::replay`] on the calling thread.
+#[derive(Debug)]
+pub struct Deferred<T> {
+    /// What the request returned.
+    pub value: T,
+    log: Vec<(LogLevel, String)>,
+}
+
+impl<T> Deferred<T> {
+    /// The same log lines with `f` applied to the value (e.g. parsing on the helper thread).
+    pub fn map<U>(self, f: impl FnOnce(T) -> U) -> Deferred<U> {
+        Deferred {
+            value: f(self.value),
+            log: self.log,
+        }
+    }
+
+    /// Sends the buffered log lines to `ctx`'s observer (call on the calling thread).
+    pub fn replay(&self, ctx: &Context) {
+        for (level, message) in &self.log {
+            ctx.log(*level, message);
+        }
+    }
+}
+
 /// One ureq agent with the context's timeouts, User-Agent, retry policy,
-/// rate limit and response size cap.
-pub struct HttpClient {}
+/// rate limit and response size cap. Shared by all threads of a context.
+pub struct HttpClient {
+    agent: ureq::Agent,
+    retries: u32,
+    rate: Option<RateLimit>,
+}
+
+/// Requests per second across all threads: the next free start time.
+struct RateLimit {
+    interval: Duration,
+    next_slot: Mutex<Instant>,
+}
+
+impl RateLimit {
+    /// Blocks until this request's slot.
+    fn wait(&self) {
+        let now = Instant::now();
+        let slot = {
+            let mut next = self.next_slot.lock().unwrap_or_else(|p| p.into_inner());
+            let slot = (*next).max(now);
+            *next = slot + self.interval;
+            slot
+        };
+        std::thread::sleep(slot.saturating_duration_since(now));
+    }
+}
+
+#[derive(Clone, Copy)]
+enum Method {
+    Get,
+    Post,
+}
+
+impl Method {
+    fn as_str(self) -> &'static str {
+        match self {
+            Method::Get => "GET",
+            Method::Post => "POST",
+        }
+    }
+}
+
+/// One request as the retry loop sees it.
+struct Request<'a> {
+    service: Service,
+    method: Method,
+    url: &'a str,
+    /// Content type and body of a POST.
+    body: Option<(&'a str, &'a [u8])>,
+}
+
+impl Request<'_> {
+    /// "fabric service GET http://host/path?query", credentials removed.
+    fn describe(&self) -> String {
+        format!(
+            "{} {} {}",
+            self.service.name(),
+            self.method.as_str(),
+            redact_url(self.url)
+        )
+    }
+}
+
+/// What one attempt came to.
+enum Attempt {
+    Done(Response),
+    /// Worth retrying, after at least `wait` when the server asked for it.
+    Retry {
+        error: Error,
+        wait: Option<Duration>,
+    },
+    Fail(Error),
+}
 
 impl HttpClient {
-    pub fn new(_config: &Config) -> Result<HttpClient> {
-        Ok(HttpClient {})
+    /// Builds the agent from the context settings.
+    pub fn new(config: &Config) -> Result<HttpClient> {
+        let agent: ureq::Agent = ureq::Agent::config_builder()
+            .timeout_connect(Some(config.connect_timeout))
+            .timeout_global(Some(config.timeout))
+            .user_agent(config.user_agent.as_str())
+            .http_status_as_error(false)
+            .build()
+            .into();
+        let rate = (config.rate_limit_per_s > 0.0).then(|| RateLimit {
+            interval: Duration::from_secs_f64((1.0 / config.rate_limit_per_s).min(86_400.0)),
+            next_slot: Mutex::new(Instant::now()),
+        });
+        Ok(HttpClient {
+            agent,
+            retries: config.retries,
+            rate,
+        })
     }
 
-    /// GET with retries; the log goes to `ctx`.
-    pub fn get(&self, _ctx: &Context, _service: Service, _url: &str) -> Result<Response> {
-        todo!()
+    /// GET with retries; retry messages go to `ctx` (call on the calling thread).
+    pub fn get(&self, ctx: &Context, service: Service, url: &str) -> Result<Response> {
+        let request = Request {
+            service,
+            method: Method::Get,
+            url,
+            body: None,
+        };
+        self.send(&request, &mut |level, message| ctx.log(level, message))
     }
 
-    /// POST `body` with `content_type`, with retries.
+    /// POST `body` with `content_type`, with retries; retry messages go to `ctx`.
     pub fn post(
         &self,
-        _ctx: &Context,
-        _service: Service,
-        _url: &str,
-        _content_type: &str,
-        _body: &[u8],
+        ctx: &Context,
+        service: Service,
+        url: &str,
+        content_type: &str,
+        body: &[u8],
     ) -> Result<Response> {
-        todo!()
+        let request = Request {
+            service,
+            method: Method::Post,
+            url,
+            body: Some((content_type, body)),
+        };
+        self.send(&request, &mut |level, message| ctx.log(level, message))
     }
+
+    /// [`HttpClient::get`] for helper threads: the log lines are kept for replay.
+    pub fn get_deferred(&self, service: Service, url: &str) -> Deferred<Result<Response>> {
+        self.deferred(&Request {
+            service,
+            method: Method::Get,
+            url,
+            body: None,
+        })
+    }
+
+    /// [`HttpClient::post`] for helper threads: the log lines are kept for replay.
+    pub fn post_deferred(
+        &self,
+        service: Service,
+        url: &str,
+        content_type: &str,
+        body: &[u8],
+    ) -> Deferred<Result<Response>> {
+        self.deferred(&Request {
+            service,
+            method: Method::Post,
+            url,
+            body: Some((content_type, body)),
+        })
+    }
+
+    fn deferred(&self, request: &Request) -> Deferred<Result<Response>> {
+        let mut log = Vec::new();
+        let value = self.send(request, &mut |level, message| {
+            log.push((level, message.to_string()))
+        });
+        Deferred { value, log }
+    }
+
+    /// The retry loop: network errors, 408, 429 and 5xx are retried up to
+    /// `retries` times with backoff; everything else returns at once.
+    fn send(&self, request: &Request, log: &mut dyn FnMut(LogLevel, &str)) -> Result<Response> {
+        let mut retry = 0;
+        loop {
+            if let Some(rate) = &self.rate {
+                rate.wait();
+            }
+            let (error, wait) = match self.attempt(request) {
+                Attempt::Done(response) => return Ok(response),
+                Attempt::Fail(error) => return Err(error),
+                Attempt::Retry { error, wait } => (error, wait),
+            };
+            if retry >= self.retries {
+                return Err(if self.retries == 0 {
+                    error
+                } else {
+                    gave_up(error, self.retries)
+                });
+            }
+            retry += 1;
+            let delay = wait.map_or_else(|| backoff(retry), |w| w.min(RETRY_AFTER_CAP));
+            log(
+                LogLevel::Warning,
+                &format!(
+                    "{error}; retry {retry} of {} in {:.1} s",
+                    self.retries,
+                    delay.as_secs_f64()
+                ),
+            );
+            std::thread::sleep(delay);
+        }
+    }
+
+    fn attempt(&self, request: &Request) -> Attempt {
+        let what = request.describe();
+        let result = match request.body {
+            None => self.agent.get(request.url).call(),
+            Some((content_type, body)) => self
+                .agent
+                .post(request.url)
+                .header("Content-Type", content_type)
+                .send(body),
+        };
+        let mut response = match result {
+            Ok(r) => r,
+            Err(e) => return network_failure(&what, e),
+        };
+        let status = response.status().as_u16();
+        let headers: Vec<(String, String)> = response
+            .headers()
+            .iter()
+            .map(|(k, v)| {
+                (
+                    k.as_str().to_ascii_lowercase(),
+                    String::from_utf8_lossy(v.as_bytes()).into_owned(),
+                )
+            })
+            .collect();
+        if (200..300).contains(&status) {
+            return match response
+                .body_mut()
+                .with_config()
+                .limit(MAX_RESPONSE_BYTES)
+                .read_to_vec()
+            {
+                Ok(body) => Attempt::Done(Response {
+                    status,
+                    headers,
+                    body,
+                }),
+                Err(e) => network_failure(&what, e),
+            };
+        }
+        let body = response
+            .body_mut()
+            .with_config()
+            .limit(ERROR_BODY_LIMIT)
+            .read_to_vec()
+            .unwrap_or_default();
+        let reason = response.status().canonical_reason().unwrap_or("");
+        let mut message = format!("{what} answered HTTP {status} {reason}")
+            .trim_end()
+            .to_string();
+        if let Some(detail) = error_detail(&body) {
+            message = format!("{message}: {detail}");
+        }
+        match status {
+            404 => Attempt::Fail(Error::NotFound {
+                http_status: 404,
+                message,
+            }),
+            408 | 500..=599 => Attempt::Retry {
+                error: Error::Http { status, message },
+                wait: None,
+            },
+            429 => {
+                let wait = headers
+                    .iter()
+                    .find(|(k, _)| k == "retry-after")
+                    .and_then(|(_, v)| v.trim().parse::<f64>().ok())
+                    .filter(|s| s.is_finite() && *s >= 0.0)
+                    .map(|s| Duration::from_secs_f64(s.min(RETRY_AFTER_CAP.as_secs_f64())));
+                Attempt::Retry {
+                    error: Error::Http { status, message },
+                    wait,
+                }
+            }
+            _ => Attempt::Fail(Error::Http { status, message }),
+        }
+    }
+}
+
+/// Adds "(gave up after N retries)" to the message of a retried error.
+fn gave_up(error: Error, retries: u32) -> Error {
+    let note = |m: String| format!("{m} (gave up after {retries} retries)");
+    match error {
+        Error::Http { status, message } => Error::Http {
+            status,
+            message: note(message),
+        },
+        Error::Network(m) => Error::Network(note(m)),
+        other => other,
+    }
+}
+
+/// Maps a ureq failure: oversize bodies and bad URLs are final, the rest are
+/// network errors worth retrying.
+fn network_failure(what: &str, e: ureq::Error) -> Attempt {
+    match e {
+        ureq::Error::BodyExceedsLimit(_) => Attempt::Fail(Error::Service(format!(
+            "{what} sent a response larger than the {MAX_RESPONSE_BYTES}-byte limit"
+        ))),
+        ureq::Error::BadUri(_) | ureq::Error::Http(_) | ureq::Error::InvalidProxyUrl => {
+            Attempt::Fail(Error::InvalidArgument(format!(
+                "{what}: not a usable URL ({e})"
+            )))
+        }
+        ureq::Error::Timeout(t) => Attempt::Retry {
+            error: Error::Network(format!("{what} timed out ({t})")),
+            wait: None,
+        },
+        e => Attempt::Retry {
+            error: Error::Network(format!("{what} failed: {e}")),
+            wait: None,
+        },
+    }
+}
+
+/// The `description` of a JSON error body, else a short excerpt of the text.
+fn error_detail(body: &[u8]) -> Option<String> {
+    if let Ok(serde_json::Value::Object(map)) = serde_json::from_slice::<serde_json::Value>(body) {
+        if let Some(d) = map.get("description").and_then(|d| d.as_str()) {
+            return Some(d.to_string());
+        }
+    }
+    let text = String::from_utf8_lossy(body);
+    let text: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if text.is_empty() {
+        return None;
+    }
+    let mut excerpt: String = text.chars().take(EXCERPT_CHARS).collect();
+    if excerpt.len() < text.len() {
+        excerpt.push_str("...");
+    }
+    Some(excerpt)
+}
+
+/// Full-jitter exponential backoff: a random wait in [d/2, d], d = base * 2^(retry-1) capped.
+fn backoff(retry: u32) -> Duration {
+    let full = BACKOFF_BASE
+        .saturating_mul(1u32 << retry.saturating_sub(1).min(16))
+        .min(BACKOFF_CAP);
+    let random = RandomState::new().build_hasher().finish();
+    let fraction = 0.5 + 0.5 * (random as f64 / u64::MAX as f64);
+    full.mul_f64(fraction)
+}
+
+/// The URL without credentials: no `user:password@`, and the values of
+/// key/token query parameters replaced by `***`.
+pub fn redact_url(url: &str) -> String {
+    let (scheme, rest) = match url.find("://") {
+        Some(i) => (&url[..i + 3], &url[i + 3..]),
+        None => ("", url),
+    };
+    let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let (authority, tail) = rest.split_at(authority_end);
+    let host = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
+    let (path, query) = match tail.split_once('?') {
+        Some((p, q)) => (p, Some(q)),
+        None => (tail, None),
+    };
+    let mut out = format!("{scheme}{host}{path}");
+    if let Some(query) = query {
+        let pairs: Vec<String> = query
+            .split('&')
+            .map(|pair| match pair.split_once('=') {
+                Some((k, _)) if is_secret_param(k) => format!("{k}=***"),
+                _ => pair.to_string(),
+            })
+            .collect();
+        out.push('?');
+        out.push_str(&pairs.join("&"));
+    }
+    out
+}
+
+fn is_secret_param(name: &str) -> bool {
+    let n = name.to_ascii_lowercase();
+    [
+        "key",
+        "apikey",
+        "api_key",
+        "token",
+        "access_token",
+        "password",
+    ]
+    .contains(&n.as_str())
 }
 
 /// Runs `work` over `items` on at most `concurrency` threads; results in input
 /// order. `on_done(index, &result)` runs on the calling thread as each finishes.
 pub fn parallel_map<T: Sync, R: Send>(
-    _concurrency: usize,
-    _items: &[T],
-    _work: impl Fn(&T) -> R + Sync,
-    _on_done: impl FnMut(usize, &R),
+    concurrency: usize,
+    items: &[T],
+    work: impl Fn(&T) -> R + Sync,
+    mut on_done: impl FnMut(usize, &R),
 ) -> Vec<R> {
-    todo!()
+    let workers = concurrency.max(1).min(items.len());
+    if workers <= 1 {
+        return items
+            .iter()
+            .enumerate()
+            .map(|(i, item)| {
+                let r = work(item);
+                on_done(i, &r);
+                r
+            })
+            .collect();
+    }
+    let next = AtomicUsize::new(0);
+    let mut results: Vec<Option<R>> = items.iter().map(|_| None).collect();
+    std::thread::scope(|scope| {
+        let (tx, rx) = mpsc::channel::<(usize, R)>();
+        for _ in 0..workers {
+            let tx = tx.clone();
+            let (next, work) = (&next, &work);
+            scope.spawn(move || loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                let Some(item) = items.get(i) else { break };
+                if tx.send((i, work(item))).is_err() {
+                    break;
+                }
+            });
+        }
+        drop(tx);
+        // Ends when every worker has finished (or one panicked; the scope re-raises it).
+        for (i, r) in rx {
+            on_done(i, &r);
+            results[i] = Some(r);
+        }
+    });
+    results
+        .into_iter()
+        .map(|r| r.expect("every index is computed exactly once"))
+        .collect()
 }
 
-/// Appends percent-encoded query parameters to `base`.
-pub fn with_query(_base: &str, _params: &[(&str, &str)]) -> String {
-    todo!()
+/// Appends percent-encoded query parameters to `base` (RFC 3986: unreserved
+/// characters kept, everything else `%XX`, space as `%20`).
+pub fn with_query(base: &str, params: &[(&str, &str)]) -> String {
+    let mut url = base.to_string();
+    for (i, (k, v)) in params.iter().enumerate() {
+        url.push(if i == 0 && !base.contains('?') {
+            '?'
+        } else {
+            '&'
+        });
+        encode_into(&mut url, k);
+        url.push('=');
+        encode_into(&mut url, v);
+    }
+    url
+}
+
+/// Percent-encodes one URL path segment or query component (RFC 3986 unreserved kept).
+pub fn encode_component(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    encode_into(&mut out, s);
+    out
+}
+
+fn encode_into(out: &mut String, s: &str) {
+    for b in s.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn query_values_are_percent_encoded() {
+        let url = with_query(
+            "http://h/fabric/collections/nhdflowline_network/items",
+            &[
+                ("bbox", "-89.5,42.9,-89.2,43.1"),
+                ("filter", "streamorde > 2"),
+                ("limit", "500"),
+            ],
+        );
+        assert_eq!(
+            url,
+            "http://h/fabric/collections/nhdflowline_network/items?bbox=-89.5%2C42.9%2C-89.2%2C43.1&filter=streamorde%20%3E%202&limit=500"
+        );
+        assert_eq!(
+            with_query("http://h/x?f=json", &[("a", "é~")]),
+            "http://h/x?f=json&a=%C3%A9~"
+        );
+        assert_eq!(with_query("http://h/x", &[]), "http://h/x");
+    }
+
+    #[test]
+    fn parallel_map_keeps_input_order_and_reports_each_once() {
+        let items: Vec<u64> = (0..50).collect();
+        let mut seen = vec![0; 50];
+        let out = parallel_map(
+            4,
+            &items,
+            |&i| {
+                std::thread::sleep(Duration::from_millis((50 - i) % 7));
+                i * i
+            },
+            |i, r| {
+                assert_eq!(*r, (i * i) as u64);
+                seen[i] += 1;
+            },
+        );
+        assert_eq!(out, items.iter().map(|i| i * i).collect::<Vec<_>>());
+        assert!(seen.iter().all(|&n| n == 1));
+        assert!(parallel_map(3, &[] as &[u8], |_| 0, |_, _| {}).is_empty());
+    }
+
+    #[test]
+    fn credentials_never_reach_messages() {
+        assert_eq!(
+            redact_url("https://user:pw@tiles.example/a/1/2/3.png?apikey=s3cret&x=1"),
+            "https://tiles.example/a/1/2/3.png?apikey=***&x=1"
+        );
+        assert_eq!(
+            redact_url("http://127.0.0.1:80/nldi"),
+            "http://127.0.0.1:80/nldi"
+        );
+    }
+
+    #[test]
+    fn error_bodies_give_their_description_or_an_excerpt() {
+        assert_eq!(
+            error_detail(br#"{"type":"error","description":"no such comid"}"#).unwrap(),
+            "no such comid"
+        );
+        assert_eq!(
+            error_detail(b"<html>\n  Bad   gateway</html>").unwrap(),
+            "<html> Bad gateway</html>"
+        );
+        assert_eq!(error_detail(b""), None);
+        let long = "x".repeat(1000);
+        assert_eq!(
+            error_detail(long.as_bytes()).unwrap().len(),
+            EXCERPT_CHARS + 3
+        );
+    }
+
+    #[test]
+    fn backoff_grows_and_is_capped() {
+        assert!(backoff(1) <= BACKOFF_BASE && backoff(1) >= BACKOFF_BASE / 2);
+        assert!(backoff(3) >= BACKOFF_BASE * 2);
+        assert!(backoff(30) <= BACKOFF_CAP);
+    }
 }

@@ -1,0 +1,307 @@
+//! The OGC API Features "fabric" service: items by bbox (R4), by id list (R3)
+//! and the catchments at a point (R2), with paging that never truncates.
+//!
+//! Paging: the first page is requested exactly as the interface spec says
+//! (`limit=<page_size>&offset=0`). When the page states `numberMatched`, the
+//! remaining offsets are fetched concurrently, stepping by the first page's
+//! `numberReturned` (pygeoapi silently clamps `limit`); otherwise pages are
+//! requested one after the other while the service sends a `rel=next` link.
+//! Features are deduplicated by id across pages, and a final count that
+//! differs from `numberMatched` is an error rather than a silent truncation.
+
+use crate::collection::Collection;
+use crate::context::Context;
+use crate::feature::{from_geojson_feature, Feature};
+use crate::http::{parallel_map, redact_url, with_query, Deferred, Response, Service};
+use crate::{Error, Result};
+use serde::Deserialize;
+use std::collections::HashSet;
+
+/// Ids per POST of an `in` query; longer lists are split into several
+/// queries (keeps request bodies around 20 KB, well under proxy limits).
+pub const IN_CHUNK: usize = 2000;
+
+/// The content type of CQL2-JSON filter bodies.
+const CQL_JSON: &str = "application/query-cql-json";
+
+/// What to ask a collection for.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ItemsQuery<'a> {
+    /// R4: features intersecting `[xmin, ymin, xmax, ymax]` (lon/lat), with an
+    /// optional CQL2 text filter such as `streamorde > 2`.
+    BBox {
+        bbox: [f64; 4],
+        filter: Option<String>,
+    },
+    /// R3: features whose integer `property` (`comid`, `featureid`) is in `ids`.
+    In { property: &'a str, ids: &'a [i64] },
+}
+
+/// Every feature of `collection` matching `query`, in service order, each once.
+/// `stage` names the progress reports (one per page).
+pub fn items(
+    ctx: &Context,
+    collection: Collection,
+    query: &ItemsQuery,
+    stage: &str,
+) -> Result<Vec<Feature>> {
+    let name = collection.service_name(ctx.config.names).ok_or_else(|| {
+        Error::InvalidArgument(format!(
+            "the fabric service has no collection for the {collection:?} layer"
+        ))
+    })?;
+    let base = format!("{}/collections/{name}/items", ctx.config.fabric_url);
+    let limit = ctx.config.page_size.to_string();
+    match query {
+        ItemsQuery::BBox { bbox, filter } => {
+            let bbox = bbox_param(bbox);
+            let mut params = vec![("bbox", bbox.as_str())];
+            if let Some(filter) = filter {
+                params.push(("filter", filter.as_str()));
+            }
+            params.push(("limit", &limit));
+            let pager = Pager {
+                ctx,
+                stage,
+                post: None,
+            };
+            pager.fetch_all(&|offset| {
+                let offset = offset.unwrap_or(0).to_string();
+                let mut p = params.clone();
+                p.push(("offset", &offset));
+                with_query(&base, &p)
+            })
+        }
+        ItemsQuery::In { property, ids } => {
+            let mut unique = HashSet::new();
+            let ids: Vec<i64> = ids
+                .iter()
+                .copied()
+                .filter(|id| unique.insert(*id))
+                .collect();
+            let mut features = Vec::new();
+            for chunk in ids.chunks(IN_CHUNK) {
+                let body = serde_json::json!({"op": "in", "args": [{"property": property}, chunk]})
+                    .to_string();
+                let pager = Pager {
+                    ctx,
+                    stage,
+                    post: Some(body.as_bytes()),
+                };
+                features.extend(pager.fetch_all(&|offset| {
+                    let offset = offset.unwrap_or(0).to_string();
+                    with_query(&base, &[("limit", &limit), ("offset", &offset)])
+                })?);
+            }
+            Ok(features)
+        }
+    }
+}
+
+/// R2: the comids (`featureid`) of the catchments containing the point.
+pub fn catchments_at_point(ctx: &Context, lon: f64, lat: f64) -> Result<Vec<i64>> {
+    let name = Collection::Catchment
+        .service_name(ctx.config.names)
+        .expect("catchments are served");
+    let base = format!("{}/collections/{name}/items", ctx.config.fabric_url);
+    let bbox = bbox_param(&[lon, lat, lon, lat]);
+    let fixed = [
+        ("bbox", bbox.as_str()),
+        ("properties", "featureid"),
+        ("skipGeometry", "true"),
+    ];
+    let limit = ctx.config.page_size.to_string();
+    let pager = Pager {
+        ctx,
+        stage: "catchment lookup",
+        post: None,
+    };
+    let features = pager.fetch_all(&|offset| match offset {
+        None => with_query(&base, &fixed),
+        Some(offset) => {
+            let offset = offset.to_string();
+            let mut p = fixed.to_vec();
+            p.extend([("limit", limit.as_str()), ("offset", offset.as_str())]);
+            with_query(&base, &p)
+        }
+    })?;
+    features
+        .iter()
+        .map(|f| {
+            f.get_i64("featureid").ok_or_else(|| {
+                Error::Service(format!(
+                    "the fabric service sent a catchment at ({lon}, {lat}) without a featureid"
+                ))
+            })
+        })
+        .collect()
+}
+
+/// `xmin,ymin,xmax,ymax` with Rust's shortest round-trip decimals.
+fn bbox_param(b: &[f64; 4]) -> String {
+    format!("{},{},{},{}", b[0], b[1], b[2], b[3])
+}
+
+/// One items page as the service sends it.
+#[derive(Debug, Deserialize)]
+struct PageDoc {
+    #[serde(rename = "type")]
+    kind: String,
+    features: Vec<geojson::Feature>,
+    #[serde(rename = "numberMatched")]
+    number_matched: Option<u64>,
+    #[serde(rename = "numberReturned")]
+    number_returned: Option<u64>,
+    #[serde(default)]
+    links: Vec<Link>,
+}
+
+#[derive(Debug, Deserialize)]
+struct Link {
+    rel: Option<String>,
+}
+
+/// A parsed page.
+struct Page {
+    features: Vec<Feature>,
+    number_matched: Option<u64>,
+    /// Features on this page (`numberReturned`, else the count).
+    returned: u64,
+    has_next: bool,
+}
+
+fn parse_page(response: &Response, url: &str) -> Result<Page> {
+    let not_items = |why: String| {
+        Error::Service(format!(
+            "the fabric service's answer to {} is not a GeoJSON FeatureCollection: {why}",
+            redact_url(url)
+        ))
+    };
+    let doc: PageDoc =
+        serde_json::from_slice(&response.body).map_err(|e| not_items(e.to_string()))?;
+    if doc.kind != "FeatureCollection" {
+        return Err(not_items(format!("its type is {:?}", doc.kind)));
+    }
+    let returned = doc.number_returned.unwrap_or(doc.features.len() as u64);
+    let features = doc
+        .features
+        .into_iter()
+        .map(from_geojson_feature)
+        .collect::<Result<Vec<_>>>()
+        .map_err(|e| e.context(&format!("fabric service answer to {}", redact_url(url))))?;
+    Ok(Page {
+        features,
+        number_matched: doc.number_matched,
+        returned,
+        has_next: doc.links.iter().any(|l| l.rel.as_deref() == Some("next")),
+    })
+}
+
+/// Fetches every page of one query.
+struct Pager<'a> {
+    ctx: &'a Context,
+    stage: &'a str,
+    /// The CQL2-JSON body of a POST query; `None` for GET.
+    post: Option<&'a [u8]>,
+}
+
+impl Pager<'_> {
+    fn request(&self, url: &str) -> Deferred<Result<Page>> {
+        let http = &self.ctx.http;
+        let response = match self.post {
+            None => http.get_deferred(Service::Fabric, url),
+            Some(body) => http.post_deferred(Service::Fabric, url, CQL_JSON, body),
+        };
+        response.map(|r| r.and_then(|r| parse_page(&r, url)))
+    }
+
+    /// Every feature of one query, each id once. `url_for(None)` is the first
+    /// page's URL, `url_for(Some(offset))` a later one's.
+    fn fetch_all(&self, url_for: &(dyn Fn(Option<u64>) -> String + Sync)) -> Result<Vec<Feature>> {
+        let (mut out, mut seen) = (Vec::new(), HashSet::new());
+        let ctx = self.ctx;
+        let first_url = url_for(None);
+        let first = self.request(&first_url);
+        first.replay(ctx);
+        let first = first.value?;
+        let step = first.returned;
+        let matched = first.number_matched;
+        if let Some(matched) = matched {
+            if matched > ctx.config.max_features {
+                return Err(Error::Limit(format!(
+                    "{} matches {matched} features, more than max_features ({}); use a smaller area, a stream order filter or raise max_features",
+                    redact_url(&first_url),
+                    ctx.config.max_features
+                )));
+            }
+        }
+        let more = first.has_next || matched.is_some_and(|m| m > step);
+        add_unique(&mut out, &mut seen, first.features);
+
+        match matched {
+            Some(matched) if more && step > 0 => {
+                let offsets: Vec<u64> = (1..)
+                    .map(|k| k * step)
+                    .take_while(|&o| o < matched)
+                    .collect();
+                let total = offsets.len() as u64 + 1;
+                ctx.progress(self.stage, 1, total);
+                let mut done = 1;
+                let pages = parallel_map(
+                    ctx.config.concurrency,
+                    &offsets,
+                    |&offset| self.request(&url_for(Some(offset))),
+                    |_, page| {
+                        page.replay(ctx);
+                        done += 1;
+                        ctx.progress(self.stage, done, total);
+                    },
+                );
+                for page in pages {
+                    add_unique(&mut out, &mut seen, page.value?.features);
+                }
+            }
+            Some(_) => ctx.progress(self.stage, 1, 1),
+            None => {
+                let (mut offset, mut has_next, mut returned, mut pages) = (step, more, step, 1);
+                ctx.progress(self.stage, pages, 0);
+                while has_next && returned > 0 {
+                    let page = self.request(&url_for(Some(offset)));
+                    page.replay(ctx);
+                    let page = page.value?;
+                    pages += 1;
+                    ctx.progress(self.stage, pages, 0);
+                    (has_next, returned) = (page.has_next, page.returned);
+                    offset += returned;
+                    add_unique(&mut out, &mut seen, page.features);
+                    if out.len() as u64 > ctx.config.max_features {
+                        return Err(Error::Limit(format!(
+                            "{} returns more than max_features ({}) features; use a smaller area, a stream order filter or raise max_features",
+                            redact_url(&first_url),
+                            ctx.config.max_features
+                        )));
+                    }
+                }
+            }
+        }
+        if let Some(matched) = matched {
+            let got = out.len() as u64;
+            if got != matched {
+                return Err(Error::Service(format!(
+                    "the fabric service said {} matches {matched} features but its pages held {got} distinct ones; the result would be incomplete",
+                    redact_url(&first_url)
+                )));
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// Appends the features whose id is not in `seen` (features without an id are kept).
+fn add_unique(out: &mut Vec<Feature>, seen: &mut HashSet<String>, features: Vec<Feature>) {
+    for f in features {
+        if f.id.as_ref().is_none_or(|id| seen.insert(id.to_string())) {
+            out.push(f);
+        }
+    }
+}
