@@ -3,5 +3,6 @@
 //! flowtrace process and the tile servers.
 
 pub mod fabric;
+pub mod flowtrace;
 pub mod index;
-// `pub mod flowtrace;` and `pub mod tiles;` are declared by their owners.
+// `pub mod tiles;` is declared by its owner.
