@@ -19,6 +19,8 @@ pub mod buffer;
 pub mod context;
 pub mod library;
 pub mod status;
+pub mod trace;
+pub mod trace_batch;
 
 pub use status::hydroplot_status;
 
