@@ -1,1 +1,274 @@
-fn main(){}
+//! `hydroplot`: the command-line face of the library, over the same core.
+//!
+//! ```text
+//! hydroplot plot [outlets | --bbox ...] [options]
+//! hydroplot trace --point X,Y[,CRS] [--direction down|up|none] [options]
+//! ```
+//! Run `hydroplot help` for every flag.
+
+use hydroplot::config::Config;
+use hydroplot::plot::{plot_hydro, CacheSetting, Layer, Outlet, PlotRequest};
+use hydroplot::services::flowtrace::raindrop_trace;
+use hydroplot::{Context, Error, Result};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+/// The Yahara sample GeoPackage, embedded so the demo runs offline anywhere.
+const SAMPLE_GPKG: &[u8] = include_bytes!("../../tests/data/yahara_sample.gpkg");
+/// The outlet the sample demo plots: the Yahara below Lake Mendota's inflows.
+const SAMPLE_COMID: i64 = 13293970;
+
+const HELP: &str = "\
+hydroplot plot: basins, upstream flowlines and waterbodies as a map (PNG) and GeoJSON
+
+  Outlets (combinable)     --comid N   --site ID   --feature SOURCE:ID   --point X,Y[,CRS]
+  Or exactly these         --comid-set N,N,...
+  Or everything in a box   --bbox XMIN,YMIN,XMAX,YMAX[,CRS]
+  --streamorder N          only streams of order >= N (-1 = automatic from basin area)
+  --hydro-data PATH        read a local NHDPlus GeoPackage instead of downloading
+  --sample                 use the embedded Yahara sample GeoPackage (offline);
+                           without outlets it plots comid 13293970
+  --gpkg OUT.gpkg          write the subset;  --no-overwrite keeps an existing file
+  --flowline-only          only flowlines
+  --style ELEMENT.PROP=V   plot_config, e.g. flowline.col=red basin.lwd=2 outlets.nwissite.pch=17
+  --basemap NAME|none      Esri.NatGeoWorldMap (default), OpenStreetMap, CartoDB.Positron, ...
+  --zoom Z  --size WxH     tiles zoom; image size (default 1024x768)
+  --no-plot                only the data
+  --cache-file PATH | --no-cache
+  --out FILE.png           the map (default hydroplot.png)
+  --geojson FILE           all layers as one GeoJSON object {layer: FeatureCollection}
+  --option KEY=VALUE       a context option (index_url, fabric_url, timeout_s, ...)
+
+hydroplot trace: the raindrop trace of a point
+  --point X,Y[,CRS]  --direction down|up|none  --geojson FILE  --option KEY=VALUE
+";
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let result = match args.first().map(String::as_str) {
+        Some("plot") => plot(&args[1..]),
+        Some("trace") => trace(&args[1..]),
+        Some("help" | "--help" | "-h") | None => {
+            print!("{HELP}");
+            Ok(())
+        }
+        Some(other) => Err(Error::InvalidArgument(format!("unknown command {other:?}; try `hydroplot help`"))),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("hydroplot: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Flags as (name, value) pairs; flags without a value get "".
+struct Flags(Vec<(String, String)>);
+
+impl Flags {
+    const SWITCHES: &'static [&'static str] =
+        &["--sample", "--no-overwrite", "--flowline-only", "--no-plot", "--no-cache"];
+
+    fn parse(args: &[String]) -> Result<Flags> {
+        let mut out = Vec::new();
+        let mut it = args.iter();
+        while let Some(flag) = it.next() {
+            if !flag.starts_with("--") {
+                return Err(bad(&format!("unexpected argument {flag:?}")));
+            }
+            let value = if Self::SWITCHES.contains(&flag.as_str()) {
+                String::new()
+            } else {
+                it.next().ok_or_else(|| bad(&format!("{flag} needs a value")))?.clone()
+            };
+            out.push((flag.clone(), value));
+        }
+        Ok(Flags(out))
+    }
+}
+
+fn bad(message: &str) -> Error {
+    Error::InvalidArgument(message.to_string())
+}
+
+fn numbers(value: &str, flag: &str) -> Result<(Vec<f64>, Option<String>)> {
+    let mut parts: Vec<&str> = value.split(',').map(str::trim).collect();
+    let crs = match parts.last() {
+        Some(last) if last.parse::<f64>().is_err() => Some(parts.pop().unwrap_or_default().to_string()),
+        _ => None,
+    };
+    let nums = parts
+        .iter()
+        .map(|p| p.parse::<f64>().map_err(|_| bad(&format!("{flag}: {p:?} is not a number"))))
+        .collect::<Result<Vec<_>>>()?;
+    Ok((nums, crs))
+}
+
+fn context(flags: &Flags) -> Result<Context> {
+    let mut config = Config::from_env()?;
+    for (flag, value) in &flags.0 {
+        if flag == "--option" {
+            let (k, v) = value.split_once('=').ok_or_else(|| bad("--option takes KEY=VALUE"))?;
+            config.set(k, v)?;
+        }
+    }
+    Context::new(config)
+}
+
+fn plot(args: &[String]) -> Result<()> {
+    let flags = Flags::parse(args)?;
+    let ctx = context(&flags)?;
+    let mut req = PlotRequest::default();
+    let mut out = PathBuf::from("hydroplot.png");
+    let mut geojson: Option<PathBuf> = None;
+    let mut sample = false;
+    for (flag, v) in &flags.0 {
+        let int = |v: &str| v.trim().parse::<i64>().map_err(|_| bad(&format!("{flag}: {v:?} is not an integer")));
+        match flag.as_str() {
+            "--comid" => req.outlets.push(Outlet::Comid(int(v)?)),
+            "--site" => req.outlets.push(Outlet::Site(v.clone())),
+            "--feature" => {
+                let (source, id) = v.split_once(':').ok_or_else(|| bad("--feature takes SOURCE:ID"))?;
+                req.outlets.push(Outlet::Feature { source: source.into(), id: id.into() });
+            }
+            "--point" => {
+                let (n, crs) = numbers(v, flag)?;
+                let [x, y] = n[..] else { return Err(bad("--point takes X,Y[,CRS]")) };
+                req.outlets.push(Outlet::Point { x, y, crs: hydroplot::crs::normalize(crs.as_deref())? });
+            }
+            "--comid-set" => req.comid_set = Some(v.split(',').map(int).collect::<Result<_>>()?),
+            "--bbox" => {
+                let (n, crs) = numbers(v, flag)?;
+                let [a, b, c, d] = n[..] else { return Err(bad("--bbox takes XMIN,YMIN,XMAX,YMAX[,CRS]")) };
+                req.bbox = Some(([a, b, c, d], hydroplot::crs::normalize(crs.as_deref())?));
+            }
+            "--streamorder" => req.streamorder = Some(int(v)? as i32),
+            "--hydro-data" => req.hydro_data = Some(PathBuf::from(v)),
+            "--sample" => sample = true,
+            "--gpkg" => req.gpkg = Some(PathBuf::from(v)),
+            "--no-overwrite" => req.overwrite = false,
+            "--flowline-only" => req.flowline_only = Some(true),
+            "--style" => {
+                let (target, value) = v.split_once('=').ok_or_else(|| bad("--style takes ELEMENT.PROP=VALUE"))?;
+                let (element, property) = target.rsplit_once('.').ok_or_else(|| bad("--style takes ELEMENT.PROP=VALUE"))?;
+                req.styles.set(element, property, value)?;
+            }
+            "--basemap" => req.basemap = v.clone(),
+            "--zoom" => req.zoom = Some(u8::try_from(int(v)?).map_err(|_| bad("--zoom takes 0..22"))?),
+            "--size" => {
+                let (w, h) = v.split_once('x').ok_or_else(|| bad("--size takes WxH"))?;
+                req.size = (int(w)? as u32, int(h)? as u32);
+            }
+            "--no-plot" => req.actually_plot = false,
+            "--cache-file" => req.cache = CacheSetting::File(PathBuf::from(v)),
+            "--no-cache" => req.cache = CacheSetting::Disabled,
+            "--out" => out = PathBuf::from(v),
+            "--geojson" => geojson = Some(PathBuf::from(v)),
+            "--option" => {}
+            other => return Err(bad(&format!("unknown flag {other}; try `hydroplot help`"))),
+        }
+    }
+    let _sample_file;
+    if sample {
+        let file = SampleFile::write()?;
+        req.hydro_data = Some(file.0.clone());
+        _sample_file = file;
+        if req.outlets.is_empty() && req.comid_set.is_none() && req.bbox.is_none() {
+            req.outlets.push(Outlet::Comid(SAMPLE_COMID));
+        }
+    }
+    let data = plot_hydro(&ctx, &req, None)?;
+    for w in &data.warnings {
+        eprintln!("warning: {w}");
+    }
+    for layer in Layer::ALL {
+        println!("{:<20} {:>7} features", layer.name(), data.layer(layer).len());
+    }
+    if let Some(map) = &data.map {
+        write_file(&out, &map.png()?)?;
+        println!("map        {}", out.display());
+    }
+    if let Some(path) = geojson {
+        write_file(&path, &layers_json(&data))?;
+        println!("geojson    {}", path.display());
+    }
+    Ok(())
+}
+
+/// All layers as one JSON object `{ "flowline": FeatureCollection, ... }`.
+fn layers_json(data: &hydroplot::plot::PlotData) -> Vec<u8> {
+    let mut out = b"{".to_vec();
+    for (i, layer) in Layer::ALL.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        out.extend_from_slice(format!("\"{}\":", layer.name()).as_bytes());
+        out.extend(hydroplot::feature::to_geojson(data.layer(*layer)));
+    }
+    out.push(b'}');
+    out
+}
+
+fn trace(args: &[String]) -> Result<()> {
+    let flags = Flags::parse(args)?;
+    let ctx = context(&flags)?;
+    let (mut point, mut crs, mut direction, mut geojson) = (None, None, None, None);
+    for (flag, v) in &flags.0 {
+        match flag.as_str() {
+            "--point" => {
+                let (n, c) = numbers(v, flag)?;
+                let [x, y] = n[..] else { return Err(bad("--point takes X,Y[,CRS]")) };
+                point = Some((x, y));
+                crs = c;
+            }
+            "--direction" => direction = Some(v.clone()),
+            "--geojson" => geojson = Some(PathBuf::from(v)),
+            "--option" => {}
+            other => return Err(bad(&format!("unknown flag {other}; try `hydroplot help`"))),
+        }
+    }
+    let (x, y) = point.ok_or_else(|| bad("trace needs --point X,Y[,CRS]"))?;
+    let t = raindrop_trace(&ctx, x, y, crs.as_deref(), direction.as_deref())?;
+    for f in &t.features {
+        println!(
+            "{:<20} comid {:<10} {:<20} {} vertices",
+            f.id,
+            f.comid.map_or("-".into(), |c| c.to_string()),
+            f.gnis_name.as_deref().unwrap_or("-"),
+            f.coords.len() / 2
+        );
+    }
+    if let Some(path) = geojson {
+        write_file(&path, &t.to_geojson())?;
+    }
+    Ok(())
+}
+
+/// Writes through a temporary name and a rename: never a partial file.
+fn write_file(path: &Path, bytes: &[u8]) -> Result<()> {
+    let tmp = path.with_extension(format!("tmp{}", std::process::id()));
+    std::fs::write(&tmp, bytes)
+        .and_then(|()| std::fs::rename(&tmp, path))
+        .map_err(|e| {
+            let _ = std::fs::remove_file(&tmp);
+            hydroplot::error::io_error(path, e)
+        })
+}
+
+/// The embedded sample written to a temporary file, removed on drop.
+struct SampleFile(PathBuf);
+
+impl SampleFile {
+    fn write() -> Result<SampleFile> {
+        let path = std::env::temp_dir().join(format!("hydroplot-sample-{}.gpkg", std::process::id()));
+        write_file(&path, SAMPLE_GPKG)?;
+        Ok(SampleFile(path))
+    }
+}
+
+impl Drop for SampleFile {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}

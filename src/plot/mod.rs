@@ -2,7 +2,112 @@
 //! produce it from the services or from a local GeoPackage.
 
 pub mod data;
+mod download;
+mod local;
+mod outlets;
 pub mod request;
+mod subset;
 
 pub use data::{Layer, PlotData};
 pub use request::{CacheSetting, Outlet, PlotRequest};
+
+use crate::context::Context;
+use crate::feature::Feature;
+use crate::render::{Map, TileCacheMode};
+use crate::Result;
+
+/// Runs plot_hydro: builds the plot data of `req` (from `hydro_data` or the
+/// services), writes `gpkg` when asked, and draws it, onto `map` when given
+/// (add = TRUE: no new basemap) or onto a new map kept in the result.
+pub fn plot_hydro(ctx: &Context, req: &PlotRequest, map: Option<&mut Map>) -> Result<PlotData> {
+    req.validate()?;
+    if let Some(out) = &req.gpkg {
+        check_gpkg_output(out, req.overwrite)?;
+    }
+    let subset = match &req.hydro_data {
+        Some(path) => local::subset(ctx, req, path)?,
+        None => download::subset(ctx, req)?,
+    };
+    let mut data = subset.into_plot_data();
+    if let Some(out) = &req.gpkg {
+        write_gpkg(&data, out, req.overwrite)?;
+    }
+    if req.actually_plot {
+        match map {
+            Some(map) => map.draw_plot_data(&data, &req.styles)?,
+            None => {
+                let tiles = match req.cache {
+                    CacheSetting::Disabled => TileCacheMode::Off,
+                    _ => TileCacheMode::Dir(ctx.config.tile_cache_dir.clone()),
+                };
+                let mut map = Map::new(
+                    ctx,
+                    data.bbox,
+                    "EPSG:4269",
+                    req.size,
+                    &req.basemap,
+                    req.zoom,
+                    &tiles,
+                    &mut data.warnings,
+                )?;
+                map.draw_plot_data(&data, &req.styles)?;
+                data.map = Some(map);
+            }
+        }
+    }
+    Ok(data)
+}
+
+/// Writes the subset as a GeoPackage with the NHDPlus layer names (so it can
+/// serve as `hydro_data` again), plus the basins and outlets.
+fn write_gpkg(data: &PlotData, path: &std::path::Path, overwrite: bool) -> Result<()> {
+    let waterbodies: Vec<Feature> =
+        data.layer(Layer::NetworkWtbd).iter().chain(data.layer(Layer::OffNetworkWtbd)).cloned().collect();
+    let layers: Vec<(&str, &[Feature])> = [
+        ("NHDFlowline_Network", data.layer(Layer::Flowline)),
+        ("CatchmentSP", data.layer(Layer::Catchment)),
+        ("NHDWaterbody", waterbodies.as_slice()),
+        ("NHDArea", data.layer(Layer::Area)),
+        ("NHDFlowline_NonNetwork", data.layer(Layer::FlowlineNonNetwork)),
+        ("Gage", data.layer(Layer::Gage)),
+        ("basin", data.layer(Layer::Basin)),
+        ("outlets", data.layer(Layer::Outlets)),
+    ]
+    .into_iter()
+    .filter(|(_, features)| !features.is_empty())
+    .collect();
+    crate::gpkg::write(path, &layers, overwrite)
+}
+
+/// Fails before any work when the GeoPackage output could not be written:
+/// a path not ending in `.gpkg`, or an existing file with overwrite off.
+fn check_gpkg_output(path: &std::path::Path, overwrite: bool) -> Result<()> {
+    if path.extension().and_then(|e| e.to_str()).is_none_or(|e| !e.eq_ignore_ascii_case("gpkg")) {
+        return Err(crate::Error::InvalidArgument(format!("gpkg output {} must end in .gpkg", path.display())));
+    }
+    if !overwrite && path.exists() {
+        return Err(crate::Error::Exists(format!("{} exists and overwrite is off", path.display())));
+    }
+    Ok(())
+}
+
+/// The stream order filter and flowline-only switch in force for a request.
+struct Thinning {
+    streamorder: Option<i32>,
+    flowline_only: bool,
+}
+
+impl Thinning {
+    /// Unset means no filter and not flowline-only (the spec); stream order
+    /// -1 applies the reference's rule to the largest basin's area.
+    fn decide(req: &PlotRequest, basins: &[Feature]) -> Thinning {
+        match req.streamorder {
+            Some(-1) => {
+                let largest = basins.iter().map(subset::area_km2).fold(0.0, f64::max);
+                let streamorder = crate::network::auto_streamorder(largest);
+                Thinning { streamorder, flowline_only: req.flowline_only.unwrap_or(streamorder.is_some()) }
+            }
+            n => Thinning { streamorder: n.filter(|&n| n > 0), flowline_only: req.flowline_only.unwrap_or(false) },
+        }
+    }
+}

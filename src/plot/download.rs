@@ -1,0 +1,200 @@
+//! The subset from the services: R1 basins and feature lookups per outlet,
+//! R2 catchment lookups for points, R3/R4 items, local navigation.
+
+use super::outlets::{linked_data_id, outlet_point, Resolved};
+use super::request::{Outlet, PlotRequest};
+use super::subset::{retain_keys, union_basin, Subset};
+use super::Thinning;
+use crate::collection::Collection;
+use crate::context::Context;
+use crate::crs::Transformer;
+use crate::feature::{bbox_of, union_bbox, Feature};
+use crate::network::{upstream_comids, Reach};
+use crate::services::fabric::{self, ItemsQuery};
+use crate::services::index;
+use crate::{Error, Result};
+use std::collections::HashSet;
+
+/// Builds the subset of `req` from the services.
+pub fn subset(ctx: &Context, req: &PlotRequest) -> Result<Subset> {
+    if let Some(comids) = &req.comid_set {
+        return comid_set(ctx, req, comids);
+    }
+    if let Some((bbox, crs)) = &req.bbox {
+        let bbox = Transformer::new(crs, "EPSG:4269")?.bbox(*bbox)?;
+        return in_bbox(ctx, req, bbox);
+    }
+    upstream_of_outlets(ctx, req)
+}
+
+/// Outlets: resolve each (points through R2), then R1 basin and feature
+/// lookup per outlet, flowlines over the basins' bbox, navigation upstream.
+fn upstream_of_outlets(ctx: &Context, req: &PlotRequest) -> Result<Subset> {
+    let names = ctx.config.names;
+    let ids: Vec<(String, String)> = req
+        .outlets
+        .iter()
+        .map(|o| match o {
+            Outlet::Point { x, y, crs } => point_comid(ctx, *x, *y, crs).map(|c| ("comid".into(), c.to_string())),
+            other => Ok(linked_data_id(other, names).expect("non-point outlets have a linked-data id")),
+        })
+        .collect::<Result<_>>()?;
+
+    let total = ids.len() as u64;
+    let mut done = 0;
+    let lookups = crate::http::parallel_map(
+        ctx.config.concurrency,
+        &ids,
+        |(source, id)| -> Result<(Resolved, Feature)> {
+            let feature = index::feature(ctx, source, id)
+                .map_err(|e| e.context(&format!("outlet {source}/{id}")))?;
+            let comid = feature.get_i64("comid").or_else(|| (source == "comid").then(|| id.parse().ok()).flatten());
+            let comid = comid.ok_or_else(|| {
+                Error::Service(format!("the index service's feature {source}/{id} carries no comid"))
+            })?;
+            let basin = index::basin(ctx, source, id).map_err(|e| e.context(&format!("basin of outlet {source}/{id}")))?;
+            let point = feature.geometry.as_ref().and_then(outlet_point);
+            Ok((Resolved { source: source.clone(), id: id.clone(), comid, point }, basin))
+        },
+        |_, _| {
+            done += 1;
+            ctx.progress("basin", done, total);
+        },
+    );
+    let mut resolved = Vec::new();
+    let mut basins = Vec::new();
+    for r in lookups {
+        let (outlet, mut basin) = r?;
+        basin.properties.extend(outlet.basin_properties());
+        resolved.push(outlet);
+        basins.push(basin);
+    }
+    let bbox = bbox_of(basins.iter())
+        .or_else(|| resolved.iter().filter_map(|o| o.point).map(|p| [p.x(), p.y(), p.x(), p.y()]).reduce(union_bbox))
+        .ok_or_else(|| Error::Service("the basins of the outlets have no geometry".into()))?;
+
+    let thinning = Thinning::decide(req, &basins);
+    let mut flowlines = flowlines_in(ctx, bbox, thinning.streamorder)?;
+    let reaches: Vec<Reach> = flowlines.iter().filter_map(reach_of).collect();
+    let outlet_comids: Vec<i64> = resolved.iter().map(|o| o.comid).collect();
+    let mut warnings = Vec::new();
+    for o in &resolved {
+        if !reaches.iter().any(|r| r.comid == o.comid) {
+            warnings.push(ctx.warn(format!(
+                "outlet {}/{} (comid {}) is not among the flowlines fetched (stream order filter?); nothing is drawn upstream of it",
+                o.source, o.id, o.comid
+            )));
+        }
+    }
+    let upstream: HashSet<i64> = upstream_comids(&reaches, &outlet_comids).into_iter().collect();
+    retain_keys(&mut flowlines, "comid", &upstream);
+
+    let mut subset = Subset {
+        outlets: resolved.iter().map(Resolved::to_feature).collect(),
+        basins,
+        flowlines,
+        warnings,
+        ..Default::default()
+    };
+    if !thinning.flowline_only {
+        add_bbox_layers(ctx, &mut subset, bbox)?;
+        retain_keys(&mut subset.catchments, "featureid", &upstream);
+    }
+    Ok(subset)
+}
+
+/// The integer comid set: exactly these flowlines (R3) and catchments; the
+/// basin is the union of the catchments.
+fn comid_set(ctx: &Context, req: &PlotRequest, comids: &[i64]) -> Result<Subset> {
+    let flowlines = fabric::items(
+        ctx,
+        Collection::FlowlineNetwork,
+        &ItemsQuery::In { property: "comid", ids: comids },
+        "flowline",
+    )?;
+    if flowlines.is_empty() {
+        return Err(Error::not_found(format!("none of the {} comids of the comid set is a network flowline", comids.len())));
+    }
+    let mut subset = Subset { flowlines, ..Default::default() };
+    if !req.flowline_only.unwrap_or(false) {
+        subset.catchments = fabric::items(
+            ctx,
+            Collection::Catchment,
+            &ItemsQuery::In { property: "featureid", ids: comids },
+            "catchment",
+        )?;
+        if !subset.catchments.is_empty() {
+            subset.basins = vec![union_basin(&subset.catchments, Default::default())];
+        }
+        let bbox = bbox_of(subset.catchments.iter().chain(&subset.flowlines)).expect("flowlines have geometry");
+        let catchments = std::mem::take(&mut subset.catchments);
+        add_bbox_layers(ctx, &mut subset, bbox)?;
+        subset.catchments = catchments;
+    }
+    Ok(subset)
+}
+
+/// Everything in a box (R4), no navigation and no basin.
+fn in_bbox(ctx: &Context, req: &PlotRequest, bbox: [f64; 4]) -> Result<Subset> {
+    let streamorder = req.streamorder.filter(|&n| n > 0);
+    let flowlines = flowlines_in(ctx, bbox, streamorder)?;
+    let mut subset = Subset { flowlines, requested_bbox: Some(bbox), ..Default::default() };
+    if !req.flowline_only.unwrap_or(false) {
+        add_bbox_layers(ctx, &mut subset, bbox)?;
+    }
+    Ok(subset)
+}
+
+/// R4: network flowlines in `bbox`, with `filter=streamorde > N-1` for stream order N.
+fn flowlines_in(ctx: &Context, bbox: [f64; 4], streamorder: Option<i32>) -> Result<Vec<Feature>> {
+    let filter = streamorder.map(|n| format!("streamorde > {}", n - 1));
+    fabric::items(ctx, Collection::FlowlineNetwork, &ItemsQuery::BBox { bbox, filter }, "flowline")
+}
+
+/// Catchments, waterbodies, NHDArea and non-network flowlines by the same bbox.
+fn add_bbox_layers(ctx: &Context, subset: &mut Subset, bbox: [f64; 4]) -> Result<()> {
+    for (collection, stage) in [
+        (Collection::Catchment, "catchment"),
+        (Collection::Waterbody, "waterbody"),
+        (Collection::Area, "nhdarea"),
+        (Collection::FlowlineNonNetwork, "flowline_nonnetwork"),
+    ] {
+        let query = ItemsQuery::BBox { bbox, filter: None };
+        let features = match fabric::items(ctx, collection, &query, stage) {
+            Ok(f) => f,
+            Err(Error::NotFound { .. }) => {
+                subset.warnings.push(ctx.warn(format!("the fabric service has no {stage} layer; it is left out")));
+                Vec::new()
+            }
+            Err(e) => return Err(e),
+        };
+        *match collection {
+            Collection::Catchment => &mut subset.catchments,
+            Collection::Waterbody => &mut subset.waterbodies,
+            Collection::Area => &mut subset.areas,
+            _ => &mut subset.nonnetwork,
+        } = features;
+    }
+    Ok(())
+}
+
+/// R2: the comid of the catchment holding a point.
+fn point_comid(ctx: &Context, x: f64, y: f64, crs: &str) -> Result<i64> {
+    let (lon, lat) = Transformer::new(crs, "EPSG:4269")?.point(x, y)?;
+    let ids = fabric::catchments_at_point(ctx, lon, lat)?;
+    ids.first().copied().ok_or_else(|| {
+        Error::not_found(format!(
+            "no catchment holds the point ({x}, {y}) in {crs}: it lies outside the NHDPlus network (in the sea, or outside the US?)"
+        ))
+    })
+}
+
+/// The topology of a flowline feature.
+pub fn reach_of(f: &Feature) -> Option<Reach> {
+    Some(Reach {
+        comid: f.get_i64("comid")?,
+        hydroseq: f.get_i64("hydroseq")?,
+        dnhydroseq: f.get_i64("dnhydroseq").unwrap_or(0),
+        streamorder: f.get_i64("streamorde").unwrap_or(0) as i32,
+    })
+}

@@ -1,0 +1,180 @@
+//! The subset from a local NHDPlus GeoPackage (`hydro_data`): navigation
+//! over the topology columns alone, then geometries for the subset only.
+
+use super::outlets::{linked_data_id, outlet_point, site_number, Resolved};
+use super::request::{Outlet, PlotRequest};
+use super::subset::{union_basin, wbareacomi_of, Subset};
+use super::Thinning;
+use crate::collection::Collection;
+use crate::context::Context;
+use crate::crs::Transformer;
+use crate::feature::{bbox_of, Feature};
+use crate::gpkg::GeoPackage;
+use crate::network::{Network, Reach};
+use crate::services::index;
+use crate::{Error, Result};
+use geo::Point;
+use std::collections::HashSet;
+use std::path::Path;
+
+/// Builds the subset of `req` from the GeoPackage at `path`.
+pub fn subset(ctx: &Context, req: &PlotRequest, path: &Path) -> Result<Subset> {
+    let gpkg = GeoPackage::open(path)?;
+    if !gpkg.has_layer(Collection::FlowlineNetwork) {
+        return Err(Error::Gpkg(format!("{} has no network flowline layer (NHDFlowline_Network)", path.display())));
+    }
+    if let Some((bbox, crs)) = &req.bbox {
+        let bbox = Transformer::new(crs, "EPSG:4269")?.bbox(*bbox)?;
+        return in_bbox(&gpkg, req, bbox);
+    }
+    let reaches = gpkg.read_topology()?;
+    let network = Network::new(&reaches);
+    if let Some(comids) = &req.comid_set {
+        let keep: HashSet<i64> = comids.iter().copied().collect();
+        return with_flowlines(&gpkg, req, &reaches, &keep, Vec::new(), None);
+    }
+    let outlets = req.outlets.iter().map(|o| resolve(ctx, &gpkg, o)).collect::<Result<Vec<_>>>()?;
+
+    let mut per_outlet = Vec::with_capacity(outlets.len());
+    let mut all = vec![false; reaches.len()];
+    for o in &outlets {
+        let i = network.index_of(o.comid).ok_or_else(|| {
+            Error::not_found(format!("outlet {}/{}: comid {} is not in {}", o.source, o.id, o.comid, path.display()))
+        })?;
+        let mask = network.upstream_mask(&[i]);
+        let comids: HashSet<i64> = reaches.iter().zip(&mask).filter(|(_, &m)| m).map(|(r, _)| r.comid).collect();
+        for (a, m) in all.iter_mut().zip(mask) {
+            *a |= m;
+        }
+        per_outlet.push(comids);
+    }
+    let keep: HashSet<i64> = reaches.iter().zip(&all).filter(|(_, &m)| m).map(|(r, _)| r.comid).collect();
+    with_flowlines(&gpkg, req, &reaches, &keep, outlets, Some(per_outlet))
+}
+
+/// The subset for a set of flowlines: their features and catchments, one
+/// basin per outlet (the union of its upstream catchments), and the other
+/// layers by the catchments' bbox.
+fn with_flowlines(
+    gpkg: &GeoPackage,
+    req: &PlotRequest,
+    reaches: &[Reach],
+    keep: &HashSet<i64>,
+    outlets: Vec<Resolved>,
+    per_outlet: Option<Vec<HashSet<i64>>>,
+) -> Result<Subset> {
+    let ids: Vec<i64> = reaches.iter().filter(|r| keep.contains(&r.comid)).map(|r| r.comid).collect();
+    let catchments = gpkg.read_by_ids(Collection::Catchment, &ids)?;
+    let basins: Vec<Feature> = match &per_outlet {
+        Some(sets) => outlets
+            .iter()
+            .zip(sets)
+            .map(|(o, set)| {
+                let parts: Vec<Feature> =
+                    catchments.iter().filter(|c| c.get_i64("featureid").is_some_and(|id| set.contains(&id))).cloned().collect();
+                union_basin(&parts, o.basin_properties())
+            })
+            .collect(),
+        None if !catchments.is_empty() => vec![union_basin(&catchments, Default::default())],
+        None => Vec::new(),
+    };
+    let thinning = Thinning::decide(req, &basins);
+    let ids: Vec<i64> = match thinning.streamorder {
+        Some(n) => reaches
+            .iter()
+            .filter(|r| keep.contains(&r.comid) && r.streamorder >= n)
+            .map(|r| r.comid)
+            .collect(),
+        None => ids,
+    };
+    let flowlines = gpkg.read_by_ids(Collection::FlowlineNetwork, &ids)?;
+    if flowlines.is_empty() {
+        return Err(Error::not_found("no network flowline of the request is in the GeoPackage"));
+    }
+    let mut subset = Subset {
+        outlets: outlets.iter().map(Resolved::to_feature).collect(),
+        basins,
+        flowlines,
+        ..Default::default()
+    };
+    if !thinning.flowline_only {
+        let bbox = bbox_of(catchments.iter().chain(&subset.flowlines)).expect("flowlines have geometry");
+        subset.catchments = catchments;
+        add_bbox_layers(gpkg, &mut subset, bbox)?;
+    }
+    Ok(subset)
+}
+
+/// Everything in a box, no download: flowlines (by stream order), with the
+/// waterbody split by the `wbareacomi` of every flowline in the box.
+fn in_bbox(gpkg: &GeoPackage, req: &PlotRequest, bbox: [f64; 4]) -> Result<Subset> {
+    let mut flowlines = gpkg.read_bbox(Collection::FlowlineNetwork, bbox)?;
+    let wbareacomi = wbareacomi_of(&flowlines);
+    if let Some(n) = req.streamorder.filter(|&n| n > 0) {
+        flowlines.retain(|f| f.get_i64("streamorde").is_some_and(|s| s >= i64::from(n)));
+    }
+    let mut subset = Subset {
+        flowlines,
+        network_wbareacomi: Some(wbareacomi),
+        requested_bbox: Some(bbox),
+        ..Default::default()
+    };
+    if !req.flowline_only.unwrap_or(false) {
+        subset.catchments = gpkg.read_bbox(Collection::Catchment, bbox)?;
+        add_bbox_layers(gpkg, &mut subset, bbox)?;
+    }
+    Ok(subset)
+}
+
+/// Waterbodies, NHDArea, non-network flowlines and gages intersecting `bbox`;
+/// layers the file lacks stay empty.
+fn add_bbox_layers(gpkg: &GeoPackage, subset: &mut Subset, bbox: [f64; 4]) -> Result<()> {
+    for (collection, target) in [
+        (Collection::Waterbody, &mut subset.waterbodies),
+        (Collection::Area, &mut subset.areas),
+        (Collection::FlowlineNonNetwork, &mut subset.nonnetwork),
+        (Collection::Gage, &mut subset.gages),
+    ] {
+        if gpkg.has_layer(collection) {
+            *target = gpkg.read_bbox(collection, bbox)?;
+        }
+    }
+    Ok(())
+}
+
+/// Resolves an outlet locally: comids directly, gauge sites through the
+/// `Gage` layer (the index service only when the file has none), points by
+/// the catchment that holds them, other sources through the index service.
+fn resolve(ctx: &Context, gpkg: &GeoPackage, outlet: &Outlet) -> Result<Resolved> {
+    if let Outlet::Point { x, y, crs } = outlet {
+        let (lon, lat) = Transformer::new(crs, "EPSG:4269")?.point(*x, *y)?;
+        let hits = gpkg.read_bbox(Collection::Catchment, [lon, lat, lon, lat])?;
+        let comid = hits.iter().find_map(|c| c.get_i64("featureid")).ok_or_else(|| {
+            Error::not_found(format!("no catchment of the GeoPackage holds the point ({x}, {y}) in {crs}"))
+        })?;
+        return Ok(Resolved { source: "comid".into(), id: comid.to_string(), comid, point: Some(Point::new(lon, lat)) });
+    }
+    let (source, id) = linked_data_id(outlet, ctx.config.names).expect("non-point outlets have a linked-data id");
+    if source == "comid" {
+        let comid = id.parse().map_err(|_| Error::InvalidArgument(format!("comid {id:?} is not an integer")))?;
+        let flowline = gpkg.read_by_ids(Collection::FlowlineNetwork, &[comid])?;
+        let point = flowline.first().and_then(|f| f.geometry.as_ref()).and_then(outlet_point);
+        return Ok(Resolved { source, id, comid, point });
+    }
+    if source == ctx.config.names.gauge_source() && gpkg.has_layer(Collection::Gage) {
+        let gage = gpkg
+            .gage(site_number(&id))?
+            .ok_or_else(|| Error::not_found(format!("gauge site {id} is not in the GeoPackage's Gage layer")))?;
+        let comid = gage
+            .get_i64("flcomid")
+            .ok_or_else(|| Error::Gpkg(format!("gauge site {id} has no FLComID in the Gage layer")))?;
+        let point = gage.geometry.as_ref().and_then(outlet_point);
+        return Ok(Resolved { source, id, comid, point });
+    }
+    let feature = index::feature(ctx, &source, &id).map_err(|e| e.context(&format!("outlet {source}/{id}")))?;
+    let comid = feature
+        .get_i64("comid")
+        .ok_or_else(|| Error::Service(format!("the index service's feature {source}/{id} carries no comid")))?;
+    let point = feature.geometry.as_ref().and_then(outlet_point);
+    Ok(Resolved { source, id, comid, point })
+}

@@ -1,0 +1,101 @@
+//! Outlets: their linked-data identity, and the outlet features of the result.
+
+use super::request::Outlet;
+use crate::config::Names;
+use crate::feature::{Feature, Properties};
+use geo::{Geometry, Point};
+use serde_json::Value;
+
+/// An outlet resolved to the comid to navigate from.
+#[derive(Debug, Clone)]
+pub struct Resolved {
+    /// Linked-data feature source (`comid`, `nwissite`, `huc12pp`, ...).
+    pub source: String,
+    /// Linked-data feature id.
+    pub id: String,
+    /// The comid to navigate upstream from.
+    pub comid: i64,
+    /// Where to draw the outlet, NAD83 lon/lat.
+    pub point: Option<Point<f64>>,
+}
+
+impl Resolved {
+    /// The outlet as a feature of the `outlets` layer: a point with `type`
+    /// (the feature source), `id` and `comid`.
+    pub fn to_feature(&self) -> Feature {
+        let mut properties = Properties::new();
+        properties.insert("type".into(), Value::from(self.source.clone()));
+        properties.insert("id".into(), Value::from(self.id.clone()));
+        properties.insert("comid".into(), Value::from(self.comid));
+        Feature { id: Some(Value::from(self.id.clone())), geometry: self.point.map(Geometry::Point), properties }
+    }
+
+    /// The properties a basin feature of this outlet carries.
+    pub fn basin_properties(&self) -> Properties {
+        let mut p = Properties::new();
+        p.insert("type".into(), Value::from(self.source.clone()));
+        p.insert("id".into(), Value::from(self.id.clone()));
+        p.insert("comid".into(), Value::from(self.comid));
+        p
+    }
+}
+
+/// The linked-data (source, id) of an outlet that has one (not points).
+/// Bare gauge site ids get the `USGS-` prefix; the gauge source follows `names`.
+pub fn linked_data_id(outlet: &Outlet, names: Names) -> Option<(String, String)> {
+    match outlet {
+        Outlet::Comid(c) => Some(("comid".into(), c.to_string())),
+        Outlet::Site(s) => Some((names.gauge_source().into(), site_id(s))),
+        Outlet::Feature { source, id } => Some(match source.to_ascii_lowercase().as_str() {
+            "nwissite" | "gaugesite" => (names.gauge_source().into(), site_id(id)),
+            other => (other.to_string(), id.clone()),
+        }),
+        Outlet::Point { .. } => None,
+    }
+}
+
+/// `05428500` -> `USGS-05428500`; ids that carry an agency prefix stay.
+pub fn site_id(id: &str) -> String {
+    let id = id.trim();
+    if id.contains('-') {
+        id.to_string()
+    } else {
+        format!("USGS-{id}")
+    }
+}
+
+/// The site number of a gauge id (`USGS-05428500` -> `05428500`).
+pub fn site_number(id: &str) -> &str {
+    id.rsplit_once('-').map_or(id, |(_, n)| n)
+}
+
+/// The point to draw for a linked-data feature: the point itself, or the
+/// downstream (last) vertex of a flowline.
+pub fn outlet_point(g: &Geometry<f64>) -> Option<Point<f64>> {
+    match g {
+        Geometry::Point(p) => Some(*p),
+        Geometry::MultiPoint(mp) => mp.0.first().copied(),
+        Geometry::LineString(l) => l.0.last().map(|c| Point::from(*c)),
+        Geometry::MultiLineString(m) => m.0.last().and_then(|l| l.0.last()).map(|c| Point::from(*c)),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bare_site_ids_get_the_agency_prefix() {
+        assert_eq!(site_id("05428500"), "USGS-05428500");
+        assert_eq!(site_id("USGS-05428500"), "USGS-05428500");
+        assert_eq!(site_number("USGS-05428500"), "05428500");
+        let o = Outlet::Site("05428500".into());
+        assert_eq!(
+            linked_data_id(&o, Names::Neutral),
+            Some(("gaugesite".into(), "USGS-05428500".into()))
+        );
+        let f = Outlet::Feature { source: "nwissite".into(), id: "05428500".into() };
+        assert_eq!(linked_data_id(&f, Names::Usgs), Some(("nwissite".into(), "USGS-05428500".into())));
+    }
+}
