@@ -1,13 +1,39 @@
 //! Drawing maps: a Web Mercator (EPSG:3857) canvas with a tiled basemap, the
 //! plot layers in the reference order with R-like styles, and map furniture
 //! (north arrow, scale bar, attribution), encoded as PNG.
+//!
+//! - [`view`]: the 3857 rectangle shown and the metres-to-pixels mapping;
+//! - [`tiles`] and [`tile_cache`]: basemap providers, fetching, caching, stitching;
+//! - [`style`], [`colors`], [`symbols`]: plot_config, R colours, `pch` and `lwd`;
+//! - [`furniture`] and [`font`]: north arrow, scale bar, attribution text.
 
+pub mod colors;
+pub mod font;
+pub mod furniture;
 pub mod style;
+pub mod symbols;
+pub mod tile_cache;
 pub mod tiles;
+pub mod view;
 
 use crate::context::Context;
-use crate::Result;
+use crate::crs::Transformer;
+use crate::plot::{Layer, PlotData};
+use crate::{Error, Result};
+use colors::RColor;
+use geo::Geometry;
 use std::path::PathBuf;
+use style::{PlotStyles, Style};
+use symbols::SymbolPaint;
+use tiny_skia::{Color, FillRule, LineCap, LineJoin, Path, PathBuilder, Pixmap, Stroke, Transform};
+use view::View;
+
+/// The CRS of plot data (NAD83 longitude/latitude).
+const PLOT_DATA_CRS: &str = "EPSG:4269";
+/// The CRS of trace results (WGS 84 longitude/latitude).
+const TRACE_CRS: &str = "EPSG:4326";
+/// The CRS of the drawn map.
+const MAP_CRS: &str = "EPSG:3857";
 
 /// Where basemap tiles are kept between calls.
 #[derive(Debug, Clone, PartialEq)]
@@ -18,54 +44,441 @@ pub enum TileCacheMode {
     Off,
 }
 
+/// What a new map shows: the parameters of [`Map::new`] plus the HiDPI scale.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MapSpec<'a> {
+    /// The area to show `[xmin, ymin, xmax, ymax]` in `crs`.
+    pub bbox: [f64; 4],
+    pub crs: &'a str,
+    /// Output size in logical pixels (the PNG is `size * scale`).
+    pub size: (u32, u32),
+    /// Device pixels per logical pixel: 1 = 96 dpi, 2 for HiDPI screens.
+    pub scale: f64,
+    /// A provider name (see [`tiles::PROVIDERS`]) or `"none"`.
+    pub basemap: &'a str,
+    /// Tile zoom overriding the automatic choice.
+    pub zoom: Option<u8>,
+}
+
 /// A map canvas in EPSG:3857: the pixels, the view that maps 3857 metres to
 /// pixels, and the basemap attribution. Layers are drawn onto it in call
-/// order; the furniture is added when the PNG is encoded.
-pub struct Map {}
+/// order; the furniture is added when the PNG is encoded, so it stays on top
+/// of layers added later. `Send`: a map may move between threads, and is
+/// used by one at a time.
+pub struct Map {
+    pixmap: Pixmap,
+    view: View,
+    attribution: Option<String>,
+}
 
 impl Map {
     /// A new map fitted to `bbox` (in `crs`) at `size` pixels, with the basemap
     /// `basemap` (a provider name, or `"none"`). Tiles that fail become
-    /// `warnings`, never an error.
+    /// `warnings` (also sent to the log), never an error.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
-        _ctx: &Context,
-        _bbox: [f64; 4],
-        _crs: &str,
-        _size: (u32, u32),
-        _basemap: &str,
-        _zoom: Option<u8>,
-        _cache: &TileCacheMode,
-        _warnings: &mut Vec<String>,
+        ctx: &Context,
+        bbox: [f64; 4],
+        crs: &str,
+        size: (u32, u32),
+        basemap: &str,
+        zoom: Option<u8>,
+        cache: &TileCacheMode,
+        warnings: &mut Vec<String>,
     ) -> Result<Map> {
-        todo!()
+        Map::with_spec(
+            ctx,
+            &MapSpec {
+                bbox,
+                crs,
+                size,
+                scale: 1.0,
+                basemap,
+                zoom,
+            },
+            cache,
+            warnings,
+        )
+    }
+
+    /// [`Map::new`] with every option, including the HiDPI scale.
+    pub fn with_spec(
+        ctx: &Context,
+        spec: &MapSpec,
+        cache: &TileCacheMode,
+        warnings: &mut Vec<String>,
+    ) -> Result<Map> {
+        let bbox = Transformer::new(spec.crs, MAP_CRS)?.bbox(spec.bbox)?;
+        let view = View::fit(bbox, spec.size, spec.scale)?;
+        let source = match spec.basemap.trim() {
+            b if b.eq_ignore_ascii_case("none") => None,
+            b => Some(tiles::TileSource::new(b, ctx.config.tile_url.as_deref())?),
+        };
+        let mut pixmap = Pixmap::new(view.width, view.height).ok_or_else(|| {
+            Error::Render(format!(
+                "a {}x{} canvas cannot be allocated",
+                view.width, view.height
+            ))
+        })?;
+        pixmap.fill(Color::WHITE);
+        if let Some(source) = &source {
+            tiles::draw_basemap(ctx, &mut pixmap, &view, source, spec.zoom, cache, warnings);
+        }
+        Ok(Map {
+            pixmap,
+            view,
+            attribution: source.map(|s| s.attribution),
+        })
+    }
+
+    /// The view: the 3857 extent shown and its pixel mapping.
+    pub fn view(&self) -> &View {
+        &self.view
+    }
+
+    /// The pixels drawn so far, without the furniture.
+    pub fn pixmap(&self) -> &Pixmap {
+        &self.pixmap
     }
 
     /// Draws plot data in the reference order: basin, network_wtbd,
-    /// off_network_wtbd, flowline, outlets (styled by their `type`).
-    pub fn draw_plot_data(&mut self, _data: &crate::plot::PlotData, _styles: &style::PlotStyles) -> Result<()> {
-        todo!()
+    /// off_network_wtbd, flowline, outlets (styled by their `type` property).
+    pub fn draw_plot_data(&mut self, data: &PlotData, styles: &PlotStyles) -> Result<()> {
+        let to_map = Transformer::new(PLOT_DATA_CRS, MAP_CRS)?;
+        let layers = [
+            (Layer::Basin, &styles.basin),
+            (Layer::NetworkWtbd, &styles.network_wtbd),
+            (Layer::OffNetworkWtbd, &styles.off_network_wtbd),
+            (Layer::Flowline, &styles.flowline),
+        ];
+        for (layer, style) in layers {
+            for f in data.layer(layer) {
+                if let Some(g) = &f.geometry {
+                    let paint = ShapePaint {
+                        line: style.border_or_col(layer),
+                        fill: style.fill(layer),
+                        lwd: style.lwd,
+                    };
+                    self.draw_geometry(g.clone(), &to_map, &paint, None)?;
+                }
+            }
+        }
+        for f in data.layer(Layer::Outlets) {
+            let style = styles.outlet(f.get_str("type").unwrap_or("default"));
+            if let Some(g) = &f.geometry {
+                let paint = ShapePaint {
+                    line: None,
+                    fill: None,
+                    lwd: 1.0,
+                };
+                self.draw_geometry(g.clone(), &to_map, &paint, Some(style))?;
+            }
+        }
+        Ok(())
     }
 
-    /// Draws any GeoJSON (geometry, Feature or FeatureCollection) in `crs`.
+    /// Draws any GeoJSON (a geometry, Feature or FeatureCollection) in `crs`:
+    /// lines and polygon borders in `col` (`None`: black), polygons filled
+    /// with `fill` (`None`: not filled), points as R's `pch = 19` in `col`;
+    /// `lwd` in R units. Colours as R writes them (`"NA"` = none).
     pub fn add_geojson(
         &mut self,
-        _geojson: &[u8],
-        _crs: &str,
-        _col: Option<&str>,
-        _fill: Option<&str>,
-        _lwd: f64,
+        geojson: &[u8],
+        crs: &str,
+        col: Option<&str>,
+        fill: Option<&str>,
+        lwd: f64,
     ) -> Result<()> {
-        todo!()
+        let line = colors::parse(col.unwrap_or("black"))?;
+        let fill = fill.map(colors::parse).transpose()?.flatten();
+        check_lwd(lwd)?;
+        let text = std::str::from_utf8(geojson)
+            .map_err(|_| Error::InvalidArgument("the GeoJSON to draw is not valid UTF-8".into()))?;
+        let doc: geojson::GeoJson = text.parse().map_err(|e| {
+            Error::InvalidArgument(format!("the GeoJSON to draw cannot be read: {e}"))
+        })?;
+        let to_map = Transformer::new(crs, MAP_CRS)?;
+        let point_style = Style {
+            lwd,
+            col: line,
+            border: None,
+            pch: 19,
+            cex: 1.0,
+        };
+        let paint = ShapePaint { line, fill, lwd };
+        for g in geometries(doc)? {
+            self.draw_geometry(g, &to_map, &paint, Some(&point_style))?;
+        }
+        Ok(())
     }
 
-    /// Draws one R `pch` symbol at (`x`, `y`) in `crs`.
-    pub fn add_point(&mut self, _x: f64, _y: f64, _crs: &str, _pch: i32, _col: &str, _cex: f64) -> Result<()> {
-        todo!()
+    /// Draws R symbol `pch` (0-25) in `col` at (`x`, `y`) in `crs`, `cex`
+    /// times R's default size. Symbols 21-25 get an outline in `col` and no
+    /// fill, as R's `points()` with its default `bg`.
+    pub fn add_point(
+        &mut self,
+        x: f64,
+        y: f64,
+        crs: &str,
+        pch: i32,
+        col: &str,
+        cex: f64,
+    ) -> Result<()> {
+        if !symbols::is_valid_pch(pch) {
+            return Err(Error::InvalidArgument(format!(
+                "pch {pch} is not an R symbol number 0-25"
+            )));
+        }
+        if !(cex.is_finite() && cex >= 0.0) {
+            return Err(Error::InvalidArgument(format!(
+                "cex {cex} is not a finite number >= 0"
+            )));
+        }
+        let col = colors::parse(col)?;
+        let (mx, my) = Transformer::new(crs, MAP_CRS)?.point(x, y)?;
+        let (px, py) = self.view.to_px(mx, my);
+        symbols::draw(
+            &mut self.pixmap,
+            px,
+            py,
+            pch,
+            SymbolPaint { col, bg: None },
+            cex,
+            self.view.scale,
+        );
+        Ok(())
     }
 
-    /// The map as PNG bytes, with the furniture composited on a copy.
+    /// Draws a raindrop trace (WGS 84): its flowline portion in
+    /// `flowline_col`, the raindrop's path in `trace_col`, both `lwd` wide.
+    pub fn add_trace(
+        &mut self,
+        trace: &crate::trace::Trace,
+        flowline_col: &str,
+        trace_col: &str,
+        lwd: f64,
+    ) -> Result<()> {
+        let (flowline, path) = (colors::parse(flowline_col)?, colors::parse(trace_col)?);
+        check_lwd(lwd)?;
+        let to_map = Transformer::new(TRACE_CRS, MAP_CRS)?;
+        for f in &trace.features {
+            let line = if f.id == crate::trace::RAINDROP_PATH_ID {
+                path
+            } else {
+                flowline
+            };
+            let coords: Vec<geo::Coord<f64>> = f
+                .coords
+                .chunks_exact(2)
+                .map(|c| geo::coord! { x: c[0], y: c[1] })
+                .collect();
+            let g = Geometry::LineString(geo::LineString(coords));
+            self.draw_geometry(
+                g,
+                &to_map,
+                &ShapePaint {
+                    line,
+                    fill: None,
+                    lwd,
+                },
+                None,
+            )?;
+        }
+        Ok(())
+    }
+
+    /// The map as PNG bytes, with the furniture drawn on a copy.
     pub fn png(&self) -> Result<Vec<u8>> {
-        todo!()
+        let mut out = self.pixmap.clone();
+        furniture::draw(&mut out, &self.view, self.attribution.as_deref());
+        encode_png(&out)
     }
+
+    /// Projects `g` with `to_map` and draws it.
+    fn draw_geometry(
+        &mut self,
+        mut g: Geometry<f64>,
+        to_map: &Transformer,
+        paint: &ShapePaint,
+        points: Option<&Style>,
+    ) -> Result<()> {
+        to_map.geometry(&mut g)?;
+        self.draw_projected(&g, paint, points);
+        Ok(())
+    }
+
+    /// Draws a 3857 geometry: lines and rings with `paint`, points as the
+    /// symbols of `points` (not at all when `None`).
+    fn draw_projected(&mut self, g: &Geometry<f64>, paint: &ShapePaint, points: Option<&Style>) {
+        let view = self.view;
+        let point_at = |pixmap: &mut Pixmap, p: &geo::Point<f64>| {
+            if let Some(style) = points {
+                let (x, y) = view.to_px(p.x(), p.y());
+                let paint = match style.pch {
+                    21..=25 => SymbolPaint {
+                        col: style.border,
+                        bg: style.col,
+                    },
+                    _ => SymbolPaint {
+                        col: style.col,
+                        bg: None,
+                    },
+                };
+                symbols::draw(pixmap, x, y, style.pch, paint, style.cex, view.scale);
+            }
+        };
+        match g {
+            Geometry::Point(p) => point_at(&mut self.pixmap, p),
+            Geometry::MultiPoint(mp) => mp.iter().for_each(|p| point_at(&mut self.pixmap, p)),
+            Geometry::GeometryCollection(gc) => gc
+                .iter()
+                .for_each(|g| self.draw_projected(g, paint, points)),
+            _ => {
+                let Some(path) = path_of(g, &view) else {
+                    return;
+                };
+                let polygonal = matches!(
+                    g,
+                    Geometry::Polygon(_)
+                        | Geometry::MultiPolygon(_)
+                        | Geometry::Rect(_)
+                        | Geometry::Triangle(_)
+                );
+                if let (true, Some(c)) = (polygonal, paint.fill) {
+                    self.pixmap.fill_path(
+                        &path,
+                        &symbols::solid(c),
+                        FillRule::EvenOdd,
+                        Transform::identity(),
+                        None,
+                    );
+                }
+                if let Some(c) = paint.line {
+                    let stroke = Stroke {
+                        width: view.px(paint.lwd),
+                        line_cap: LineCap::Round,
+                        line_join: LineJoin::Round,
+                        ..Stroke::default()
+                    };
+                    self.pixmap.stroke_path(
+                        &path,
+                        &symbols::solid(c),
+                        &stroke,
+                        Transform::identity(),
+                        None,
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// Colours and width of a line or polygon.
+struct ShapePaint {
+    line: RColor,
+    fill: RColor,
+    lwd: f64,
+}
+
+impl Style {
+    /// The colour of lines: `border` for polygon layers, `col` for flowlines.
+    fn border_or_col(&self, layer: Layer) -> RColor {
+        if layer == Layer::Flowline {
+            self.col
+        } else {
+            self.border
+        }
+    }
+
+    /// The fill of polygon layers (`col`); flowlines have none.
+    fn fill(&self, layer: Layer) -> RColor {
+        if layer == Layer::Flowline {
+            None
+        } else {
+            self.col
+        }
+    }
+}
+
+fn check_lwd(lwd: f64) -> Result<()> {
+    if lwd.is_finite() && lwd >= 0.0 {
+        Ok(())
+    } else {
+        Err(Error::InvalidArgument(format!(
+            "lwd {lwd} is not a finite number >= 0"
+        )))
+    }
+}
+
+/// Every geometry of a GeoJSON document.
+fn geometries(doc: geojson::GeoJson) -> Result<Vec<Geometry<f64>>> {
+    let convert = |g: geojson::Geometry| {
+        Geometry::<f64>::try_from(g).map_err(|e| {
+            Error::InvalidArgument(format!("the GeoJSON to draw has an invalid geometry: {e}"))
+        })
+    };
+    match doc {
+        geojson::GeoJson::Geometry(g) => Ok(vec![convert(g)?]),
+        geojson::GeoJson::Feature(f) => f.geometry.map(convert).into_iter().collect(),
+        geojson::GeoJson::FeatureCollection(fc) => fc
+            .features
+            .into_iter()
+            .filter_map(|f| f.geometry)
+            .map(convert)
+            .collect(),
+    }
+}
+
+/// A pixel path of the lines and rings of a (3857) geometry.
+fn path_of(g: &Geometry<f64>, view: &View) -> Option<Path> {
+    let mut pb = PathBuilder::new();
+    let mut add = |ls: &geo::LineString<f64>, close: bool| {
+        let mut pts = ls.coords().map(|c| view.to_px(c.x, c.y));
+        if let Some((x, y)) = pts.next() {
+            pb.move_to(x, y);
+            pts.for_each(|(x, y)| pb.line_to(x, y));
+            if close {
+                pb.close();
+            }
+        }
+    };
+    let polygon = |p: &geo::Polygon<f64>, add: &mut dyn FnMut(&geo::LineString<f64>, bool)| {
+        add(p.exterior(), true);
+        p.interiors().iter().for_each(|r| add(r, true));
+    };
+    match g {
+        Geometry::Line(l) => add(&geo::LineString::from(vec![l.start, l.end]), false),
+        Geometry::LineString(ls) => add(ls, false),
+        Geometry::MultiLineString(mls) => mls.iter().for_each(|ls| add(ls, false)),
+        Geometry::Polygon(p) => polygon(p, &mut add),
+        Geometry::MultiPolygon(mp) => mp.iter().for_each(|p| polygon(p, &mut add)),
+        Geometry::Rect(r) => polygon(&r.to_polygon(), &mut add),
+        Geometry::Triangle(t) => polygon(&t.to_polygon(), &mut add),
+        _ => {}
+    }
+    pb.finish()
+}
+
+/// Encodes a pixmap as an 8-bit RGBA PNG (un-premultiplying the pixels).
+fn encode_png(pixmap: &Pixmap) -> Result<Vec<u8>> {
+    let fail =
+        |e: png::EncodingError| Error::Render(format!("the map could not be encoded as PNG: {e}"));
+    let data: Vec<u8> = pixmap
+        .pixels()
+        .iter()
+        .flat_map(|p| {
+            let c = p.demultiply();
+            [c.red(), c.green(), c.blue(), c.alpha()]
+        })
+        .collect();
+    let mut out = Vec::new();
+    let mut encoder = png::Encoder::new(&mut out, pixmap.width(), pixmap.height());
+    encoder.set_color(png::ColorType::Rgba);
+    encoder.set_depth(png::BitDepth::Eight);
+    encoder
+        .write_header()
+        .map_err(fail)?
+        .write_image_data(&data)
+        .map_err(fail)?;
+    Ok(out)
 }

@@ -1,0 +1,388 @@
+//! The persistent basemap tile cache.
+//!
+//! - **Keys**: a file is named by a 128-bit FNV-1a hash of the tile URL
+//!   (`<32 hex digits>.tile`), so no URL can name a path outside the cache
+//!   directory. The URL is also stored in the file and checked on read, so a
+//!   hash collision is a miss, never a wrong tile.
+//! - **Expiry**: each entry keeps the time it expires, from the tile server's
+//!   `Cache-Control: max-age` (preferred) or `Expires`; [`DEFAULT_MAX_AGE`]
+//!   (30 days) when the server says neither. `no-store` answers are not kept.
+//! - **Size bound**: [`DEFAULT_MAX_BYTES`] (256 MiB). [`TileCache::evict`]
+//!   removes least recently used entries (a hit refreshes the file's
+//!   modification time) until the cache is under 90 % of the bound.
+//! - **Concurrency**: entries are written to a temporary file in the same
+//!   directory and renamed into place, so readers in other threads or
+//!   processes see a whole old entry or a whole new one. Symbolic links are
+//!   never followed: an entry that is a link is a miss and is replaced.
+
+use crate::error::io_error;
+use crate::Result;
+use std::fs::{self, File, OpenOptions};
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+/// Lifetime of a tile whose server gave no `Cache-Control` / `Expires`.
+pub const DEFAULT_MAX_AGE: Duration = Duration::from_secs(30 * 24 * 3600);
+
+/// Size bound of the cache directory, bytes.
+pub const DEFAULT_MAX_BYTES: u64 = 256 * 1024 * 1024;
+
+const MAGIC: &str = "hydroplot-tile 1";
+const SUFFIX: &str = ".tile";
+
+/// A tile cache directory.
+#[derive(Debug, Clone)]
+pub struct TileCache {
+    dir: PathBuf,
+    max_bytes: u64,
+}
+
+impl TileCache {
+    /// Opens (creating when missing) the cache directory `dir`.
+    pub fn open(dir: &Path, max_bytes: u64) -> Result<TileCache> {
+        fs::create_dir_all(dir)
+            .map_err(|e| io_error(dir, e).context("the tile cache directory cannot be created"))?;
+        Ok(TileCache {
+            dir: dir.to_path_buf(),
+            max_bytes,
+        })
+    }
+
+    /// The path of the entry for `url`: always a direct child of the cache directory.
+    pub fn path_for(&self, url: &str) -> PathBuf {
+        self.dir
+            .join(format!("{:032x}{SUFFIX}", fnv1a_128(url.as_bytes())))
+    }
+
+    /// The cached bytes of `url`, when present, fresh and not a symbolic link.
+    /// A hit marks the entry as recently used.
+    pub fn get(&self, url: &str) -> Option<Vec<u8>> {
+        let path = self.path_for(url);
+        let mut file = open_no_follow(&path).ok()?;
+        let mut data = Vec::new();
+        file.read_to_end(&mut data).ok()?;
+        let (expires, stored_url, body) = parse_entry(&data)?;
+        if stored_url != url || unix_now() >= expires {
+            return None;
+        }
+        let _ = file.set_modified(SystemTime::now());
+        Some(body.to_vec())
+    }
+
+    /// Stores `body` for `url`, expiring as `headers` (lower-case names) say.
+    /// Returns without writing when the server said `no-store`.
+    pub fn put(&self, url: &str, headers: &[(String, String)], body: &[u8]) -> Result<()> {
+        let Some(max_age) = max_age(headers, unix_now()) else {
+            return Ok(());
+        };
+        let expires = unix_now().saturating_add(max_age.as_secs());
+        let path = self.path_for(url);
+        let tmp = self.dir.join(format!(
+            ".{}.{}.{}.tmp",
+            path.file_name().and_then(|n| n.to_str()).unwrap_or("tile"),
+            std::process::id(),
+            next_counter()
+        ));
+        let write = || -> std::io::Result<()> {
+            let mut f = OpenOptions::new().write(true).create_new(true).open(&tmp)?;
+            f.write_all(format!("{MAGIC}\n{expires}\n{url}\n").as_bytes())?;
+            f.write_all(body)?;
+            f.sync_data().ok();
+            drop(f);
+            fs::rename(&tmp, &path)
+        };
+        write().map_err(|e| {
+            let _ = fs::remove_file(&tmp);
+            io_error(&path, e).context("a basemap tile could not be cached")
+        })
+    }
+
+    /// Removes least recently used entries (and stale temporary files) until
+    /// the cache holds at most 90 % of its bound. Returns the bytes removed.
+    pub fn evict(&self) -> u64 {
+        let Ok(dir) = fs::read_dir(&self.dir) else {
+            return 0;
+        };
+        let mut entries: Vec<(SystemTime, u64, PathBuf)> = Vec::new();
+        let mut removed = 0;
+        let day_ago = SystemTime::now() - Duration::from_secs(24 * 3600);
+        for e in dir.flatten() {
+            let name = e.file_name();
+            let name = name.to_string_lossy();
+            let Ok(meta) = e.metadata() else { continue };
+            let modified = meta.modified().unwrap_or(UNIX_EPOCH);
+            if name.ends_with(".tmp") && name.starts_with('.') && modified < day_ago {
+                removed += remove(&e.path(), meta.len());
+            } else if name.ends_with(SUFFIX) && meta.is_file() {
+                entries.push((modified, meta.len(), e.path()));
+            }
+        }
+        let mut total: u64 = entries.iter().map(|e| e.1).sum();
+        if total <= self.max_bytes {
+            return removed;
+        }
+        entries.sort();
+        let target = self.max_bytes / 10 * 9;
+        for (_, len, path) in entries {
+            if total <= target {
+                break;
+            }
+            total -= len;
+            removed += remove(&path, len);
+        }
+        removed
+    }
+}
+
+fn remove(path: &Path, len: u64) -> u64 {
+    fs::remove_file(path).map_or(0, |_| len)
+}
+
+fn next_counter() -> u64 {
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    COUNTER.fetch_add(1, Ordering::Relaxed)
+}
+
+/// Opens a regular file for reading, refusing symbolic links.
+fn open_no_follow(path: &Path) -> std::io::Result<File> {
+    if !fs::symlink_metadata(path)?.file_type().is_file() {
+        return Err(std::io::Error::other("not a regular file"));
+    }
+    let mut options = OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags(libc::O_NOFOLLOW);
+    }
+    options.open(path)
+}
+
+/// Splits an entry into (expiry, url, body).
+fn parse_entry(data: &[u8]) -> Option<(u64, &str, &[u8])> {
+    let mut rest = data;
+    let mut line = || -> Option<&str> {
+        let end = rest.iter().position(|b| *b == b'\n')?;
+        let l = std::str::from_utf8(&rest[..end]).ok();
+        rest = &rest[end + 1..];
+        l
+    };
+    if line()? != MAGIC {
+        return None;
+    }
+    let expires = line()?.parse().ok()?;
+    let url = line()?;
+    Some((expires, url, rest))
+}
+
+fn unix_now() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}
+
+/// How long a response may be kept: `Cache-Control` `no-store` gives `None`;
+/// `max-age` (or `no-cache`, as 0) wins over `Expires`; else [`DEFAULT_MAX_AGE`].
+pub fn max_age(headers: &[(String, String)], now: u64) -> Option<Duration> {
+    let header = |name: &str| {
+        headers
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+    };
+    if let Some(cc) = header("cache-control") {
+        let mut age = None;
+        for directive in cc.split(',').map(|d| d.trim().to_ascii_lowercase()) {
+            if directive == "no-store" {
+                return None;
+            }
+            if directive == "no-cache" {
+                age = Some(0);
+            } else if let Some(v) = directive.strip_prefix("max-age=") {
+                age = age.or(v.trim_matches('"').parse::<u64>().ok());
+            }
+        }
+        if let Some(secs) = age {
+            return Some(Duration::from_secs(secs));
+        }
+    }
+    if let Some(expires) = header("expires") {
+        // An unparsable Expires (such as "0") means already expired.
+        let at = parse_http_date(expires).unwrap_or(0);
+        return Some(Duration::from_secs(at.saturating_sub(now)));
+    }
+    Some(DEFAULT_MAX_AGE)
+}
+
+/// Parses an IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`) to Unix seconds.
+pub fn parse_http_date(s: &str) -> Option<u64> {
+    let parts: Vec<&str> = s.split_whitespace().collect();
+    let [_, day, month, year, time, "GMT"] = parts.as_slice() else {
+        return None;
+    };
+    const MONTHS: [&str; 12] = [
+        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+    ];
+    let month = MONTHS.iter().position(|m| m == month)? as i64 + 1;
+    let (day, year): (i64, i64) = (day.parse().ok()?, year.parse().ok()?);
+    let hms: Vec<i64> = time
+        .split(':')
+        .map(|p| p.parse().ok())
+        .collect::<Option<_>>()?;
+    let [h, m, sec] = hms.as_slice() else {
+        return None;
+    };
+    if !(1..=31).contains(&day) || *h > 23 || *m > 59 || *sec > 60 {
+        return None;
+    }
+    // Days from civil date (Howard Hinnant's algorithm).
+    let y = if month <= 2 { year - 1 } else { year };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (month + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + day - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = era * 146_097 + doe - 719_468;
+    u64::try_from(days * 86_400 + h * 3600 + m * 60 + sec).ok()
+}
+
+/// 128-bit FNV-1a: a stable, dependency-free hash for file names.
+fn fnv1a_128(bytes: &[u8]) -> u128 {
+    const OFFSET: u128 = 0x6c62272e07bb014262b821756295c58d;
+    const PRIME: u128 = 0x0000000001000000000000000000013B;
+    bytes
+        .iter()
+        .fold(OFFSET, |h, b| (h ^ u128::from(*b)).wrapping_mul(PRIME))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn temp_dir(name: &str) -> PathBuf {
+        let d = std::env::temp_dir().join(format!(
+            "hydroplot-tile-cache-{name}-{}",
+            std::process::id()
+        ));
+        let _ = fs::remove_dir_all(&d);
+        d
+    }
+
+    fn h(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn keys_stay_inside_the_directory() {
+        let dir = temp_dir("keys");
+        let c = TileCache::open(&dir, DEFAULT_MAX_BYTES).unwrap();
+        for url in ["../../etc/passwd", "http://x/../../a", "/abs/path", "a\0b"] {
+            let p = c.path_for(url);
+            assert_eq!(p.parent(), Some(dir.as_path()));
+            assert_eq!(p.file_name().unwrap().len(), 32 + SUFFIX.len());
+        }
+        assert_ne!(c.path_for("http://t/1/0/0"), c.path_for("http://t/1/0/1"));
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn put_get_expiry_and_no_store() {
+        let dir = temp_dir("rw");
+        let c = TileCache::open(&dir, DEFAULT_MAX_BYTES).unwrap();
+        c.put("http://t/a", &[], b"\x89PNG-a").unwrap();
+        assert_eq!(c.get("http://t/a").as_deref(), Some(&b"\x89PNG-a"[..]));
+        assert_eq!(c.get("http://t/b"), None);
+        c.put(
+            "http://t/stale",
+            &h(&[("cache-control", "public, max-age=0")]),
+            b"x",
+        )
+        .unwrap();
+        assert_eq!(c.get("http://t/stale"), None);
+        c.put(
+            "http://t/private",
+            &h(&[("cache-control", "no-store")]),
+            b"x",
+        )
+        .unwrap();
+        assert!(!c.path_for("http://t/private").exists());
+        // A corrupt entry is a miss, and is replaced by the next put.
+        fs::write(c.path_for("http://t/a"), b"garbage").unwrap();
+        assert_eq!(c.get("http://t/a"), None);
+        c.put("http://t/a", &[], b"new").unwrap();
+        assert_eq!(c.get("http://t/a").as_deref(), Some(&b"new"[..]));
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn symlinks_are_never_followed() {
+        let dir = temp_dir("link");
+        let c = TileCache::open(&dir, DEFAULT_MAX_BYTES).unwrap();
+        let outside = dir.with_extension("outside");
+        fs::write(
+            &outside,
+            format!("{MAGIC}\n{}\nhttp://t/x\nsecret", u64::MAX),
+        )
+        .unwrap();
+        std::os::unix::fs::symlink(&outside, c.path_for("http://t/x")).unwrap();
+        assert_eq!(c.get("http://t/x"), None);
+        c.put("http://t/x", &[], b"tile").unwrap();
+        assert_eq!(
+            fs::read_to_string(&outside).unwrap().ends_with("secret"),
+            true,
+            "target untouched"
+        );
+        assert_eq!(c.get("http://t/x").as_deref(), Some(&b"tile"[..]));
+        fs::remove_file(&outside).unwrap();
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn eviction_removes_least_recently_used_first() {
+        let dir = temp_dir("evict");
+        let c = TileCache::open(&dir, 3_000).unwrap();
+        let body = vec![7u8; 900];
+        for (i, url) in ["http://t/0", "http://t/1", "http://t/2", "http://t/3"]
+            .iter()
+            .enumerate()
+        {
+            c.put(url, &[], &body).unwrap();
+            let f = File::options().write(true).open(c.path_for(url)).unwrap();
+            f.set_modified(UNIX_EPOCH + Duration::from_secs(1_000_000 + i as u64))
+                .unwrap();
+        }
+        // Using entry 0 makes it the most recent.
+        assert!(c.get("http://t/0").is_some());
+        assert!(c.evict() > 0);
+        assert!(c.get("http://t/1").is_none() && c.get("http://t/2").is_none());
+        assert!(c.get("http://t/0").is_some() && c.get("http://t/3").is_some());
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn cache_headers() {
+        let now = 784_111_777; // Sun, 06 Nov 1994 08:49:37 GMT
+        assert_eq!(parse_http_date("Sun, 06 Nov 1994 08:49:37 GMT"), Some(now));
+        assert_eq!(parse_http_date("yesterday"), None);
+        assert_eq!(max_age(&[], now), Some(DEFAULT_MAX_AGE));
+        assert_eq!(
+            max_age(&h(&[("cache-control", "max-age=3600")]), now),
+            Some(Duration::from_secs(3600))
+        );
+        let exp = h(&[("expires", "Sun, 06 Nov 1994 09:49:37 GMT")]);
+        assert_eq!(max_age(&exp, now), Some(Duration::from_secs(3600)));
+        let both = h(&[
+            ("cache-control", "max-age=60"),
+            ("expires", "Sun, 06 Nov 1994 09:49:37 GMT"),
+        ]);
+        assert_eq!(max_age(&both, now), Some(Duration::from_secs(60)));
+        assert_eq!(max_age(&h(&[("expires", "0")]), now), Some(Duration::ZERO));
+        assert_eq!(max_age(&h(&[("cache-control", "no-store")]), now), None);
+    }
+}
