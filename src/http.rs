@@ -541,7 +541,8 @@ pub fn with_query(base: &str, params: &[(&str, &str)]) -> String {
     url
 }
 
-/// Percent-encodes one URL path segment or query component (RFC 3986 unreserved kept).
+/// Percent-encodes one URL path segment or query component (RFC 3986
+/// unreserved characters and `,` kept, so bboxes read `bbox=x,y,x,y` as the spec writes them).
 pub fn encode_component(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     encode_into(&mut out, s);
@@ -550,7 +551,7 @@ pub fn encode_component(s: &str) -> String {
 
 fn encode_into(out: &mut String, s: &str) {
     for b in s.bytes() {
-        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~' | b',') {
             out.push(b as char);
         } else {
             out.push_str(&format!("%{b:02X}"));

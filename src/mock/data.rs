@@ -1,0 +1,215 @@
+//! The mock's data: the layers of `tests/data/yahara_sample.gpkg` and
+//! `tests/data/new_hope.gpkg` (in that order), with properties as the real
+//! fabric service sends them, loaded once per process.
+
+use crate::collection::Collection;
+use crate::feature::Feature;
+use crate::gpkg::GeoPackage;
+use crate::{Error, Result};
+use once_cell::sync::OnceCell;
+use serde_json::Value;
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::Arc;
+
+/// The GeoPackages served, relative to the crate root.
+pub const GEOPACKAGES: &[&str] = &["tests/data/yahara_sample.gpkg", "tests/data/new_hope.gpkg"];
+
+/// The collections the mock fabric service serves.
+pub const SERVED: &[Collection] = &[
+    Collection::FlowlineNetwork,
+    Collection::Catchment,
+    Collection::Waterbody,
+    Collection::Area,
+    Collection::FlowlineNonNetwork,
+];
+
+/// Catchment feature ids are server row ids, as in the real service (whose
+/// `catchment_point_lookup.json` has id 2310647 for featureid 22879275):
+/// this base plus the row's position.
+pub const CATCHMENT_ROW_ID_BASE: i64 = 2_300_000;
+
+/// Synthetic linked-data features of the sources the GeoPackages do not hold
+/// (`huc12pp`, `wqp`): (source, id, comid). Each answers a point at the
+/// downstream end of that comid's flowline.
+pub const SYNTHETIC_FEATURES: &[(&str, &str, i64)] = &[
+    // Yahara River at East Main Street, Madison: 110+ flowlines upstream.
+    ("huc12pp", "070900020602", 13293750),
+    // Yahara River at McFarland (below Lake Waubesa): 251 flowlines upstream.
+    ("huc12pp", "070900020603", 13293970),
+    // Spring (Dorn) Creek near Waunakee: a small headwater basin.
+    ("wqp", "WIDNR_WQX-10031166", 13294176),
+    ("wqp", "USGS-05427718", 13293456),
+];
+
+/// One served feature with its precomputed bounding box.
+#[derive(Debug, Clone)]
+pub struct Item {
+    /// The feature as the service sends it (id, wire-typed properties, geometry).
+    pub feature: Feature,
+    /// `[xmin, ymin, xmax, ymax]` of the geometry.
+    pub bbox: Option<[f64; 4]>,
+}
+
+/// All layers of both GeoPackages, with lookups by comid.
+#[derive(Debug)]
+pub struct Data {
+    layers: HashMap<Collection, Vec<Item>>,
+    gages: Vec<Feature>,
+    flowline_by_comid: HashMap<i64, usize>,
+    catchment_by_comid: HashMap<i64, usize>,
+    /// hydroseq -> indexes of the flowlines draining into it (their dnhydroseq).
+    tributaries: HashMap<i64, Vec<usize>>,
+}
+
+static SHARED: OnceCell<std::result::Result<Arc<Data>, Error>> = OnceCell::new();
+
+impl Data {
+    /// The data, loaded on first use and shared by every mock server of the process.
+    pub fn shared() -> Result<Arc<Data>> {
+        SHARED.get_or_init(|| Data::load().map(Arc::new)).clone()
+    }
+
+    /// Reads both GeoPackages.
+    pub fn load() -> Result<Data> {
+        let mut layers: HashMap<Collection, Vec<Item>> = HashMap::new();
+        let mut gages = Vec::new();
+        for file in GEOPACKAGES {
+            let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(file);
+            let gpkg = GeoPackage::open(&path).map_err(|e| e.context("mock data"))?;
+            for &collection in SERVED {
+                if !gpkg.has_layer(collection) {
+                    continue;
+                }
+                let items = layers.entry(collection).or_default();
+                for feature in gpkg.read_all(collection)? {
+                    let row = items.len() as i64;
+                    items.push(to_wire(collection, feature, row));
+                }
+            }
+            if gpkg.has_layer(Collection::Gage) {
+                gages.extend(gpkg.read_all(Collection::Gage)?);
+            }
+        }
+        let index_by = |c: Collection, key: &str| -> HashMap<i64, usize> {
+            let items = layers.get(&c).map(Vec::as_slice).unwrap_or_default();
+            items
+                .iter()
+                .enumerate()
+                .filter_map(|(i, it)| Some((it.feature.get_i64(key)?, i)))
+                .collect()
+        };
+        let flowline_by_comid = index_by(Collection::FlowlineNetwork, "comid");
+        let catchment_by_comid = index_by(Collection::Catchment, "featureid");
+        let mut tributaries: HashMap<i64, Vec<usize>> = HashMap::new();
+        for (i, it) in layers
+            .get(&Collection::FlowlineNetwork)
+            .into_iter()
+            .flatten()
+            .enumerate()
+        {
+            if let Some(dn) = it.feature.get_i64("dnhydroseq").filter(|&d| d != 0) {
+                tributaries.entry(dn).or_default().push(i);
+            }
+        }
+        Ok(Data {
+            layers,
+            gages,
+            flowline_by_comid,
+            catchment_by_comid,
+            tributaries,
+        })
+    }
+
+    /// The features of a served collection, in data order.
+    pub fn layer(&self, collection: Collection) -> &[Item] {
+        self.layers
+            .get(&collection)
+            .map(Vec::as_slice)
+            .unwrap_or_default()
+    }
+
+    /// The network flowline `comid`.
+    pub fn flowline(&self, comid: i64) -> Option<&Feature> {
+        let i = *self.flowline_by_comid.get(&comid)?;
+        Some(&self.layer(Collection::FlowlineNetwork)[i].feature)
+    }
+
+    /// The catchment of `comid`.
+    pub fn catchment(&self, comid: i64) -> Option<&Feature> {
+        let i = *self.catchment_by_comid.get(&comid)?;
+        Some(&self.layer(Collection::Catchment)[i].feature)
+    }
+
+    /// `comid` and every flowline upstream of it (X drains to Y when
+    /// `X.dnhydroseq == Y.hydroseq`), breadth first; empty for an unknown comid.
+    pub fn upstream(&self, comid: i64) -> Vec<i64> {
+        let flowlines = self.layer(Collection::FlowlineNetwork);
+        let Some(&start) = self.flowline_by_comid.get(&comid) else {
+            return Vec::new();
+        };
+        let mut seen = vec![false; flowlines.len()];
+        let mut queue = std::collections::VecDeque::from([start]);
+        seen[start] = true;
+        let mut out = Vec::new();
+        while let Some(i) = queue.pop_front() {
+            let f = &flowlines[i].feature;
+            out.extend(f.get_i64("comid"));
+            let Some(hydroseq) = f.get_i64("hydroseq") else {
+                continue;
+            };
+            for &t in self.tributaries.get(&hydroseq).into_iter().flatten() {
+                if !std::mem::replace(&mut seen[t], true) {
+                    queue.push_back(t);
+                }
+            }
+        }
+        out
+    }
+
+    /// The gage whose `source_fea` is `site_no` (e.g. `05427718`).
+    pub fn gage(&self, site_no: &str) -> Option<&Feature> {
+        self.gages
+            .iter()
+            .find(|g| g.get_str("source_fea") == Some(site_no))
+    }
+}
+
+/// Properties the real service sends as JSON integers, per collection; every
+/// other number is sent as a float (`streamorde` 3.0, `hydroseq` 510042379.0),
+/// as in `flowline_items_comid_13293454.json` and `waterbody_items_comid.json`.
+fn integer_properties(collection: Collection) -> &'static [&'static str] {
+    match collection {
+        Collection::FlowlineNetwork | Collection::FlowlineNonNetwork => {
+            &["objectid", "comid", "fcode", "wbareacomi"]
+        }
+        Collection::Waterbody | Collection::Area => &["objectid", "comid", "fcode", "onoffnet"],
+        Collection::Catchment => &["featureid", "gridcode"],
+        Collection::Gage => &[],
+    }
+}
+
+/// The feature as the service sends it: wire number types, no GeoPackage
+/// bookkeeping columns, `id` = comid (catchments: a row id).
+fn to_wire(collection: Collection, mut feature: Feature, row: i64) -> Item {
+    let ints = integer_properties(collection);
+    feature.properties.retain(|k, _| k != "fid" && k != "geom");
+    for (key, value) in feature.properties.iter_mut() {
+        let Value::Number(n) = value else { continue };
+        let wire = if ints.contains(&key.as_str()) {
+            crate::feature::value_as_i64(value).map(Value::from)
+        } else {
+            n.as_f64()
+                .and_then(|f| serde_json::Number::from_f64(f).map(Value::Number))
+        };
+        if let Some(wire) = wire {
+            *value = wire;
+        }
+    }
+    feature.id = match collection {
+        Collection::Catchment => Some(Value::from(CATCHMENT_ROW_ID_BASE + row)),
+        _ => feature.get_i64("comid").map(Value::from),
+    };
+    let bbox = feature.bbox();
+    Item { feature, bbox }
+}

@@ -1,0 +1,455 @@
+//! The mock fabric service (pygeoapi): `GET` and `POST`
+//! `/fabric/pygeoapi/collections/{collection}/items`, with the envelope of
+//! `flowline_items_comid_13293454.json` (numberMatched, numberReturned,
+//! links with `next`, timeStamp).
+//!
+//! Query: `bbox`, `filter` (CQL2 text `<property> <op> <value>`), `limit`
+//! (default 10, clamped to the server's maximum), `offset`, `properties`,
+//! `skipGeometry`, `sortby` (`prop`, `+prop`, `-prop`; stable), property
+//! equality (`comid=13293454`, as pygeoapi allows); `f` and `filter-lang`
+//! are ignored. A POST body is a CQL2-JSON `in` filter on an integer property.
+
+use super::data::{Data, Item};
+use super::http::{Reply, Request};
+use crate::collection::Collection;
+use crate::http::with_query;
+use geo::{Intersects, Point, Rect};
+use serde_json::{json, Map, Value};
+use std::cmp::Ordering;
+use std::collections::HashSet;
+
+/// pygeoapi's default `limit`.
+const DEFAULT_LIMIT: usize = 10;
+
+/// Query parameters that are not property filters.
+const RESERVED: &[&str] = &[
+    "bbox",
+    "filter",
+    "filter-lang",
+    "limit",
+    "offset",
+    "properties",
+    "skipGeometry",
+    "sortby",
+    "f",
+    "bbox-crs",
+];
+
+/// The collection behind a service collection id, both naming schemes.
+fn collection_named(name: &str) -> Option<(Collection, &'static str)> {
+    Some(match name {
+        "nhdflowline_network" | "flowline_network" => (
+            Collection::FlowlineNetwork,
+            "NHDPlusV2 NHD Flowline Network",
+        ),
+        "catchmentsp" => (Collection::Catchment, "NHDPlusV2 Catchmentsp Features"),
+        "nhdwaterbody" => (Collection::Waterbody, "NHDPlusV2 NHD Waterbodies"),
+        "nhdarea" => (Collection::Area, "NHDPlusV2 NHD Area"),
+        "nhdflowline_nonnetwork" => (
+            Collection::FlowlineNonNetwork,
+            "NHDPlusV2 NHD Flowline Non-Network",
+        ),
+        _ => return None,
+    })
+}
+
+/// A comparison of one property with a value.
+struct Comparison {
+    property: String,
+    op: &'static str,
+    value: Value,
+}
+
+impl Comparison {
+    fn matches(&self, props: &Map<String, Value>) -> bool {
+        let Some(actual) = props.get(&self.property) else {
+            return false;
+        };
+        let ordering = match (actual.as_f64(), number_of(&self.value)) {
+            (Some(a), Some(b)) => a.partial_cmp(&b),
+            _ => match (actual.as_str(), self.value.as_str()) {
+                (Some(a), Some(b)) => Some(a.cmp(b)),
+                _ => None,
+            },
+        };
+        let Some(o) = ordering else { return false };
+        match self.op {
+            ">" => o == Ordering::Greater,
+            ">=" => o != Ordering::Less,
+            "<" => o == Ordering::Less,
+            "<=" => o != Ordering::Greater,
+            "=" => o == Ordering::Equal,
+            _ => o != Ordering::Equal, // "<>"
+        }
+    }
+}
+
+fn number_of(v: &Value) -> Option<f64> {
+    v.as_f64().or_else(|| v.as_str()?.trim().parse().ok())
+}
+
+/// The parsed request.
+struct Query {
+    bbox: Option<[f64; 4]>,
+    comparisons: Vec<Comparison>,
+    ids: Option<(String, HashSet<i64>)>,
+    limit: usize,
+    offset: usize,
+    properties: Option<Vec<String>>,
+    skip_geometry: bool,
+    sortby: Option<(String, bool)>,
+}
+
+/// Answers one items request on `collection` (the service collection id).
+pub(super) fn items(
+    name: &str,
+    request: &Request,
+    data: &Data,
+    base_url: &str,
+    max_limit: usize,
+) -> Reply {
+    let Some((collection, title)) = collection_named(name) else {
+        return Reply::ogc_error(404, "NotFound", format!("Collection {name:?} not found"));
+    };
+    let items = data.layer(collection);
+    let known: HashSet<&str> = items
+        .first()
+        .map(|i| i.feature.properties.keys().map(String::as_str).collect())
+        .unwrap_or_default();
+    let query = match parse_query(request, &known, max_limit) {
+        Ok(q) => q,
+        Err(why) => return Reply::ogc_error(400, "InvalidParameterValue", why),
+    };
+    let mut matched: Vec<&Item> = items.iter().filter(|item| selects(&query, item)).collect();
+    if let Some((property, descending)) = &query.sortby {
+        matched.sort_by(|a, b| {
+            let o = compare_values(
+                a.feature.properties.get(property),
+                b.feature.properties.get(property),
+            );
+            if *descending {
+                o.reverse()
+            } else {
+                o
+            }
+        });
+    }
+    let page: Vec<Value> = matched
+        .iter()
+        .skip(query.offset)
+        .take(query.limit)
+        .map(|item| feature_json(item, &query))
+        .collect();
+    let self_url = format!("{base_url}{}", request.path);
+    let pairs: Vec<(&str, &str)> = request
+        .query
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.as_str()))
+        .collect();
+    let self_pairs = with_param(&pairs, "f", "json");
+    let mut links = vec![json!({
+        "type": "application/geo+json", "rel": "self", "title": "This document as GeoJSON",
+        "href": with_query(&self_url, &self_pairs),
+    })];
+    if query.offset + query.limit < matched.len() {
+        let next = (query.offset + query.limit).to_string();
+        links.push(json!({
+            "type": "application/geo+json", "rel": "next", "title": "items (next)",
+            "href": with_query(&self_url, &with_param(&self_pairs, "offset", &next)),
+        }));
+    }
+    links.push(json!({
+        "type": "application/json", "title": title, "rel": "collection",
+        "href": format!("{base_url}/fabric/pygeoapi/collections/{name}"),
+    }));
+    Reply::json(
+        200,
+        "application/geo+json",
+        &json!({
+            "type": "FeatureCollection",
+            "features": page,
+            "numberMatched": matched.len(),
+            "numberReturned": page.len(),
+            "links": links,
+            "timeStamp": timestamp(),
+        }),
+    )
+}
+
+/// The query pairs with `name` set to `value` (replacing or appending).
+fn with_param<'a>(
+    pairs: &[(&'a str, &'a str)],
+    name: &'a str,
+    value: &'a str,
+) -> Vec<(&'a str, &'a str)> {
+    let mut out: Vec<(&str, &str)> = pairs
+        .iter()
+        .map(|&(k, v)| (k, if k == name { value } else { v }))
+        .collect();
+    if !pairs.iter().any(|(k, _)| *k == name) {
+        out.push((name, value));
+    }
+    out
+}
+
+fn parse_query(
+    request: &Request,
+    known: &HashSet<&str>,
+    max_limit: usize,
+) -> Result<Query, String> {
+    let property = |p: &str| -> Result<String, String> {
+        let p = p.trim().to_ascii_lowercase();
+        if known.contains(p.as_str()) {
+            Ok(p)
+        } else {
+            Err(format!("unknown property {p:?}"))
+        }
+    };
+    let int = |name: &str, default: usize| -> Result<usize, String> {
+        request.param(name).map_or(Ok(default), |v| {
+            v.trim()
+                .parse()
+                .map_err(|_| format!("{name} must be a whole number, got {v:?}"))
+        })
+    };
+    let limit = int("limit", DEFAULT_LIMIT)?;
+    if limit == 0 {
+        return Err("limit must be at least 1".into());
+    }
+    let bbox = match request.param("bbox") {
+        None => None,
+        Some(v) => {
+            let n: Vec<f64> = v
+                .split(',')
+                .map(|s| s.trim().parse::<f64>())
+                .collect::<Result<_, _>>()
+                .map_err(|_| format!("bad bbox {v:?}"))?;
+            match n.as_slice() {
+                [a, b, c, d] if a <= c && b <= d => Some([*a, *b, *c, *d]),
+                _ => return Err(format!("bbox must be xmin,ymin,xmax,ymax, got {v:?}")),
+            }
+        }
+    };
+    let mut comparisons = Vec::new();
+    if let Some(filter) = request.param("filter") {
+        comparisons.push(parse_comparison(filter, &property)?);
+    }
+    for (k, v) in &request.query {
+        if !RESERVED.contains(&k.as_str()) && known.contains(k.to_ascii_lowercase().as_str()) {
+            comparisons.push(Comparison {
+                property: k.to_ascii_lowercase(),
+                op: "=",
+                value: Value::String(v.clone()),
+            });
+        }
+    }
+    let ids = if request.method == "POST" {
+        Some(parse_in(&request.body, &property)?)
+    } else {
+        None
+    };
+    let properties = request
+        .param("properties")
+        .map(|v| {
+            v.split(',')
+                .filter(|s| !s.is_empty())
+                .map(|p| property(p))
+                .collect::<Result<Vec<_>, _>>()
+        })
+        .transpose()?;
+    let sortby = request
+        .param("sortby")
+        .map(|v| {
+            let (desc, name) = match v.strip_prefix('-') {
+                Some(rest) => (true, rest),
+                None => (false, v.strip_prefix('+').unwrap_or(v)),
+            };
+            property(name).map(|p| (p, desc))
+        })
+        .transpose()?;
+    Ok(Query {
+        bbox,
+        comparisons,
+        ids,
+        limit: limit.min(max_limit),
+        offset: int("offset", 0)?,
+        properties,
+        skip_geometry: request
+            .param("skipGeometry")
+            .is_some_and(|v| v.eq_ignore_ascii_case("true")),
+        sortby,
+    })
+}
+
+/// `streamorde > 1`, `streamorde >= 2`, `gnis_name = 'Yahara River'`.
+fn parse_comparison(
+    filter: &str,
+    property: &dyn Fn(&str) -> Result<String, String>,
+) -> Result<Comparison, String> {
+    let (at, op) = ["<>", ">=", "<=", ">", "<", "="]
+        .iter()
+        .filter_map(|op| filter.find(op).map(|i| (i, *op)))
+        .min_by_key(|(i, op)| (*i, std::cmp::Reverse(op.len())))
+        .ok_or_else(|| {
+            format!("unsupported CQL2 filter {filter:?}: expected <property> <op> <value>")
+        })?;
+    let raw = filter[at + op.len()..].trim();
+    let value = match raw.parse::<f64>() {
+        Ok(n) => json!(n),
+        Err(_) if raw.len() >= 2 && raw.starts_with('\'') && raw.ends_with('\'') => {
+            json!(raw[1..raw.len() - 1])
+        }
+        Err(_) => {
+            return Err(format!(
+                "unsupported CQL2 filter value {raw:?} in {filter:?}"
+            ))
+        }
+    };
+    Ok(Comparison {
+        property: property(&filter[..at])?,
+        op,
+        value,
+    })
+}
+
+/// `{"op":"in","args":[{"property":"comid"},[1,2,3]]}`.
+fn parse_in(
+    body: &[u8],
+    property: &dyn Fn(&str) -> Result<String, String>,
+) -> Result<(String, HashSet<i64>), String> {
+    let doc: Value =
+        serde_json::from_slice(body).map_err(|e| format!("the request body is not JSON: {e}"))?;
+    if doc.get("op").and_then(Value::as_str) != Some("in") {
+        return Err("only the CQL2-JSON \"in\" operator is supported".into());
+    }
+    let args = doc
+        .get("args")
+        .and_then(Value::as_array)
+        .filter(|a| a.len() == 2)
+        .ok_or("\"in\" needs two args")?;
+    let name = args[0]
+        .get("property")
+        .and_then(Value::as_str)
+        .ok_or("the first arg must be {\"property\": ...}")?;
+    let ids = args[1]
+        .as_array()
+        .ok_or("the second arg must be an array")?
+        .iter()
+        .map(|v| crate::feature::value_as_i64(v).ok_or_else(|| format!("{v} is not an integer id")))
+        .collect::<Result<_, _>>()?;
+    Ok((property(name)?, ids))
+}
+
+fn selects(query: &Query, item: &Item) -> bool {
+    let props = &item.feature.properties;
+    if let Some((property, ids)) = &query.ids {
+        if !props
+            .get(property)
+            .and_then(crate::feature::value_as_i64)
+            .is_some_and(|id| ids.contains(&id))
+        {
+            return false;
+        }
+    }
+    if !query.comparisons.iter().all(|c| c.matches(props)) {
+        return false;
+    }
+    let Some(b) = query.bbox else { return true };
+    let (Some(ib), Some(geometry)) = (item.bbox, item.feature.geometry.as_ref()) else {
+        return false;
+    };
+    if ib[0] > b[2] || ib[2] < b[0] || ib[1] > b[3] || ib[3] < b[1] {
+        return false;
+    }
+    if b[0] == b[2] && b[1] == b[3] {
+        geometry.intersects(&Point::new(b[0], b[1]))
+    } else {
+        geometry.intersects(&Rect::new((b[0], b[1]), (b[2], b[3])))
+    }
+}
+
+fn compare_values(a: Option<&Value>, b: Option<&Value>) -> Ordering {
+    match (a, b) {
+        (Some(Value::Number(x)), Some(Value::Number(y))) => x
+            .as_f64()
+            .partial_cmp(&y.as_f64())
+            .unwrap_or(Ordering::Equal),
+        (Some(Value::String(x)), Some(Value::String(y))) => x.cmp(y),
+        (None | Some(Value::Null), Some(_)) => Ordering::Greater,
+        (Some(_), None | Some(Value::Null)) => Ordering::Less,
+        _ => Ordering::Equal,
+    }
+}
+
+fn feature_json(item: &Item, query: &Query) -> Value {
+    let props: Map<String, Value> = match &query.properties {
+        Some(keep) => item
+            .feature
+            .properties
+            .iter()
+            .filter(|(k, _)| keep.contains(k))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect(),
+        None => item.feature.properties.clone(),
+    };
+    let geometry = match (&item.feature.geometry, query.skip_geometry) {
+        (Some(g), false) => json!(geojson::Geometry::new(geojson::GeometryValue::from(g))),
+        _ => Value::Null,
+    };
+    json!({"type": "Feature", "properties": props, "id": item.feature.id, "geometry": geometry})
+}
+
+/// Now as pygeoapi writes it: `2026-05-27T16:24:06.485736Z`.
+fn timestamp() -> String {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default();
+    let (days, secs) = ((now.as_secs() / 86_400) as i64, now.as_secs() % 86_400);
+    // Civil date from days since 1970-01-01 (H. Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{:06}Z",
+        secs / 3600,
+        secs / 60 % 60,
+        secs % 60,
+        now.subsec_micros()
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn filters_parse_with_two_character_operators_first() {
+        let known = |p: &str| Ok(p.trim().to_string());
+        let c = parse_comparison("streamorde >= 2", &known).unwrap();
+        assert_eq!(
+            (c.property.as_str(), c.op, c.value.as_f64()),
+            ("streamorde", ">=", Some(2.0))
+        );
+        let c = parse_comparison("streamorde > 1", &known).unwrap();
+        assert_eq!(c.op, ">");
+        let mut p = Map::new();
+        p.insert("streamorde".into(), json!(2.0));
+        assert!(c.matches(&p));
+        p.insert("streamorde".into(), json!(1.0));
+        assert!(!c.matches(&p));
+        assert!(parse_comparison("streamorde", &known).is_err());
+    }
+
+    #[test]
+    fn timestamps_look_like_pygeoapi() {
+        let t = timestamp();
+        assert_eq!(t.len(), "2026-05-27T16:24:06.485736Z".len());
+        assert!(t.starts_with("20") && t.ends_with('Z'));
+    }
+}

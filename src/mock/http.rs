@@ -1,0 +1,417 @@
+//! The mock's HTTP/1.1 server on std::net: a thread per connection,
+//! keep-alive, `Content-Length` bodies, request logging and fault injection.
+
+use super::{FaultKind, LoggedRequest, Shared};
+use serde_json::{json, Value};
+use std::io::{ErrorKind, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+/// Largest request head accepted.
+const MAX_HEAD: usize = 64 * 1024;
+/// Largest request body accepted.
+const MAX_BODY: usize = 16 * 1024 * 1024;
+/// How often idle connections check whether the server is stopping.
+const POLL: Duration = Duration::from_millis(100);
+
+/// A parsed request.
+pub(super) struct Request {
+    pub method: String,
+    /// Percent-decoded path.
+    pub path: String,
+    /// Raw query string.
+    pub raw_query: String,
+    /// Decoded query pairs in order.
+    pub query: Vec<(String, String)>,
+    pub body: Vec<u8>,
+}
+
+impl Request {
+    /// The first query parameter named `name`.
+    pub fn param(&self, name: &str) -> Option<&str> {
+        self.query
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+/// An answer.
+pub(super) struct Reply {
+    pub status: u16,
+    pub content_type: &'static str,
+    pub headers: Vec<(&'static str, String)>,
+    pub body: Vec<u8>,
+}
+
+impl Reply {
+    /// A JSON answer.
+    pub fn json(status: u16, content_type: &'static str, value: &Value) -> Reply {
+        Reply {
+            status,
+            content_type,
+            headers: Vec::new(),
+            body: value.to_string().into_bytes(),
+        }
+    }
+
+    /// An error in the index service's style: `{"type":"error","description":...}`.
+    pub fn error(status: u16, description: impl Into<String>) -> Reply {
+        Reply::json(
+            status,
+            "application/json",
+            &json!({"type": "error", "description": description.into()}),
+        )
+    }
+
+    /// An error in pygeoapi's style: `{"code":...,"description":...}`.
+    pub fn ogc_error(status: u16, code: &str, description: impl Into<String>) -> Reply {
+        Reply::json(
+            status,
+            "application/json",
+            &json!({"code": code, "description": description.into()}),
+        )
+    }
+}
+
+/// Accepts connections until the server stops.
+pub(super) fn spawn_acceptor(listener: TcpListener, shared: Arc<Shared>) -> JoinHandle<()> {
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            if shared.stop.load(Ordering::SeqCst) {
+                break;
+            }
+            let Ok(stream) = stream else { continue };
+            let shared = shared.clone();
+            std::thread::spawn(move || serve_connection(stream, &shared));
+        }
+    })
+}
+
+/// Serves requests on one connection until it closes, errs or the server stops.
+fn serve_connection(mut stream: TcpStream, shared: &Shared) {
+    let _ = stream.set_read_timeout(Some(POLL));
+    let _ = stream.set_nodelay(true);
+    let mut buffer = Vec::new();
+    loop {
+        let Some((request, keep_alive)) = read_request(&mut stream, &mut buffer, shared) else {
+            return;
+        };
+        let target = if request.raw_query.is_empty() {
+            request.path.clone()
+        } else {
+            format!("{}?{}", request.path, request.raw_query)
+        };
+        shared
+            .requests
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(LoggedRequest {
+                method: request.method.clone(),
+                path: request.path.clone(),
+                query: request.raw_query.clone(),
+                body: String::from_utf8_lossy(&request.body).into_owned(),
+            });
+        let fault = shared.take_fault(&target);
+        let reply = match &fault {
+            Some(FaultKind::Status(status)) => {
+                Reply::error(*status, format!("injected fault: HTTP {status} for {}", request.path))
+            }
+            Some(FaultKind::TooManyRequests { retry_after_s }) => {
+                let mut r = Reply::error(429, "injected fault: too many requests");
+                r.headers.push(("Retry-After", retry_after_s.to_string()));
+                r
+            }
+            Some(FaultKind::Html) => Reply {
+                status: 200,
+                content_type: "text/html; charset=utf-8",
+                headers: Vec::new(),
+                body: b"<!DOCTYPE html><html><body><h1>Service temporarily unavailable</h1></body></html>".to_vec(),
+            },
+            Some(FaultKind::DropConnection) => return,
+            Some(FaultKind::Slow(d)) => {
+                std::thread::sleep(*d);
+                route(&request, shared)
+            }
+            _ => route(&request, shared),
+        };
+        let written = match fault {
+            Some(FaultKind::TruncatedBody) => {
+                let half = reply.body.len() / 2;
+                write_reply(
+                    &mut stream,
+                    &reply,
+                    reply.body.len(),
+                    &reply.body[..half],
+                    false,
+                );
+                return;
+            }
+            Some(FaultKind::WrongContentLength) => {
+                write_reply(
+                    &mut stream,
+                    &reply,
+                    reply.body.len() / 2,
+                    &reply.body,
+                    false,
+                );
+                return;
+            }
+            _ => write_reply(
+                &mut stream,
+                &reply,
+                reply.body.len(),
+                &reply.body,
+                keep_alive,
+            ),
+        };
+        if !(written && keep_alive) {
+            return;
+        }
+    }
+}
+
+/// Dispatches to the endpoint modules by path prefix.
+fn route(request: &Request, shared: &Shared) -> Reply {
+    let path = request.path.as_str();
+    let max_limit = shared.max_limit.load(Ordering::Relaxed);
+    if let Some(rest) = path.strip_prefix("/nldi/linked-data/") {
+        return only(request, "GET", || {
+            super::index::linked_data(rest, request, &shared.data, &shared.base_url)
+        });
+    }
+    if path == "/nldi/pygeoapi/processes/nldi-flowtrace/execution"
+        || path == "/nldi/processes/index-flowtrace/execution"
+    {
+        return only(request, "POST", || {
+            super::flowtrace::execute(request, &shared.data)
+        });
+    }
+    if let Some(rest) = path.strip_prefix("/fabric/pygeoapi/collections/") {
+        if let Some(collection) = rest.strip_suffix("/items") {
+            return match request.method.as_str() {
+                "GET" | "POST" => super::fabric::items(
+                    collection,
+                    request,
+                    &shared.data,
+                    &shared.base_url,
+                    max_limit,
+                ),
+                _ => method_not_allowed(request),
+            };
+        }
+    }
+    if let Some(rest) = path.strip_prefix("/tiles/") {
+        return only(request, "GET", || super::tiles::tile(rest));
+    }
+    Reply::error(404, format!("no such resource: {path}"))
+}
+
+fn only(request: &Request, method: &str, answer: impl FnOnce() -> Reply) -> Reply {
+    if request.method == method {
+        answer()
+    } else {
+        method_not_allowed(request)
+    }
+}
+
+fn method_not_allowed(request: &Request) -> Reply {
+    Reply::error(
+        405,
+        format!(
+            "method {} is not allowed on {}",
+            request.method, request.path
+        ),
+    )
+}
+
+/// Reads one request; `None` when the connection closed, broke, sent garbage
+/// (answered with 400 first) or the server is stopping.
+fn read_request(
+    stream: &mut TcpStream,
+    buffer: &mut Vec<u8>,
+    shared: &Shared,
+) -> Option<(Request, bool)> {
+    let head_end = loop {
+        if let Some(i) = find(buffer, b"\r\n\r\n") {
+            break i;
+        }
+        if buffer.len() > MAX_HEAD {
+            bad_request(stream, "the request head is too large");
+            return None;
+        }
+        fill(stream, buffer, shared)?;
+    };
+    let head = String::from_utf8_lossy(&buffer[..head_end]).into_owned();
+    let mut lines = head.split("\r\n");
+    let mut parts = lines.next()?.split(' ');
+    let (Some(method), Some(target), Some(version)) = (parts.next(), parts.next(), parts.next())
+    else {
+        bad_request(stream, "malformed request line");
+        return None;
+    };
+    let mut content_length = 0usize;
+    let mut keep_alive = version == "HTTP/1.1";
+    for line in lines {
+        let Some((name, value)) = line.split_once(':') else {
+            continue;
+        };
+        let (name, value) = (name.trim().to_ascii_lowercase(), value.trim());
+        match name.as_str() {
+            "content-length" => match value.parse() {
+                Ok(n) if n <= MAX_BODY => content_length = n,
+                _ => {
+                    bad_request(stream, "bad or too large Content-Length");
+                    return None;
+                }
+            },
+            "connection" => keep_alive = !value.eq_ignore_ascii_case("close"),
+            "transfer-encoding" => {
+                bad_request(
+                    stream,
+                    "chunked request bodies are not supported by the mock",
+                );
+                return None;
+            }
+            _ => {}
+        }
+    }
+    let body_start = head_end + 4;
+    while buffer.len() < body_start + content_length {
+        fill(stream, buffer, shared)?;
+    }
+    let body = buffer[body_start..body_start + content_length].to_vec();
+    buffer.drain(..body_start + content_length);
+    let (raw_path, raw_query) = target.split_once('?').unwrap_or((target, ""));
+    let request = Request {
+        method: method.to_string(),
+        path: percent_decode(raw_path, false),
+        raw_query: raw_query.to_string(),
+        query: raw_query
+            .split('&')
+            .filter(|p| !p.is_empty())
+            .map(|p| {
+                let (k, v) = p.split_once('=').unwrap_or((p, ""));
+                (percent_decode(k, true), percent_decode(v, true))
+            })
+            .collect(),
+        body,
+    };
+    Some((request, keep_alive))
+}
+
+/// Reads more bytes; `None` on EOF, error or stop.
+fn fill(stream: &mut TcpStream, buffer: &mut Vec<u8>, shared: &Shared) -> Option<()> {
+    let mut chunk = [0u8; 16 * 1024];
+    loop {
+        if shared.stop.load(Ordering::SeqCst) {
+            return None;
+        }
+        match stream.read(&mut chunk) {
+            Ok(0) => return None,
+            Ok(n) => {
+                buffer.extend_from_slice(&chunk[..n]);
+                return Some(());
+            }
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    ErrorKind::WouldBlock | ErrorKind::TimedOut | ErrorKind::Interrupted
+                ) => {}
+            Err(_) => return None,
+        }
+    }
+}
+
+fn bad_request(stream: &mut TcpStream, why: &str) {
+    let reply = Reply::error(400, why);
+    write_reply(stream, &reply, reply.body.len(), &reply.body, false);
+}
+
+/// Writes the status line, headers with `Content-Length: declared`, and `body`.
+fn write_reply(
+    stream: &mut TcpStream,
+    reply: &Reply,
+    declared: usize,
+    body: &[u8],
+    keep_alive: bool,
+) -> bool {
+    let reason = match reply.status {
+        200 => "OK",
+        400 => "Bad Request",
+        404 => "Not Found",
+        405 => "Method Not Allowed",
+        408 => "Request Timeout",
+        429 => "Too Many Requests",
+        500 => "Internal Server Error",
+        502 => "Bad Gateway",
+        503 => "Service Unavailable",
+        504 => "Gateway Timeout",
+        _ => "Status",
+    };
+    let mut head = format!(
+        "HTTP/1.1 {} {reason}\r\nContent-Type: {}\r\nContent-Length: {declared}\r\nConnection: {}\r\n",
+        reply.status,
+        reply.content_type,
+        if keep_alive { "keep-alive" } else { "close" }
+    );
+    for (name, value) in &reply.headers {
+        head.push_str(&format!("{name}: {value}\r\n"));
+    }
+    head.push_str("\r\n");
+    stream
+        .write_all(head.as_bytes())
+        .and_then(|_| stream.write_all(body))
+        .and_then(|_| stream.flush())
+        .is_ok()
+}
+
+fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
+    haystack.windows(needle.len()).position(|w| w == needle)
+}
+
+/// Decodes `%XX` (and `+` as space in query components); bad escapes stay as they are.
+fn percent_decode(s: &str, plus_is_space: bool) -> String {
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'%' if i + 2 < bytes.len() => {
+                let hex = |b: u8| (b as char).to_digit(16).map(|d| d as u8);
+                match (hex(bytes[i + 1]), hex(bytes[i + 2])) {
+                    (Some(high), Some(low)) => {
+                        out.push(high * 16 + low);
+                        i += 3;
+                        continue;
+                    }
+                    _ => out.push(b'%'),
+                }
+            }
+            b'+' if plus_is_space => out.push(b' '),
+            b => out.push(b),
+        }
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::percent_decode;
+
+    #[test]
+    fn query_components_decode() {
+        assert_eq!(
+            percent_decode("streamorde%20%3E%202", true),
+            "streamorde > 2"
+        );
+        assert_eq!(percent_decode("a+b%2C", true), "a b,");
+        assert_eq!(percent_decode("a+b", false), "a+b");
+        assert_eq!(percent_decode("100%", true), "100%");
+        assert_eq!(percent_decode("%zz", true), "%zz");
+    }
+}
