@@ -133,3 +133,282 @@ fn gage_by_site_number() {
     assert!(matches!(gage.geometry, Some(geo::Geometry::Point(_))));
     assert_eq!(g.gage("00000000").unwrap(), None);
 }
+
+/// A scratch directory of this test process, removed when dropped.
+struct Scratch(PathBuf);
+
+impl Scratch {
+    fn new(name: &str) -> Scratch {
+        let dir =
+            std::env::temp_dir().join(format!("hydroplot-gpkg-{}-{name}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        Scratch(dir)
+    }
+
+    fn join(&self, file: &str) -> PathBuf {
+        self.0.join(file)
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// The upstream subset of 13293970: flowlines and catchments.
+fn subset() -> (Vec<Feature>, Vec<Feature>) {
+    let g = yahara();
+    let ids = upstream(&g.read_topology().unwrap(), 13293970);
+    (
+        g.read_by_ids(Collection::FlowlineNetwork, &ids).unwrap(),
+        g.read_by_ids(Collection::Catchment, &ids).unwrap(),
+    )
+}
+
+#[test]
+fn round_trip_keeps_features_and_attributes() {
+    let (flowlines, catchments) = subset();
+    let dir = Scratch::new("round_trip");
+    let path = dir.join("out.gpkg");
+    gpkg::write(
+        &path,
+        &[
+            ("NHDFlowline_Network", &flowlines),
+            ("CatchmentSP", &catchments),
+        ],
+        false,
+    )
+    .unwrap();
+    let back = GeoPackage::open(&path).unwrap();
+    let again = back.read_all(Collection::FlowlineNetwork).unwrap();
+    assert_eq!(again.len(), 251);
+    for (a, b) in flowlines.iter().zip(&again) {
+        assert_eq!(a.geometry, b.geometry);
+        assert_eq!(a.properties, b.properties);
+    }
+    assert_eq!(back.read_all(Collection::Catchment).unwrap().len(), 250);
+    // The written R-tree answers bbox queries like the source's.
+    let bbox = [-89.56684, 42.99816, -89.24681, 43.17192];
+    assert_eq!(
+        back.read_bbox(Collection::FlowlineNetwork, bbox)
+            .unwrap()
+            .len(),
+        yahara()
+            .read_bbox(Collection::FlowlineNetwork, bbox)
+            .unwrap()
+            .iter()
+            .filter(|f| flowlines.contains(f))
+            .count()
+    );
+    // Topology reads back too (hydroseq was REAL in the source, still integral).
+    assert_eq!(back.read_topology().unwrap().len(), 251);
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    let ids: (i64, i64) = conn
+        .query_row(
+            "SELECT * FROM pragma_application_id, pragma_user_version",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap();
+    assert_eq!(ids, (0x4750_4B47, 10200));
+    let srs: Vec<i64> = conn
+        .prepare("SELECT srs_id FROM gpkg_spatial_ref_sys ORDER BY srs_id")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    assert_eq!(srs, [-1, 0, 4269, 4326]);
+    let (ty, comid_ty): (String, String) = conn
+        .query_row("SELECT (SELECT type FROM pragma_table_info('NHDFlowline_Network') WHERE name = 'lengthkm'), (SELECT type FROM pragma_table_info('NHDFlowline_Network') WHERE name = 'comid')", [], |r| Ok((r.get(0)?, r.get(1)?)))
+        .unwrap();
+    assert_eq!((ty.as_str(), comid_ty.as_str()), ("REAL", "INTEGER"));
+    let indexed: i64 = conn
+        .query_row("SELECT count(*) FROM rtree_CatchmentSP_geom", [], |r| {
+            r.get(0)
+        })
+        .unwrap();
+    assert_eq!(indexed, 250);
+}
+
+#[test]
+fn write_refuses_bad_paths_and_existing_files() {
+    let dir = Scratch::new("refuse");
+    let (flowlines, _) = subset();
+    let layers: &[(&str, &[Feature])] = &[("NHDFlowline_Network", &flowlines[..3])];
+    assert!(matches!(
+        gpkg::write(&dir.join("out.sqlite"), layers, true),
+        Err(Error::InvalidArgument(_))
+    ));
+    let path = dir.join("out.gpkg");
+    std::fs::write(&path, b"keep me").unwrap();
+    assert!(matches!(
+        gpkg::write(&path, layers, false),
+        Err(Error::Exists(_))
+    ));
+    assert_eq!(std::fs::read(&path).unwrap(), b"keep me");
+    gpkg::write(&path, layers, true).unwrap();
+    assert_eq!(
+        GeoPackage::open(&path)
+            .unwrap()
+            .read_all(Collection::FlowlineNetwork)
+            .unwrap()
+            .len(),
+        3
+    );
+    // A failure half-way (a layer name SQLite cannot take) leaves nothing behind.
+    let failed = dir.join("failed.gpkg");
+    assert!(gpkg::write(
+        &failed,
+        &[("ok", &flowlines[..1]), ("bad\0name", &flowlines[..1])],
+        true
+    )
+    .is_err());
+    let mut left: Vec<String> = std::fs::read_dir(&dir.0)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    left.sort();
+    assert_eq!(left, ["out.gpkg"]);
+}
+
+#[test]
+fn writing_over_the_open_source_keeps_the_source_readable() {
+    let dir = Scratch::new("same_path");
+    let path = dir.join("source.gpkg");
+    std::fs::copy(data("yahara_sample.gpkg"), &path).unwrap();
+    let source = GeoPackage::open(&path).unwrap();
+    let flowlines = source
+        .read_by_ids(Collection::FlowlineNetwork, &[13293970, 13294312])
+        .unwrap();
+    gpkg::write(&path, &[("NHDFlowline_Network", &flowlines)], true).unwrap();
+    // The open handle still reads the old file; the path now holds the new one.
+    assert_eq!(source.read_all(Collection::Catchment).unwrap().len(), 266);
+    assert_eq!(
+        GeoPackage::open(&path)
+            .unwrap()
+            .read_all(Collection::FlowlineNetwork)
+            .unwrap()
+            .len(),
+        2
+    );
+}
+
+#[test]
+fn broken_files_give_clear_errors() {
+    let dir = Scratch::new("broken");
+    assert!(matches!(
+        GeoPackage::open(&dir.join("missing.gpkg")),
+        Err(Error::Io(_))
+    ));
+    let text = dir.join("text.gpkg");
+    std::fs::write(
+        &text,
+        b"this is not a database, just some text ".repeat(100),
+    )
+    .unwrap();
+    let e = GeoPackage::open(&text).unwrap_err();
+    assert!(
+        matches!(&e, Error::Gpkg(m) if m.contains("is not a GeoPackage")),
+        "{e}"
+    );
+    // A truncated copy: the header survives, the pages do not.
+    let bytes = std::fs::read(data("yahara_sample.gpkg")).unwrap();
+    let truncated = dir.join("truncated.gpkg");
+    std::fs::write(&truncated, &bytes[..bytes.len() / 3]).unwrap();
+    let result = GeoPackage::open(&truncated).and_then(|g| g.read_all(Collection::FlowlineNetwork));
+    assert!(matches!(&result, Err(Error::Gpkg(_))), "{result:?}");
+    // Plain SQLite without GeoPackage tables.
+    let plain = dir.join("plain.gpkg");
+    rusqlite::Connection::open(&plain)
+        .unwrap()
+        .execute_batch("CREATE TABLE t (x)")
+        .unwrap();
+    let e = GeoPackage::open(&plain).unwrap_err();
+    assert!(
+        matches!(&e, Error::Gpkg(m) if m.contains("no gpkg_contents")),
+        "{e}"
+    );
+    // A GeoPackage without the flowline layer.
+    let no_flowlines = dir.join("no_flowlines.gpkg");
+    gpkg::write(&no_flowlines, &[("CatchmentSP", &[])], true).unwrap();
+    let g = GeoPackage::open(&no_flowlines).unwrap();
+    assert!(!g.has_layer(Collection::FlowlineNetwork) && g.has_layer(Collection::Catchment));
+    let e = g.read_topology().unwrap_err();
+    assert!(
+        matches!(&e, Error::Gpkg(m) if m.contains("no NHDFlowline_Network layer")),
+        "{e}"
+    );
+    // A geometry blob with a bad header.
+    let bad_blob = dir.join("bad_blob.gpkg");
+    std::fs::copy(data("yahara_sample.gpkg"), &bad_blob).unwrap();
+    rusqlite::Connection::open(&bad_blob)
+        .unwrap()
+        .execute_batch("DROP TRIGGER rtree_Gage_geom_update1; DROP TRIGGER rtree_Gage_geom_update2; DROP TRIGGER rtree_Gage_geom_update3; DROP TRIGGER rtree_Gage_geom_update4; UPDATE Gage SET geom = X'4750000FE8100000' WHERE fid = 1")
+        .unwrap();
+    let e = GeoPackage::open(&bad_blob)
+        .unwrap()
+        .read_all(Collection::Gage)
+        .unwrap_err();
+    assert!(
+        matches!(&e, Error::Gpkg(m) if m.contains("layer Gage, feature 1") && m.contains("envelope kind 7")),
+        "{e}"
+    );
+}
+
+#[test]
+fn ogrinfo_reads_written_files() {
+    if std::process::Command::new("ogrinfo")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        eprintln!("skipped: ogrinfo (GDAL, Debian gdal-bin) is not installed");
+        return;
+    }
+    let (flowlines, catchments) = subset();
+    let dir = Scratch::new("ogrinfo");
+    let path = dir.join("plot.gpkg");
+    gpkg::write(
+        &path,
+        &[
+            ("flowline", &flowlines),
+            ("catchment", &catchments),
+            ("outlets", &[]),
+        ],
+        true,
+    )
+    .unwrap();
+    let out = std::process::Command::new("ogrinfo")
+        .args(["-ro", "-so", "-al"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        String::from_utf8_lossy(&out.stderr).trim().is_empty(),
+        "ogrinfo warned: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let layers: Vec<&str> = text
+        .lines()
+        .filter_map(|l| l.strip_prefix("Layer name: "))
+        .collect();
+    assert_eq!(layers, ["flowline", "catchment", "outlets"]);
+    let counts: Vec<&str> = text
+        .lines()
+        .filter_map(|l| l.strip_prefix("Feature Count: "))
+        .collect();
+    assert_eq!(counts, ["251", "250", "0"]);
+    assert!(
+        text.contains("ID[\"EPSG\",4269]") || text.contains("AUTHORITY[\"EPSG\",\"4269\"]"),
+        "{text}"
+    );
+}

@@ -1,11 +1,458 @@
-//! Writing layers to a new GeoPackage.
+//! Writing layers to a new GeoPackage 1.2 file in NAD83 (EPSG:4269).
+//!
+//! The file is built under a temporary name in the target's directory and
+//! renamed over the target only once complete, so a failure leaves no partial
+//! file and writing over the GeoPackage being read (even while it is open)
+//! never destroys it.
 
-use std::path::Path;
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
 
-use crate::feature::Feature;
-use crate::Result;
+use rusqlite::types::Value as Sql;
+use rusqlite::{params, Connection};
+use serde_json::Value;
 
-/// Writes `layers` (table name, features in NAD83 lon/lat) to a new GeoPackage.
-pub fn write(_path: &Path, _layers: &[(&str, &[Feature])], _overwrite: bool) -> Result<()> {
-    todo!()
+use super::blob;
+use super::layer::quote;
+use crate::feature::{bbox_of, Feature};
+use crate::{Error, Result};
+
+/// The SRS every layer is written in.
+const SRS_ID: i32 = 4269;
+/// `PRAGMA application_id` of a GeoPackage: "GPKG".
+const APPLICATION_ID: i32 = 0x4750_4B47;
+/// `PRAGMA user_version` of GeoPackage 1.2.0.
+const USER_VERSION: i32 = 10200;
+/// The name of the geometry column of every layer.
+const GEOM: &str = "geom";
+
+const NAD83_WKT: &str = r#"GEOGCS["NAD83",DATUM["North_American_Datum_1983",SPHEROID["GRS 1980",6378137,298.257222101,AUTHORITY["EPSG","7019"]],AUTHORITY["EPSG","6269"]],PRIMEM["Greenwich",0,AUTHORITY["EPSG","8901"]],UNIT["degree",0.0174532925199433,AUTHORITY["EPSG","9122"]],AXIS["Latitude",NORTH],AXIS["Longitude",EAST],AUTHORITY["EPSG","4269"]]"#;
+const WGS84_WKT: &str = r#"GEOGCS["WGS 84",DATUM["WGS_1984",SPHEROID["WGS 84",6378137,298.257223563,AUTHORITY["EPSG","7030"]],AUTHORITY["EPSG","6326"]],PRIMEM["Greenwich",0,AUTHORITY["EPSG","8901"]],UNIT["degree",0.0174532925199433,AUTHORITY["EPSG","9122"]],AXIS["Latitude",NORTH],AXIS["Longitude",EAST],AUTHORITY["EPSG","4326"]]"#;
+
+/// The mandatory tables of GeoPackage 1.2 (section 1.1), as the standard gives them.
+const SCHEMA: &str = "
+CREATE TABLE gpkg_spatial_ref_sys (srs_name TEXT NOT NULL, srs_id INTEGER NOT NULL PRIMARY KEY,
+  organization TEXT NOT NULL, organization_coordsys_id INTEGER NOT NULL, definition TEXT NOT NULL,
+  description TEXT);
+CREATE TABLE gpkg_contents (table_name TEXT NOT NULL PRIMARY KEY, data_type TEXT NOT NULL,
+  identifier TEXT UNIQUE, description TEXT DEFAULT '',
+  last_change DATETIME NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ','now')),
+  min_x DOUBLE, min_y DOUBLE, max_x DOUBLE, max_y DOUBLE, srs_id INTEGER,
+  CONSTRAINT fk_gc_r_srs_id FOREIGN KEY (srs_id) REFERENCES gpkg_spatial_ref_sys(srs_id));
+CREATE TABLE gpkg_geometry_columns (table_name TEXT NOT NULL, column_name TEXT NOT NULL,
+  geometry_type_name TEXT NOT NULL, srs_id INTEGER NOT NULL, z TINYINT NOT NULL, m TINYINT NOT NULL,
+  CONSTRAINT pk_geom_cols PRIMARY KEY (table_name, column_name),
+  CONSTRAINT uk_gc_table_name UNIQUE (table_name),
+  CONSTRAINT fk_gc_tn FOREIGN KEY (table_name) REFERENCES gpkg_contents(table_name),
+  CONSTRAINT fk_gc_srs FOREIGN KEY (srs_id) REFERENCES gpkg_spatial_ref_sys (srs_id));
+CREATE TABLE gpkg_tile_matrix_set (table_name TEXT NOT NULL PRIMARY KEY, srs_id INTEGER NOT NULL,
+  min_x DOUBLE NOT NULL, min_y DOUBLE NOT NULL, max_x DOUBLE NOT NULL, max_y DOUBLE NOT NULL,
+  CONSTRAINT fk_gtms_table_name FOREIGN KEY (table_name) REFERENCES gpkg_contents(table_name),
+  CONSTRAINT fk_gtms_srs FOREIGN KEY (srs_id) REFERENCES gpkg_spatial_ref_sys (srs_id));
+CREATE TABLE gpkg_tile_matrix (table_name TEXT NOT NULL, zoom_level INTEGER NOT NULL,
+  matrix_width INTEGER NOT NULL, matrix_height INTEGER NOT NULL, tile_width INTEGER NOT NULL,
+  tile_height INTEGER NOT NULL, pixel_x_size DOUBLE NOT NULL, pixel_y_size DOUBLE NOT NULL,
+  CONSTRAINT pk_ttm PRIMARY KEY (table_name, zoom_level),
+  CONSTRAINT fk_tmm_table_name FOREIGN KEY (table_name) REFERENCES gpkg_contents(table_name));
+CREATE TABLE gpkg_extensions (table_name TEXT, column_name TEXT, extension_name TEXT NOT NULL,
+  definition TEXT NOT NULL, scope TEXT NOT NULL,
+  CONSTRAINT ge_tce UNIQUE (table_name, column_name, extension_name));
+";
+
+/// Writes `layers` (table name, features in NAD83 lon/lat) to a new GeoPackage
+/// at `path`, each table with an integer key `fid`, a geometry column `geom`
+/// (SRS EPSG:4269) and one column per property (INTEGER, REAL or TEXT, inferred
+/// from the values; objects and arrays as JSON text), plus an R-tree index.
+///
+/// Errors: `InvalidArgument` when `path` does not end in `.gpkg` or a layer
+/// name is empty, reserved or repeated; `Exists` when the file exists and
+/// `overwrite` is false (the file is left untouched); `Io`/`Gpkg` on failure,
+/// after which no partial file remains.
+pub fn write(path: &Path, layers: &[(&str, &[Feature])], overwrite: bool) -> Result<()> {
+    let is_gpkg = path
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("gpkg"));
+    if !is_gpkg {
+        return Err(Error::InvalidArgument(format!(
+            "The GeoPackage path {} does not end in .gpkg.",
+            path.display()
+        )));
+    }
+    check_names(layers)?;
+    if !overwrite && path.exists() {
+        return Err(Error::Exists(format!(
+            "{} exists and overwrite is off.",
+            path.display()
+        )));
+    }
+    let temp = TempFile::beside(path)?;
+    build(&temp.0, layers).map_err(|e| e.context(&format!("Writing {}", path.display())))?;
+    temp.persist(path, overwrite)
+}
+
+fn check_names(layers: &[(&str, &[Feature])]) -> Result<()> {
+    let mut seen = HashSet::new();
+    for (name, _) in layers {
+        let lower = name.to_ascii_lowercase();
+        if name.trim().is_empty()
+            || lower.starts_with("gpkg_")
+            || lower.starts_with("rtree_")
+            || lower.starts_with("sqlite_")
+        {
+            return Err(Error::InvalidArgument(format!(
+                "\"{name}\" cannot name a GeoPackage layer (empty, or a reserved gpkg_/rtree_/sqlite_ prefix)."
+            )));
+        }
+        if !seen.insert(lower) {
+            return Err(Error::InvalidArgument(format!(
+                "The layer name \"{name}\" is given twice (names are case-insensitive)."
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// A file that is removed when dropped unless persisted.
+struct TempFile(PathBuf);
+
+impl TempFile {
+    /// A fresh, not yet existing name in the directory of `target`.
+    fn beside(target: &Path) -> Result<TempFile> {
+        let dir = match target.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d,
+            _ => Path::new("."),
+        };
+        let stem = target
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        for attempt in 0..100u32 {
+            let candidate = dir.join(format!(".{stem}.{}-{attempt}.tmp", std::process::id()));
+            // create_new reserves the name atomically against other writers.
+            match std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(&candidate)
+            {
+                Ok(_) => return Ok(TempFile(candidate)),
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+                Err(e) => return Err(crate::error::io_error(&candidate, e)),
+            }
+        }
+        Err(Error::Io(format!(
+            "No temporary file name is free in {}.",
+            dir.display()
+        )))
+    }
+
+    /// Moves the file to `target`. Without `overwrite`, a target that appeared
+    /// meanwhile is kept (`Error::Exists`).
+    fn persist(self, target: &Path, overwrite: bool) -> Result<()> {
+        let result = if overwrite {
+            std::fs::rename(&self.0, target).map_err(|e| crate::error::io_error(target, e))
+        } else {
+            // hard_link fails if the target exists, so nothing is clobbered.
+            match std::fs::hard_link(&self.0, target) {
+                Ok(()) => Ok(()),
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Err(Error::Exists(
+                    format!("{} exists and overwrite is off.", target.display()),
+                )),
+                // File systems without hard links: the check above must do.
+                Err(_) => {
+                    std::fs::rename(&self.0, target).map_err(|e| crate::error::io_error(target, e))
+                }
+            }
+        };
+        drop(self); // removes the temporary name if it is still there
+        result
+    }
+}
+
+impl Drop for TempFile {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
+/// Writes the whole GeoPackage into `file` (created empty) in one transaction.
+fn build(file: &Path, layers: &[(&str, &[Feature])]) -> Result<()> {
+    let mut conn = Connection::open(file)?;
+    conn.execute_batch(&format!(
+        "PRAGMA application_id = {APPLICATION_ID}; PRAGMA user_version = {USER_VERSION}; PRAGMA journal_mode = OFF;"
+    ))?;
+    let tx = conn.transaction()?;
+    tx.execute_batch(SCHEMA)?;
+    let srs = [
+        (
+            "Undefined cartesian SRS",
+            -1,
+            "NONE",
+            -1,
+            "undefined",
+            "undefined cartesian coordinate reference system",
+        ),
+        (
+            "Undefined geographic SRS",
+            0,
+            "NONE",
+            0,
+            "undefined",
+            "undefined geographic coordinate reference system",
+        ),
+        (
+            "WGS 84 geodetic",
+            4326,
+            "EPSG",
+            4326,
+            WGS84_WKT,
+            "longitude/latitude coordinates in decimal degrees on the WGS 84 spheroid",
+        ),
+        (
+            "NAD83",
+            4269,
+            "EPSG",
+            4269,
+            NAD83_WKT,
+            "longitude/latitude coordinates in decimal degrees on the NAD83 datum",
+        ),
+    ];
+    for (name, id, org, code, def, desc) in srs {
+        tx.execute(
+            "INSERT INTO gpkg_spatial_ref_sys VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            params![name, id, org, code, def, desc],
+        )?;
+    }
+    for (name, features) in layers {
+        write_layer(&tx, name, features).map_err(|e| e.context(&format!("layer {name}")))?;
+    }
+    tx.commit()?;
+    conn.close().map_err(|(_, e)| Error::from(e))?;
+    std::fs::File::open(file)
+        .and_then(|f| f.sync_all())
+        .map_err(|e| crate::error::io_error(file, e))
+}
+
+/// The SQLite type of a property column.
+#[derive(Clone, Copy, PartialEq, Debug)]
+enum ColumnType {
+    Integer,
+    Real,
+    Text,
+}
+
+impl ColumnType {
+    fn of(v: &Value) -> Option<ColumnType> {
+        match v {
+            Value::Null => None,
+            Value::Bool(_) => Some(ColumnType::Integer),
+            Value::Number(n) if n.is_i64() => Some(ColumnType::Integer),
+            Value::Number(_) => Some(ColumnType::Real),
+            _ => Some(ColumnType::Text),
+        }
+    }
+
+    /// The narrowest type holding both.
+    fn join(self, other: ColumnType) -> ColumnType {
+        use ColumnType::*;
+        match (self, other) {
+            (a, b) if a == b => a,
+            (Integer, Real) | (Real, Integer) => Real,
+            _ => Text,
+        }
+    }
+
+    fn sql(self) -> &'static str {
+        match self {
+            ColumnType::Integer => "INTEGER",
+            ColumnType::Real => "REAL",
+            ColumnType::Text => "TEXT",
+        }
+    }
+
+    fn value(self, v: &Value) -> Sql {
+        match (self, v) {
+            (_, Value::Null) => Sql::Null,
+            (ColumnType::Integer, Value::Bool(b)) => Sql::Integer(i64::from(*b)),
+            (ColumnType::Integer, Value::Number(n)) => n.as_i64().map_or(Sql::Null, Sql::Integer),
+            (ColumnType::Real, Value::Number(n)) => n.as_f64().map_or(Sql::Null, Sql::Real),
+            (_, Value::String(s)) => Sql::Text(s.clone()),
+            (_, other) => Sql::Text(other.to_string()),
+        }
+    }
+}
+
+/// Property columns in the order of the property maps, with their inferred types. The key
+/// and geometry column names are taken, so properties called `fid` or `geom`
+/// (any case) are not written.
+fn columns(features: &[Feature]) -> Vec<(String, ColumnType)> {
+    let mut cols: Vec<(String, Option<ColumnType>)> = Vec::new();
+    let mut index = std::collections::HashMap::new();
+    for f in features {
+        for (k, v) in &f.properties {
+            let lower = k.to_ascii_lowercase();
+            if lower == "fid" || lower == GEOM {
+                continue;
+            }
+            let i = *index.entry(lower).or_insert_with(|| {
+                cols.push((k.clone(), None));
+                cols.len() - 1
+            });
+            if let Some(t) = ColumnType::of(v) {
+                cols[i].1 = Some(cols[i].1.map_or(t, |c| c.join(t)));
+            }
+        }
+    }
+    cols.into_iter()
+        .map(|(k, t)| (k, t.unwrap_or(ColumnType::Text)))
+        .collect()
+}
+
+/// The declared geometry type of a layer: the common type, else GEOMETRY.
+fn layer_type(features: &[Feature]) -> &'static str {
+    let mut types = features
+        .iter()
+        .filter_map(|f| f.geometry.as_ref())
+        .map(blob::type_name);
+    match types.next() {
+        Some(first) if types.all(|t| t == first) => first,
+        _ => "GEOMETRY",
+    }
+}
+
+fn write_layer(tx: &rusqlite::Transaction, name: &str, features: &[Feature]) -> Result<()> {
+    let cols = columns(features);
+    let (table, rtree) = (quote(name), quote(&format!("rtree_{name}_{GEOM}")));
+    let gtype = layer_type(features);
+    let defs: String = cols
+        .iter()
+        .map(|(c, t)| format!(", {} {}", quote(c), t.sql()))
+        .collect();
+    tx.execute_batch(&format!(
+        "CREATE TABLE {table} (fid INTEGER PRIMARY KEY AUTOINCREMENT NOT NULL, {GEOM} {gtype}{defs});
+         CREATE VIRTUAL TABLE {rtree} USING rtree(id, minx, maxx, miny, maxy);"
+    ))?;
+    let bbox = bbox_of(features);
+    tx.execute(
+        "INSERT INTO gpkg_contents (table_name, data_type, identifier, min_x, min_y, max_x, max_y, srs_id)
+         VALUES (?1, 'features', ?1, ?2, ?3, ?4, ?5, ?6)",
+        params![name, bbox.map(|b| b[0]), bbox.map(|b| b[1]), bbox.map(|b| b[2]), bbox.map(|b| b[3]), SRS_ID],
+    )?;
+    tx.execute(
+        "INSERT INTO gpkg_geometry_columns VALUES (?1, ?2, ?3, ?4, 0, 0)",
+        params![name, GEOM, gtype, SRS_ID],
+    )?;
+    tx.execute(
+        "INSERT INTO gpkg_extensions VALUES (?1, ?2, 'gpkg_rtree_index', 'http://www.geopackage.org/spec120/#extension_rtree', 'write-only')",
+        params![name, GEOM],
+    )?;
+    let placeholders: String = (0..cols.len()).map(|i| format!(", ?{}", i + 3)).collect();
+    let names: String = cols
+        .iter()
+        .map(|(c, _)| format!(", {}", quote(c)))
+        .collect();
+    let mut insert = tx.prepare(&format!(
+        "INSERT INTO {table} (fid, {GEOM}{names}) VALUES (?1, ?2{placeholders})"
+    ))?;
+    let mut index = tx.prepare(&format!("INSERT INTO {rtree} VALUES (?1, ?2, ?3, ?4, ?5)"))?;
+    for (i, f) in features.iter().enumerate() {
+        let fid = i as i64 + 1;
+        let mut values = vec![
+            Sql::Integer(fid),
+            f.geometry
+                .as_ref()
+                .map_or(Sql::Null, |g| Sql::Blob(blob::write(g, SRS_ID))),
+        ];
+        for (c, t) in &cols {
+            values.push(f.properties.get(c).map_or(Sql::Null, |v| t.value(v)));
+        }
+        insert.execute(rusqlite::params_from_iter(values))?;
+        // No bounding box for NULL or empty geometries: they stay out of the index.
+        if let Some(b) = f.bbox() {
+            index.execute(params![fid, b[0], b[2], b[1], b[3]])?;
+        }
+    }
+    tx.execute_batch(&rtree_triggers(name))?;
+    Ok(())
+}
+
+/// The six R-tree maintenance triggers of GeoPackage 1.2 (extension F.3),
+/// created after the explicit fill: they call ST_* functions that only
+/// GeoPackage-aware SQLite builds (GDAL, SpatiaLite) provide.
+fn rtree_triggers(name: &str) -> String {
+    let (t, r) = (quote(name), quote(&format!("rtree_{name}_{GEOM}")));
+    let trigger = |suffix: &str| quote(&format!("rtree_{name}_{GEOM}_{suffix}"));
+    let g = quote(GEOM);
+    let bounds =
+        format!("NEW.fid, ST_MinX(NEW.{g}), ST_MaxX(NEW.{g}), ST_MinY(NEW.{g}), ST_MaxY(NEW.{g})");
+    format!(
+        "CREATE TRIGGER {ins} AFTER INSERT ON {t} WHEN (new.{g} NOT NULL AND NOT ST_IsEmpty(NEW.{g}))
+           BEGIN INSERT OR REPLACE INTO {r} VALUES ({bounds}); END;
+         CREATE TRIGGER {u1} AFTER UPDATE OF {g} ON {t} WHEN OLD.fid = NEW.fid AND (NEW.{g} NOTNULL AND NOT ST_IsEmpty(NEW.{g}))
+           BEGIN INSERT OR REPLACE INTO {r} VALUES ({bounds}); END;
+         CREATE TRIGGER {u2} AFTER UPDATE OF {g} ON {t} WHEN OLD.fid = NEW.fid AND (NEW.{g} ISNULL OR ST_IsEmpty(NEW.{g}))
+           BEGIN DELETE FROM {r} WHERE id = OLD.fid; END;
+         CREATE TRIGGER {u3} AFTER UPDATE ON {t} WHEN OLD.fid != NEW.fid AND (NEW.{g} NOTNULL AND NOT ST_IsEmpty(NEW.{g}))
+           BEGIN DELETE FROM {r} WHERE id = OLD.fid; INSERT OR REPLACE INTO {r} VALUES ({bounds}); END;
+         CREATE TRIGGER {u4} AFTER UPDATE ON {t} WHEN OLD.fid != NEW.fid AND (NEW.{g} ISNULL OR ST_IsEmpty(NEW.{g}))
+           BEGIN DELETE FROM {r} WHERE id IN (OLD.fid, NEW.fid); END;
+         CREATE TRIGGER {del} AFTER DELETE ON {t} WHEN old.{g} NOT NULL
+           BEGIN DELETE FROM {r} WHERE id = OLD.fid; END;",
+        ins = trigger("insert"),
+        u1 = trigger("update1"),
+        u2 = trigger("update2"),
+        u3 = trigger("update3"),
+        u4 = trigger("update4"),
+        del = trigger("delete"),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use geo::{line_string, point, Geometry};
+    use serde_json::json;
+
+    #[test]
+    fn column_types_are_inferred_from_all_values() {
+        let f = |p: Value| Feature {
+            properties: p.as_object().unwrap().clone(),
+            ..Default::default()
+        };
+        let features = [
+            f(json!({"comid": 1, "len": 1, "name": "a", "mix": 1, "none": null, "FID": 3})),
+            f(json!({"comid": 2, "len": 2.5, "name": null, "mix": "x", "flag": true})),
+        ];
+        let cols = columns(&features);
+        let mut got: Vec<(&str, ColumnType)> = cols.iter().map(|(c, t)| (c.as_str(), *t)).collect();
+        got.sort_by_key(|(c, _)| *c);
+        use ColumnType::*;
+        assert_eq!(
+            got,
+            [
+                ("comid", Integer),
+                ("flag", Integer),
+                ("len", Real),
+                ("mix", Text),
+                ("name", Text),
+                ("none", Text)
+            ]
+        );
+    }
+
+    #[test]
+    fn mixed_geometry_types_declare_geometry() {
+        let p = |x| Feature {
+            geometry: Some(Geometry::Point(point!(x: x, y: 0.0))),
+            ..Default::default()
+        };
+        assert_eq!(layer_type(&[p(1.0), p(2.0)]), "POINT");
+        let l = Feature {
+            geometry: Some(Geometry::LineString(
+                line_string![(x: 0.0, y: 0.0), (x: 1.0, y: 1.0)],
+            )),
+            ..Default::default()
+        };
+        assert_eq!(layer_type(&[p(1.0), l]), "GEOMETRY");
+        assert_eq!(layer_type(&[]), "GEOMETRY");
+    }
 }
