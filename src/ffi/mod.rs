@@ -18,6 +18,7 @@
 pub mod buffer;
 pub mod context;
 pub mod library;
+pub mod map;
 pub mod status;
 pub mod trace;
 pub mod trace_batch;
