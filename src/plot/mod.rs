@@ -9,6 +9,7 @@ pub mod request;
 mod subset;
 
 pub use data::{Layer, PlotData};
+pub use outlets::site_id;
 pub use request::{CacheSetting, Outlet, PlotRequest};
 
 use crate::context::Context;
@@ -24,11 +25,10 @@ pub fn plot_hydro(ctx: &Context, req: &PlotRequest, map: Option<&mut Map>) -> Re
     if let Some(out) = &req.gpkg {
         check_gpkg_output(out, req.overwrite)?;
     }
-    let subset = match &req.hydro_data {
-        Some(path) => local::subset(ctx, req, path)?,
-        None => download::subset(ctx, req)?,
+    let mut data = match &req.cache {
+        CacheSetting::File(path) => cached_plot_data(ctx, req, path)?,
+        _ => plot_data(ctx, req)?,
     };
-    let mut data = subset.into_plot_data();
     if let Some(out) = &req.gpkg {
         write_gpkg(&data, out, req.overwrite)?;
     }
@@ -55,6 +55,36 @@ pub fn plot_hydro(ctx: &Context, req: &PlotRequest, map: Option<&mut Map>) -> Re
             }
         }
     }
+    Ok(data)
+}
+
+/// Builds the plot data of `req` from its source.
+fn plot_data(ctx: &Context, req: &PlotRequest) -> Result<PlotData> {
+    let subset = match &req.hydro_data {
+        Some(path) => local::subset(ctx, req, path)?,
+        None => download::subset(ctx, req)?,
+    };
+    Ok(subset.into_plot_data())
+}
+
+/// The plot data of `req` from the cache file at `path`, or built and added
+/// to it. Cache trouble is a warning on the result, never a failed plot.
+fn cached_plot_data(ctx: &Context, req: &PlotRequest, path: &std::path::Path) -> Result<PlotData> {
+    let key = crate::cache::request_key(ctx, req)?;
+    let mut warnings = Vec::new();
+    let cache = crate::cache::PlotCache::open(ctx, path, &mut warnings);
+    if let Some(mut hit) = cache.as_ref().and_then(|c| c.get(&key)) {
+        ctx.log(crate::context::LogLevel::Info, &format!("plot data from the cache {}", path.display()));
+        hit.warnings.extend(warnings);
+        return Ok(hit);
+    }
+    let mut data = plot_data(ctx, req)?;
+    if let Some(cache) = &cache {
+        if let Err(e) = cache.put(&key, &data) {
+            warnings.push(ctx.warn(e.to_string()));
+        }
+    }
+    data.warnings.extend(warnings);
     Ok(data)
 }
 

@@ -1,0 +1,131 @@
+//! plot_hydro against the loopback mock services (download mode): the
+//! requests the spec prescribes, and the numbers of the real Yahara data.
+
+use hydroplot::mock::{context, MockServer};
+use hydroplot::plot::{plot_hydro, Layer, Outlet, PlotRequest};
+use hydroplot::Error;
+
+fn data_only(outlets: Vec<Outlet>) -> PlotRequest {
+    PlotRequest { outlets, actually_plot: false, ..Default::default() }
+}
+
+#[test]
+fn upstream_of_13293970_is_251_flowlines_and_250_catchments() {
+    let server = MockServer::start();
+    let ctx = context(&server);
+    let d = plot_hydro(&ctx, &data_only(vec![Outlet::Comid(13293970)]), None).unwrap();
+    assert_eq!(d.layer(Layer::Flowline).len(), 251);
+    assert_eq!(d.layer(Layer::Catchment).len(), 250);
+    assert_eq!(d.layer(Layer::Basin).len(), 1);
+    assert_eq!(d.layer(Layer::Outlets).len(), 1);
+    assert_eq!(d.layer(Layer::Outlets)[0].get_str("type"), Some("comid"));
+    // Requests: one feature lookup and one basin, then one R4 page per layer.
+    let log = server.requests();
+    let paths: Vec<String> = log.iter().map(|r| format!("{} {}?{}", r.method, r.path, r.query)).collect();
+    assert!(paths.contains(&"GET /nldi/linked-data/comid/13293970?".to_string()), "{paths:#?}");
+    assert!(
+        paths.contains(&"GET /nldi/linked-data/comid/13293970/basin?simplify=true&splitCatchment=false".to_string()),
+        "{paths:#?}"
+    );
+    let flowline_pages: Vec<&String> = paths.iter().filter(|p| p.contains("nhdflowline_network/items")).collect();
+    assert_eq!(flowline_pages.len(), 1, "{paths:#?}");
+    assert!(flowline_pages[0].starts_with("GET /fabric/pygeoapi/collections/nhdflowline_network/items?bbox="));
+    assert!(flowline_pages[0].ends_with("&limit=500&offset=0"), "{}", flowline_pages[0]);
+}
+
+#[test]
+fn stream_order_n_sends_the_spec_filter() {
+    let server = MockServer::start();
+    let ctx = context(&server);
+    let mut req = data_only(vec![Outlet::Comid(13293970)]);
+    req.streamorder = Some(3);
+    let d = plot_hydro(&ctx, &req, None).unwrap();
+    let log = server.requests();
+    let page = log.iter().find(|r| r.path.ends_with("nhdflowline_network/items")).unwrap();
+    assert!(page.query.contains("filter=streamorde%20%3E%202"), "{}", page.query);
+    assert!(d.layer(Layer::Flowline).iter().all(|f| f.get_i64("streamorde").unwrap() >= 3));
+    assert!(d.layer(Layer::Flowline).len() < 251);
+}
+
+#[test]
+fn a_gauge_site_gives_the_upstream_set_of_its_comid() {
+    let server = MockServer::start();
+    let ctx = context(&server);
+    let by_site = plot_hydro(&ctx, &data_only(vec![Outlet::Site("05429500".into())]), None).unwrap();
+    let outlet = &by_site.layer(Layer::Outlets)[0];
+    assert_eq!(outlet.get_str("id"), Some("USGS-05429500"));
+    let comid = outlet.get_i64("comid").unwrap();
+    let by_comid = plot_hydro(&ctx, &data_only(vec![Outlet::Comid(comid)]), None).unwrap();
+    assert_eq!(by_site.flowline_comids, by_comid.flowline_comids);
+    assert!(server.requests().iter().any(|r| r.path == "/nldi/linked-data/nwissite/USGS-05429500"));
+}
+
+#[test]
+fn the_integer_comid_set_returns_exactly_those_with_one_post() {
+    let server = MockServer::start();
+    let ctx = context(&server);
+    let set = vec![13293970, 13294312, 13293454];
+    let req = PlotRequest { comid_set: Some(set.clone()), actually_plot: false, ..Default::default() };
+    let d = plot_hydro(&ctx, &req, None).unwrap();
+    let mut got = d.flowline_comids.clone();
+    got.sort();
+    let mut want = set;
+    want.sort();
+    assert_eq!(got, want);
+    let post = server
+        .requests()
+        .into_iter()
+        .find(|r| r.method == "POST" && r.path.ends_with("nhdflowline_network/items"))
+        .unwrap();
+    assert_eq!(post.query, "limit=500&offset=0");
+    let body: serde_json::Value = serde_json::from_str(&post.body).unwrap();
+    assert_eq!(body["op"], "in");
+    assert_eq!(body["args"][0]["property"], "comid");
+    assert_eq!(body["args"][1].as_array().unwrap().len(), 3);
+}
+
+#[test]
+fn a_bbox_over_several_pages_returns_every_feature_once() {
+    let server = MockServer::start();
+    let mut config = context(&server).config.clone();
+    config.set("page_size", "50").unwrap();
+    let ctx = hydroplot::Context::new(config).unwrap();
+    let req = PlotRequest {
+        bbox: Some(([-89.56684, 42.99816, -89.24681, 43.17192], "EPSG:4269".into())),
+        actually_plot: false,
+        flowline_only: Some(true),
+        ..Default::default()
+    };
+    let d = plot_hydro(&ctx, &req, None).unwrap();
+    let mut comids = d.flowline_comids.clone();
+    let n = comids.len();
+    comids.sort();
+    comids.dedup();
+    assert_eq!(comids.len(), n, "duplicates");
+    let pages = server.requests().iter().filter(|r| r.path.ends_with("nhdflowline_network/items")).count();
+    assert_eq!(pages, n.div_ceil(50), "{n} features");
+    assert!(n > 100, "{n}");
+}
+
+#[test]
+fn errors_name_the_outlet() {
+    let server = MockServer::start();
+    let ctx = context(&server);
+    let e = plot_hydro(&ctx, &data_only(vec![Outlet::Comid(1)]), None).err().unwrap();
+    assert!(matches!(e, Error::NotFound { http_status: 404, .. }), "{e}");
+    assert!(e.to_string().contains("comid/1"), "{e}");
+    let sea = Outlet::Point { x: -60.0, y: 30.0, crs: "EPSG:4326".into() };
+    let e = plot_hydro(&ctx, &data_only(vec![sea]), None).err().unwrap();
+    assert!(matches!(e, Error::NotFound { .. }) && e.to_string().contains("no catchment"), "{e}");
+}
+
+#[test]
+fn a_point_outlet_is_looked_up_with_r2() {
+    let server = MockServer::start();
+    let ctx = context(&server);
+    let p = Outlet::Point { x: -89.36, y: 43.09, crs: "EPSG:4326".into() };
+    let d = plot_hydro(&ctx, &data_only(vec![p]), None).unwrap();
+    assert!(!d.flowline_comids.is_empty());
+    let lookup = server.requests().into_iter().find(|r| r.path.ends_with("catchmentsp/items")).unwrap();
+    assert_eq!(lookup.query, "bbox=-89.36,43.09,-89.36,43.09&properties=featureid&skipGeometry=true");
+}
