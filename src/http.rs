@@ -575,7 +575,7 @@ mod tests {
         );
         assert_eq!(
             url,
-            "http://h/fabric/collections/nhdflowline_network/items?bbox=-89.5%2C42.9%2C-89.2%2C43.1&filter=streamorde%20%3E%202&limit=500"
+            "http://h/fabric/collections/nhdflowline_network/items?bbox=-89.5,42.9,-89.2,43.1&filter=streamorde%20%3E%202&limit=500"
         );
         assert_eq!(
             with_query("http://h/x?f=json", &[("a", "é~")]),
