@@ -101,6 +101,49 @@ typedef struct hydroplot_buffer hydroplot_buffer;
 typedef struct hydroplot_context hydroplot_context;
 
 /**
+ * A map in Web Mercator (EPSG:3857) with a basemap, to which layers are
+ * added in call order; the north arrow, scale bar and attribution are drawn
+ * on top when the PNG is made. Created by `hydroplot_map_new` or taken from
+ * plot data with `hydroplot_plot_data_take_map`; freed once with
+ * `hydroplot_map_free`. Not thread-safe: a map may move between threads but
+ * must be used by one thread at a time.
+ */
+typedef struct hydroplot_map hydroplot_map;
+
+/**
+ * The plot data of one `hydroplot_plot` call: layers in NAD83 lon/lat, the
+ * bbox, warnings and the drawn map. Immutable (except
+ * `hydroplot_plot_data_take_map`); may be read from any thread. Free once
+ * with `hydroplot_plot_data_free`; every pointer it hands out dies with it.
+ */
+typedef struct hydroplot_plot_data hydroplot_plot_data;
+
+/**
+ * The parameters of one plot_hydro call. Create with
+ * `hydroplot_plot_request_new`, set what you need, pass to `hydroplot_plot`
+ * (any number of times), free once with `hydroplot_plot_request_free`.
+ * A request is used by one thread at a time while being set; once set it
+ * may be read by many `hydroplot_plot` calls at once.
+ */
+typedef struct hydroplot_plot_request hydroplot_plot_request;
+
+/**
+ * A raindrop trace: 2 LineString features in WGS 84 longitude/latitude, the
+ * flowline portion (index 0, id `upstreamFlowline`, `downstreamFlowline` or
+ * `nhdFlowline`) and the raindrop's path (index 1, id `raindropPath`).
+ * Immutable: read it from any thread. Strings and coordinates it returns are
+ * owned by it and valid until `hydroplot_trace_free`.
+ */
+typedef struct hydroplot_trace hydroplot_trace;
+
+/**
+ * The results of a batch of raindrop traces, one per input point in input
+ * order: a trace or the error of that point. Immutable: read it from any
+ * thread. Free once with `hydroplot_trace_batch_free`.
+ */
+typedef struct hydroplot_trace_batch hydroplot_trace_batch;
+
+/**
  * Receives a log line: `level` 1 error, 2 warning, 3 info, 4 debug;
  * `message` is valid only during the call.
  */
@@ -197,6 +240,490 @@ int32_t hydroplot_last_http_status(void);
  * The static name of a status, e.g. `"HYDROPLOT_ERR_HTTP"`. Never NULL, never free it.
  */
 const char *hydroplot_status_str(enum hydroplot_status status);
+
+/**
+ * Creates a map of the box `xmin, ymin, xmax, ymax` in `crs` (NULL:
+ * `"EPSG:4326"`), fitted with margins into `width_px` x `height_px` pixels
+ * (either 0: 1024 x 768), over the basemap `basemap`: a provider name
+ * (`"Esri.NatGeoWorldMap"`, `"OpenStreetMap"`, `"CartoDB.Positron"`,
+ * `"Esri.WorldImagery"`, `"Esri.WorldTopoMap"`; NULL: the default
+ * `Esri.NatGeoWorldMap`) or `"none"`. The context's `tile_url` overrides the
+ * provider's tiles; tiles are cached in its `tile_cache_dir`.
+ *
+ * Tiles that cannot be fetched are left blank and reported to the log
+ * callback as warnings; they never fail the call. On success `*out` owns
+ * the new map (free with `hydroplot_map_free`); on failure `*out` is not
+ * written. `ctx` is only read, and may be shared with other threads.
+ *
+ * Errors: `HYDROPLOT_ERR_NULL_ARGUMENT` (`ctx`, `out`),
+ * `HYDROPLOT_ERR_INVALID_ARGUMENT` (unknown basemap, empty or inverted box,
+ * a size over 16384 pixels), `HYDROPLOT_ERR_CRS`, `HYDROPLOT_ERR_RENDER`.
+ */
+enum hydroplot_status hydroplot_map_new(const struct hydroplot_context *ctx,
+                                        double xmin,
+                                        double ymin,
+                                        double xmax,
+                                        double ymax,
+                                        const char *crs,
+                                        uint32_t width_px,
+                                        uint32_t height_px,
+                                        const char *basemap,
+                                        struct hydroplot_map **out);
+
+/**
+ * Draws GeoJSON (a geometry, a Feature or a FeatureCollection; `len` bytes
+ * at `geojson`, UTF-8, no NUL needed) given in `crs` (NULL: `"EPSG:4326"`):
+ * the library projects it. Lines and polygon borders in `col` (NULL:
+ * black), polygons filled with `fill` (NULL: not filled), points as R's
+ * `pch = 19`; `lwd` in R line widths (1 = one pixel). Colours as R writes
+ * them: names (`"grey40"`), `"#RRGGBB"`, `"#RRGGBBAA"`, `"NA"` for none.
+ *
+ * Errors: `HYDROPLOT_ERR_NULL_ARGUMENT`, `HYDROPLOT_ERR_INVALID_ARGUMENT`
+ * (unreadable GeoJSON, bad colour or `lwd`), `HYDROPLOT_ERR_CRS`; the map is
+ * unchanged by an invalid argument.
+ */
+enum hydroplot_status hydroplot_map_add_geojson(struct hydroplot_map *map,
+                                                const char *geojson,
+                                                size_t len,
+                                                const char *crs,
+                                                const char *col,
+                                                const char *fill,
+                                                double lwd);
+
+/**
+ * Draws R plotting symbol `pch` (0-25) in colour `col` at (`x`, `y`) in
+ * `crs` (NULL: `"EPSG:4326"`), `cex` times R's default symbol size.
+ *
+ * Errors: `HYDROPLOT_ERR_NULL_ARGUMENT` (`map`, `col`),
+ * `HYDROPLOT_ERR_INVALID_ARGUMENT` (`pch` outside 0-25, bad colour or
+ * `cex`), `HYDROPLOT_ERR_CRS`.
+ */
+enum hydroplot_status hydroplot_map_add_point(struct hydroplot_map *map,
+                                              double x,
+                                              double y,
+                                              const char *crs,
+                                              int32_t pch,
+                                              const char *col,
+                                              double cex);
+
+/**
+ * Draws a raindrop trace: its flowline portion in `flowline_col` and the
+ * raindrop's path in `trace_col`, `lwd` wide. `t` is only read and stays
+ * owned by the caller.
+ *
+ * Errors: `HYDROPLOT_ERR_NULL_ARGUMENT`, `HYDROPLOT_ERR_INVALID_ARGUMENT`
+ * (bad colour or `lwd`).
+ */
+enum hydroplot_status hydroplot_map_add_trace(struct hydroplot_map *map,
+                                              const struct hydroplot_trace *t,
+                                              const char *flowline_col,
+                                              const char *trace_col,
+                                              double lwd);
+
+/**
+ * Encodes the map, with north arrow, scale bar and attribution, as PNG
+ * (8-bit RGBA). On success `*out` owns a new buffer (free with
+ * `hydroplot_buffer_free`); the map is unchanged and can take more layers.
+ */
+enum hydroplot_status hydroplot_map_png(const struct hydroplot_map *map,
+                                        struct hydroplot_buffer **out);
+
+/**
+ * Writes the map as a PNG file at `path` (UTF-8), replacing it atomically:
+ * the bytes go to a temporary file in the same directory, renamed over
+ * `path`, so readers never see a partial file.
+ *
+ * Errors: `HYDROPLOT_ERR_NULL_ARGUMENT`, `HYDROPLOT_ERR_IO` naming the path,
+ * `HYDROPLOT_ERR_RENDER`.
+ */
+enum hydroplot_status hydroplot_map_write_png(const struct hydroplot_map *map, const char *path);
+
+/**
+ * Frees a map. NULL is a no-op. Never free a map twice, nor one taken from
+ * plot data and still drawn on by another thread.
+ */
+void hydroplot_map_free(struct hydroplot_map *map);
+
+/**
+ * Frees plot data (and its map, unless taken). NULL is a no-op. Never free twice.
+ */
+void hydroplot_plot_data_free(struct hydroplot_plot_data *pd);
+
+/**
+ * The number of features of a layer (`outlets`, `flowline`, `basin`,
+ * `catchment`, `network_wtbd`, `off_network_wtbd`, and `nhdarea`,
+ * `flowline_nonnetwork`, `gage`) into `*n`. An unknown layer name gives
+ * `HYDROPLOT_ERR_INVALID_ARGUMENT`.
+ */
+enum hydroplot_status hydroplot_plot_data_layer_count(const struct hydroplot_plot_data *pd,
+                                                      const char *layer,
+                                                      size_t *n);
+
+/**
+ * A layer as an RFC 7946 GeoJSON FeatureCollection (all properties, lower
+ * case names) in `*out`; free it with `hydroplot_buffer_free`.
+ */
+enum hydroplot_status hydroplot_plot_data_layer_geojson(const struct hydroplot_plot_data *pd,
+                                                        const char *layer,
+                                                        struct hydroplot_buffer **out);
+
+/**
+ * The comids of the flowline layer: `*comids` points to `*n` values owned
+ * by `pd`, valid until it is freed.
+ */
+enum hydroplot_status hydroplot_plot_data_flowline_comids(const struct hydroplot_plot_data *pd,
+                                                          const int64_t **comids,
+                                                          size_t *n);
+
+/**
+ * The plot bbox (xmin, ymin, xmax, ymax; NAD83 lon/lat) into the 4 doubles at `out_xmin_ymin_xmax_ymax`.
+ */
+enum hydroplot_status hydroplot_plot_data_bbox(const struct hydroplot_plot_data *pd,
+                                               double *out_xmin_ymin_xmax_ymax);
+
+/**
+ * The drawn map as PNG bytes in `*out` (free with `hydroplot_buffer_free`).
+ * `HYDROPLOT_ERR_RENDER` when nothing was drawn (actually_plot false), the
+ * layers were drawn onto a caller's map (use `hydroplot_map_png`), or the
+ * map was taken.
+ */
+enum hydroplot_status hydroplot_plot_data_png(const struct hydroplot_plot_data *pd,
+                                              struct hydroplot_buffer **out);
+
+/**
+ * Moves the drawn map out of `pd` into `*out`, to keep drawing on it; the
+ * caller owns it (free with `hydroplot_map_free`). `HYDROPLOT_ERR_RENDER`
+ * when `pd` holds no map. Not while other threads read `pd`.
+ */
+enum hydroplot_status hydroplot_plot_data_take_map(struct hydroplot_plot_data *pd,
+                                                   struct hydroplot_map **out);
+
+/**
+ * The number of warnings met while building `pd` (0 when `pd` is NULL).
+ */
+size_t hydroplot_plot_data_warning_count(const struct hydroplot_plot_data *pd);
+
+/**
+ * Warning `i`, owned by `pd` and valid until it is freed; NULL when `i` is
+ * out of range or `pd` is NULL.
+ */
+const char *hydroplot_plot_data_warning(const struct hydroplot_plot_data *pd, size_t i);
+
+/**
+ * A new request with the spec's defaults (no outlets, no bbox, basemap
+ * Esri.NatGeoWorldMap, 1024 x 768, actually_plot and overwrite true).
+ * Never NULL; free it with `hydroplot_plot_request_free`.
+ */
+struct hydroplot_plot_request *hydroplot_plot_request_new(void);
+
+/**
+ * Frees a request. NULL is a no-op. Never free twice.
+ */
+void hydroplot_plot_request_free(struct hydroplot_plot_request *req);
+
+/**
+ * Adds a comid outlet: its upstream tributaries are plotted (outlet form 2).
+ */
+enum hydroplot_status hydroplot_plot_request_add_comid(struct hydroplot_plot_request *req,
+                                                       int64_t comid);
+
+/**
+ * Sets the integer comid set: exactly these flowlines, no upstream
+ * expansion (outlet form 3). `comids` is copied; `n` must be > 0.
+ */
+enum hydroplot_status hydroplot_plot_request_set_comid_set(struct hydroplot_plot_request *req,
+                                                           const int64_t *comids,
+                                                           size_t n);
+
+/**
+ * Adds a gauge site outlet, `"05428500"` (the `USGS-` prefix is added) or
+ * `"USGS-05428500"` (outlet form 4). The string is copied.
+ */
+enum hydroplot_status hydroplot_plot_request_add_site(struct hydroplot_plot_request *req,
+                                                      const char *site_id);
+
+/**
+ * Adds a linked-data feature outlet (outlet form 5): `source` is `comid`,
+ * `nwissite`/`gaugesite`, `huc12pp`, `wqp` or another index source, `id`
+ * its id. Both strings are copied.
+ */
+enum hydroplot_status hydroplot_plot_request_add_feature(struct hydroplot_plot_request *req,
+                                                         const char *source,
+                                                         const char *id);
+
+/**
+ * Adds a point outlet in `crs` (NULL = EPSG:4326): the catchment holding it
+ * and its upstream tributaries are plotted (outlet form 6).
+ */
+enum hydroplot_status hydroplot_plot_request_add_point(struct hydroplot_plot_request *req,
+                                                       double x,
+                                                       double y,
+                                                       const char *crs);
+
+/**
+ * Sets the bbox in `crs` (NULL = EPSG:4326): everything in it is plotted.
+ * Needs xmin < xmax and ymin < ymax, all finite.
+ */
+enum hydroplot_status hydroplot_plot_request_set_bbox(struct hydroplot_plot_request *req,
+                                                      double xmin,
+                                                      double ymin,
+                                                      double xmax,
+                                                      double ymax,
+                                                      const char *crs);
+
+/**
+ * Plots only streams of order >= `min_order` (>= 1); -1 = automatic from
+ * the largest basin's area (the reference's rule, which also turns on
+ * flowline_only unless it was set).
+ */
+enum hydroplot_status hydroplot_plot_request_set_streamorder(struct hydroplot_plot_request *req,
+                                                             int32_t min_order);
+
+/**
+ * Reads a local NHDPlus GeoPackage instead of downloading (`hydro_data`).
+ * The path is copied; the file is opened by `hydroplot_plot`.
+ */
+enum hydroplot_status hydroplot_plot_request_set_hydro_data(struct hydroplot_plot_request *req,
+                                                            const char *gpkg_path);
+
+/**
+ * Writes the subset to a GeoPackage at `out_path`, which must end in `.gpkg`.
+ */
+enum hydroplot_status hydroplot_plot_request_set_gpkg(struct hydroplot_plot_request *req,
+                                                      const char *out_path);
+
+/**
+ * Overwrite the gpkg output when it exists (default true). With false and
+ * an existing file, `hydroplot_plot` fails with `HYDROPLOT_ERR_EXISTS` and
+ * leaves the file untouched.
+ */
+enum hydroplot_status hydroplot_plot_request_set_overwrite(struct hydroplot_plot_request *req,
+                                                           bool overwrite);
+
+/**
+ * Only flowlines are subset and plotted. Unset = automatic: false, unless
+ * stream order is automatic (-1) and the basin is large.
+ */
+enum hydroplot_status hydroplot_plot_request_set_flowline_only(struct hydroplot_plot_request *req,
+                                                               bool flowline_only);
+
+/**
+ * Overrides one style property (plot_config): `element` is `basin`,
+ * `flowline`, `network_wtbd`, `off_network_wtbd` or `outlets.<source>`;
+ * `property` is `lwd`, `col`, `border`, `pch` or `cex`; `value` as in R
+ * (`"blue"`, `"#1f78b4"`, `"grey40"`, `"NA"`, `"2.5"`, `"17"`).
+ */
+enum hydroplot_status hydroplot_plot_request_set_style(struct hydroplot_plot_request *req,
+                                                       const char *element,
+                                                       const char *property,
+                                                       const char *value);
+
+/**
+ * Sets the basemap provider (`Esri.NatGeoWorldMap`, `OpenStreetMap`,
+ * `CartoDB.Positron`, `Esri.WorldImagery`, `Esri.WorldTopoMap`) or `"none"`.
+ */
+enum hydroplot_status hydroplot_plot_request_set_basemap(struct hydroplot_plot_request *req,
+                                                         const char *provider);
+
+/**
+ * Sets the tile zoom level (0..=22), overriding the automatic choice.
+ */
+enum hydroplot_status hydroplot_plot_request_set_zoom(struct hydroplot_plot_request *req,
+                                                      int32_t zoom);
+
+/**
+ * Sets the map size in pixels (each side 16..=16384; default 1024 x 768).
+ */
+enum hydroplot_status hydroplot_plot_request_set_size(struct hydroplot_plot_request *req,
+                                                      uint32_t width_px,
+                                                      uint32_t height_px);
+
+/**
+ * With false, nothing is drawn (no tiles fetched); only the data is built.
+ */
+enum hydroplot_status hydroplot_plot_request_set_actually_plot(struct hydroplot_plot_request *req,
+                                                               bool plot);
+
+/**
+ * Caches the plot data in the file at `path` (`cache_data = path`),
+ * created when absent; entries are keyed by the request.
+ */
+enum hydroplot_status hydroplot_plot_request_set_cache_file(struct hydroplot_plot_request *req,
+                                                            const char *path);
+
+/**
+ * `cache_data = FALSE`: no plot-data cache and no persistent tile cache for this request.
+ */
+enum hydroplot_status hydroplot_plot_request_disable_cache(struct hydroplot_plot_request *req);
+
+/**
+ * Runs plot_hydro. With `map` NULL a new map is drawn and kept in the
+ * result (add = FALSE); with a map, the layers are drawn onto it and no
+ * basemap is fetched (add = TRUE; the map stays the caller's). On success
+ * `*out` owns the plot data; free it with `hydroplot_plot_data_free`.
+ * `ctx` and `req` are only read: many threads may plot at once with them.
+ */
+enum hydroplot_status hydroplot_plot(const struct hydroplot_context *ctx,
+                                     const struct hydroplot_plot_request *req,
+                                     struct hydroplot_map *map,
+                                     struct hydroplot_plot_data **out);
+
+/**
+ * Traces a raindrop from (`x`, `y`) in `crs` (NULL: `"EPSG:4326"`, x =
+ * longitude) with `direction` `"down"` (NULL), `"up"` or `"none"`.
+ * A bad direction, a non-finite or out-of-range point gives
+ * `HYDROPLOT_ERR_INVALID_ARGUMENT` and an unknown CRS `HYDROPLOT_ERR_CRS`,
+ * both before any request; a point outside the service's domain gives
+ * `HYDROPLOT_ERR_HTTP` with the service's description in
+ * `hydroplot_last_error()`; an answer that is not a 2-feature trace gives
+ * `HYDROPLOT_ERR_SERVICE`. On success `*out` owns the trace; free it with
+ * `hydroplot_trace_free`.
+ */
+enum hydroplot_status hydroplot_raindrop_trace(const struct hydroplot_context *ctx,
+                                               double x,
+                                               double y,
+                                               const char *crs,
+                                               const char *direction,
+                                               struct hydroplot_trace **out);
+
+/**
+ * Frees `t` and everything read from it. NULL is a no-op. Never free twice,
+ * and never free a trace borrowed from a `hydroplot_trace_batch`.
+ */
+void hydroplot_trace_free(struct hydroplot_trace *t);
+
+/**
+ * The number of features of `t` (2); 0 when `t` is NULL.
+ */
+size_t hydroplot_trace_len(const struct hydroplot_trace *t);
+
+/**
+ * The id of feature `i` (`"upstreamFlowline"`, ..., `"raindropPath"`; empty
+ * when the service gave none), owned by `t`; NULL when `t` is NULL or `i` is
+ * out of range.
+ */
+const char *hydroplot_trace_id(const struct hydroplot_trace *t, size_t i);
+
+/**
+ * The GNIS name of feature `i`, owned by `t`; NULL when missing (the
+ * raindrop path, an unnamed flowline: the service's `"none"`), when `t` is
+ * NULL or `i` is out of range.
+ */
+const char *hydroplot_trace_gnis_name(const struct hydroplot_trace *t, size_t i);
+
+/**
+ * The 14-digit reach code of feature `i`, owned by `t`; NULL when missing,
+ * when `t` is NULL or `i` is out of range.
+ */
+const char *hydroplot_trace_reachcode(const struct hydroplot_trace *t, size_t i);
+
+/**
+ * Writes the comid of feature `i` to `*out` and returns true; false (and
+ * `*out` untouched) when missing, when `t` or `out` is NULL or `i` is out of range.
+ */
+bool hydroplot_trace_comid(const struct hydroplot_trace *t, size_t i, int64_t *out);
+
+/**
+ * Writes the raindrop path length of feature `i` (metres) to `*out` and
+ * returns true; false as for `hydroplot_trace_comid`.
+ */
+bool hydroplot_trace_raindrop_path_dist(const struct hydroplot_trace *t, size_t i, double *out);
+
+/**
+ * Writes the measure of feature `i` (percent along the flowline) to `*out`
+ * and returns true; false as for `hydroplot_trace_comid` (also when the
+ * service sent `"null"`).
+ */
+bool hydroplot_trace_measure(const struct hydroplot_trace *t, size_t i, double *out);
+
+/**
+ * Writes where the raindrop meets the flowline, longitude then latitude, to
+ * `out_lon_lat[0..2]` and returns 2; returns 0 (and writes nothing) when
+ * feature `i` has none (the raindrop path), when `t` or `out_lon_lat` is NULL
+ * or `i` is out of range.
+ */
+size_t hydroplot_trace_intersection_point(const struct hydroplot_trace *t,
+                                          size_t i,
+                                          double *out_lon_lat);
+
+/**
+ * The vertices of feature `i`, `x0, y0, x1, y1, ...` (longitude, latitude),
+ * owned by `t` and valid until it is freed; `*n_points` (when not NULL)
+ * receives the number of vertices. NULL and `*n_points` = 0 when `t` is NULL,
+ * `i` is out of range or the line has no vertex.
+ */
+const double *hydroplot_trace_coords(const struct hydroplot_trace *t, size_t i, size_t *n_points);
+
+/**
+ * Writes the bounding box of every vertex of `t`, `xmin, ymin, xmax, ymax`
+ * (longitude/latitude), to `out[0..4]`.
+ */
+enum hydroplot_status hydroplot_trace_bbox(const struct hydroplot_trace *t, double *out);
+
+/**
+ * `t` as a GeoJSON FeatureCollection (current field names:
+ * `raindrop_pathDist`, `intersection_point` as `[lon, lat]`; missing values
+ * left out). On success `*out` owns the bytes; free with `hydroplot_buffer_free`.
+ */
+enum hydroplot_status hydroplot_trace_geojson(const struct hydroplot_trace *t,
+                                              struct hydroplot_buffer **out);
+
+/**
+ * Traces `n_points` points given as `xy = x0, y0, x1, y1, ...` in `crs`
+ * (NULL: `"EPSG:4326"`), each as `hydroplot_raindrop_trace` would, with at
+ * most the context's `concurrency` requests at once; progress is reported as
+ * stage `"trace"`. A bad direction or unknown CRS fails the whole call before
+ * any request; otherwise the call succeeds and each point has its own result
+ * (a failing point does not fail the others): read them with
+ * `hydroplot_trace_batch_status`, `_error` and `_get`. On success `*out` owns
+ * the batch; free it with `hydroplot_trace_batch_free`.
+ */
+enum hydroplot_status hydroplot_raindrop_trace_batch(const struct hydroplot_context *ctx,
+                                                     const double *xy,
+                                                     size_t n_points,
+                                                     const char *crs,
+                                                     const char *direction,
+                                                     struct hydroplot_trace_batch **out);
+
+/**
+ * The number of points (results) in `b`; 0 when `b` is NULL.
+ */
+size_t hydroplot_trace_batch_len(const struct hydroplot_trace_batch *b);
+
+/**
+ * `HYDROPLOT_OK` when point `i` was traced, else the status its error maps
+ * to (as `hydroplot_raindrop_trace` would return); `HYDROPLOT_ERR_NULL_ARGUMENT`
+ * when `b` is NULL and `HYDROPLOT_ERR_INVALID_ARGUMENT` when `i` is out of
+ * range. Does not change `hydroplot_last_error()`.
+ */
+enum hydroplot_status hydroplot_trace_batch_status(const struct hydroplot_trace_batch *b, size_t i);
+
+/**
+ * The error message of point `i`, owned by `b`; NULL when the point was
+ * traced, when `b` is NULL or `i` is out of range.
+ */
+const char *hydroplot_trace_batch_error(const struct hydroplot_trace_batch *b, size_t i);
+
+/**
+ * The HTTP status behind the error of point `i` (e.g. 500 for a point outside
+ * the service's domain); 0 when none, when the point was traced, when `b` is
+ * NULL or `i` is out of range.
+ */
+int32_t hydroplot_trace_batch_http_status(const struct hydroplot_trace_batch *b, size_t i);
+
+/**
+ * The trace of point `i`, borrowed from `b`: read it with the
+ * `hydroplot_trace_*` accessors, never free it; valid until `b` is freed.
+ * NULL when the point failed, when `b` is NULL or `i` is out of range.
+ */
+const struct hydroplot_trace *hydroplot_trace_batch_get(const struct hydroplot_trace_batch *b,
+                                                        size_t i);
+
+/**
+ * Frees `b` and every trace and string borrowed from it. NULL is a no-op.
+ * Never free twice.
+ */
+void hydroplot_trace_batch_free(struct hydroplot_trace_batch *b);
 
 #ifdef __cplusplus
 }  // extern "C"

@@ -19,6 +19,8 @@ pub mod buffer;
 pub mod context;
 pub mod library;
 pub mod map;
+pub mod plot_data;
+pub mod plot_request;
 pub mod status;
 pub mod trace;
 pub mod trace_batch;
