@@ -26,8 +26,8 @@ hydroplot plot: basins, upstream flowlines and waterbodies as a map (PNG) and Ge
   Or everything in a box   --bbox XMIN,YMIN,XMAX,YMAX[,CRS]
   --streamorder N          only streams of order >= N (-1 = automatic from basin area)
   --hydro-data PATH        read a local NHDPlus GeoPackage instead of downloading
-  --sample                 use the embedded Yahara sample GeoPackage (offline);
-                           without outlets it plots comid 13293970
+  --sample                 use the embedded Yahara sample GeoPackage (offline: no
+                           basemap unless --basemap); without outlets, comid 13293970
   --gpkg OUT.gpkg          write the subset;  --no-overwrite keeps an existing file
   --flowline-only          only flowlines
   --style ELEMENT.PROP=V   plot_config, e.g. flowline.col=red basin.lwd=2 outlets.nwissite.pch=17
@@ -171,6 +171,10 @@ fn plot(args: &[String]) -> Result<()> {
     }
     let _sample_file;
     if sample {
+        // Offline demo: no basemap unless one was asked for.
+        if !flags.0.iter().any(|(f, _)| f == "--basemap") {
+            req.basemap = "none".into();
+        }
         let file = SampleFile::write()?;
         req.hydro_data = Some(file.0.clone());
         _sample_file = file;
