@@ -525,7 +525,8 @@ pub fn parallel_map<T: Sync, R: Send>(
 }
 
 /// Appends percent-encoded query parameters to `base` (RFC 3986: unreserved
-/// characters kept, everything else `%XX`, space as `%20`).
+/// characters and `,` kept, so a bbox reads `x,y,x,y` as the spec writes it;
+/// everything else `%XX`, space as `%20`, `>` as `%3E`).
 pub fn with_query(base: &str, params: &[(&str, &str)]) -> String {
     let mut url = base.to_string();
     for (i, (k, v)) in params.iter().enumerate() {

@@ -33,12 +33,13 @@ pub const CATCHMENT_ROW_ID_BASE: i64 = 2_300_000;
 /// (`huc12pp`, `wqp`): (source, id, comid). Each answers a point at the
 /// downstream end of that comid's flowline.
 pub const SYNTHETIC_FEATURES: &[(&str, &str, i64)] = &[
-    // Yahara River at East Main Street, Madison: 110+ flowlines upstream.
+    // Yahara River at East Main Street, Madison: 168 flowlines upstream.
     ("huc12pp", "070900020602", 13293750),
     // Yahara River at McFarland (below Lake Waubesa): 251 flowlines upstream.
     ("huc12pp", "070900020603", 13293970),
-    // Spring (Dorn) Creek near Waunakee: a small headwater basin.
+    // Spring (Dorn) Creek near Waunakee: 9 flowlines upstream.
     ("wqp", "WIDNR_WQX-10031166", 13294176),
+    // The Windsor gage's reach, a headwater in this sample: 1 flowline.
     ("wqp", "USGS-05427718", 13293456),
 ];
 
