@@ -412,3 +412,101 @@ fn ogrinfo_reads_written_files() {
         "{text}"
     );
 }
+
+/// Rewrites every geometry of `table` (written by `gpkg::write`, fids 1..)
+/// in Conus Albers under a custom srs id whose WKT names EPSG:5070.
+fn reproject_to_albers(path: &Path, table: &str, features: &[Feature]) {
+    let to_albers = hydroplot::crs::Transformer::new("EPSG:4269", "EPSG:5070").unwrap();
+    let mut conn = rusqlite::Connection::open(path).unwrap();
+    let conn = conn.transaction().unwrap();
+    for t in ["update1", "update2", "update3", "update4"] {
+        conn.execute_batch(&format!("DROP TRIGGER rtree_{table}_geom_{t}"))
+            .unwrap();
+    }
+    conn.execute_batch(
+        r#"INSERT INTO gpkg_spatial_ref_sys VALUES ('Albers', 100001, 'NONE', 100001,
+             'PROJCS["NAD83 / Conus Albers",GEOGCS["NAD83",AUTHORITY["EPSG","4269"]],PROJECTION["Albers_Conic_Equal_Area"],AUTHORITY["EPSG","5070"]]', NULL);
+           UPDATE gpkg_geometry_columns SET srs_id = 100001;
+           UPDATE gpkg_contents SET srs_id = 100001, min_x = NULL, min_y = NULL, max_x = NULL, max_y = NULL;"#,
+    )
+    .unwrap();
+    for (i, f) in features.iter().enumerate() {
+        let mut g = f.geometry.clone().unwrap();
+        to_albers.geometry(&mut g).unwrap();
+        let b = geo::BoundingRect::bounding_rect(&g).unwrap();
+        let fid = i as i64 + 1;
+        conn.execute(
+            &format!("UPDATE {table} SET geom = ?1 WHERE fid = ?2"),
+            rusqlite::params![gpkg::blob::write(&g, 100001), fid],
+        )
+        .unwrap();
+        conn.execute(
+            &format!("UPDATE rtree_{table}_geom SET minx = ?1, maxx = ?2, miny = ?3, maxy = ?4 WHERE id = ?5"),
+            rusqlite::params![b.min().x, b.max().x, b.min().y, b.max().y, fid],
+        )
+        .unwrap();
+    }
+    conn.commit().unwrap();
+}
+
+#[test]
+fn projected_files_read_as_nad83_with_and_without_rtree() {
+    let dir = Scratch::new("projected");
+    let path = dir.join("albers.gpkg");
+    let source = yahara();
+    let catchments = source.read_all(Collection::Catchment).unwrap();
+    gpkg::write(&path, &[("CatchmentSP", &catchments)], true).unwrap();
+    reproject_to_albers(&path, "CatchmentSP", &catchments);
+    let bbox = [-89.56684, 42.99816, -89.24681, 43.17192];
+    let expected = source.read_bbox(Collection::Catchment, bbox).unwrap();
+    assert_eq!(expected.len(), 166);
+    let check = |g: &GeoPackage| {
+        let got = g.read_bbox(Collection::Catchment, bbox).unwrap();
+        assert_eq!(got.len(), expected.len());
+        let (a, b) = (got[0].bbox().unwrap(), expected[0].bbox().unwrap());
+        assert!(
+            a.iter().zip(b).all(|(x, y)| (x - y).abs() < 1e-7),
+            "{a:?} vs {b:?}"
+        );
+        assert_eq!(got[0].properties, expected[0].properties);
+    };
+    let projected = GeoPackage::open(&path).unwrap();
+    check(&projected);
+    let bounds = projected.bounds(Collection::Catchment).unwrap().unwrap();
+    let truth = source.bounds(Collection::Catchment).unwrap().unwrap();
+    assert!(
+        bounds[0] <= truth[0]
+            && bounds[1] <= truth[1]
+            && bounds[2] >= truth[2]
+            && bounds[3] >= truth[3]
+    );
+    assert!(
+        bounds.iter().zip(truth).all(|(a, b)| (a - b).abs() < 0.05),
+        "{bounds:?}"
+    );
+    drop(projected);
+    // Without the spatial index: a scan that skips blobs by their envelopes.
+    rusqlite::Connection::open(&path)
+        .unwrap()
+        .execute_batch("DROP TRIGGER rtree_CatchmentSP_geom_insert; DROP TRIGGER rtree_CatchmentSP_geom_delete; DROP TABLE rtree_CatchmentSP_geom; DELETE FROM gpkg_extensions")
+        .unwrap();
+    check(&GeoPackage::open(&path).unwrap());
+}
+
+#[test]
+fn new_hope_sample_layers() {
+    let g = GeoPackage::open(&data("new_hope.gpkg")).unwrap();
+    let counts: Vec<usize> = [
+        Collection::FlowlineNetwork,
+        Collection::Catchment,
+        Collection::Gage,
+        Collection::Area,
+        Collection::Waterbody,
+        Collection::FlowlineNonNetwork,
+    ]
+    .iter()
+    .map(|&c| g.read_all(c).unwrap().len())
+    .collect();
+    assert_eq!(counts, [746, 695, 16, 13, 99, 10]);
+    assert_eq!(g.read_topology().unwrap().len(), 746);
+}

@@ -186,14 +186,17 @@ impl GeoPackage {
             )));
         }
         let layer = self.layer(c)?;
-        let rect = Rect::new((x0, y0), (x1, y1));
-        let keep = move |g: &Geometry<f64>| g.intersects(&rect);
+        let file_bbox = match &layer.from_lonlat {
+            Some(t) => t.bbox(bbox)?,
+            None => bbox,
+        };
+        let filter = Filter {
+            rect: Rect::new((x0, y0), (x1, y1)),
+            file_bbox,
+        };
         match &layer.rtree {
             Some(rtree) => {
-                let [fx0, fy0, fx1, fy1] = match &layer.from_lonlat {
-                    Some(t) => t.bbox(bbox)?,
-                    None => bbox,
-                };
+                let [fx0, fy0, fx1, fy1] = file_bbox;
                 let sql = format!(
                     "{} WHERE {} IN (SELECT id FROM {} WHERE minx <= ?3 AND maxx >= ?1 AND miny <= ?4 AND maxy >= ?2) ORDER BY {}",
                     layer.select(),
@@ -201,11 +204,11 @@ impl GeoPackage {
                     quote(rtree),
                     quote(&layer.pk)
                 );
-                self.query(layer, &sql, &[fx0, fy0, fx1, fy1], Some(&keep))
+                self.query(layer, &sql, &[fx0, fy0, fx1, fy1], Some(&filter))
             }
             None => {
                 let sql = format!("{} ORDER BY {}", layer.select(), quote(&layer.pk));
-                self.query(layer, &sql, &[], Some(&keep))
+                self.query(layer, &sql, &[], Some(&filter))
             }
         }
     }
@@ -294,14 +297,14 @@ impl GeoPackage {
         e.context(&self.path.display().to_string())
     }
 
-    /// Runs a `layer.select()` query; with `keep`, only the rows whose
+    /// Runs a `layer.select()` query; with `filter`, only the rows whose
     /// geometry exists and passes it become features.
     fn query(
         &self,
         layer: &Layer,
         sql: &str,
         params: &[f64],
-        keep: Option<&Keep>,
+        filter: Option<&Filter>,
     ) -> Result<Vec<Feature>> {
         let mut stmt = self.conn.prepare(sql).map_err(|e| self.context(e.into()))?;
         let mut rows = stmt
@@ -309,18 +312,26 @@ impl GeoPackage {
             .map_err(|e| self.context(e.into()))?;
         let mut out = Vec::new();
         while let Some(row) = rows.next().map_err(|e| self.context(e.into()))? {
-            out.extend(self.feature(layer, row, keep)?);
+            out.extend(self.feature(layer, row, filter)?);
         }
         Ok(out)
     }
 
-    /// One row as a feature; with `keep`, `None` unless the geometry exists
+    /// One row as a feature; with `filter`, `None` unless the geometry exists
     /// and passes it (attributes are only read for kept rows).
-    fn feature(&self, layer: &Layer, row: &Row, keep: Option<&Keep>) -> Result<Option<Feature>> {
+    fn feature(
+        &self,
+        layer: &Layer,
+        row: &Row,
+        filter: Option<&Filter>,
+    ) -> Result<Option<Feature>> {
         let fid = row.get_ref(0).ok().and_then(integer);
-        let geometry = self.geometry(layer, row, fid)?;
-        if let Some(keep) = keep {
-            if !geometry.as_ref().is_some_and(keep) {
+        let geometry = self.geometry(layer, row, fid, filter)?;
+        if let Some(filter) = filter {
+            if !geometry
+                .as_ref()
+                .is_some_and(|g| g.intersects(&filter.rect))
+            {
                 return Ok(None);
             }
         }
@@ -338,12 +349,15 @@ impl GeoPackage {
         }))
     }
 
-    /// The row's geometry in NAD83 lon/lat (`None` for NULL or empty).
+    /// The row's geometry in NAD83 lon/lat (`None` for NULL or empty, and
+    /// with `filter` when the blob's envelope is outside the box: the WKB of
+    /// far-away features is never decoded).
     fn geometry(
         &self,
         layer: &Layer,
         row: &Row,
         fid: Option<i64>,
+        filter: Option<&Filter>,
     ) -> Result<Option<Geometry<f64>>> {
         let where_ = || {
             format!(
@@ -363,6 +377,14 @@ impl GeoPackage {
                 )))
             }
         };
+        if let Some(filter) = filter {
+            let envelope = blob::header(bytes)
+                .map_err(|e| e.context(&where_()))?
+                .envelope;
+            if !envelope.is_none_or(|e| filter.envelope_may_intersect(e)) {
+                return Ok(None);
+            }
+        }
         let mut g = match blob::parse(bytes).map_err(|e| e.context(&where_()))? {
             Some(g) => g,
             None => return Ok(None),
@@ -374,8 +396,21 @@ impl GeoPackage {
     }
 }
 
-/// A geometry filter applied after the SQL query.
-type Keep = dyn Fn(&Geometry<f64>) -> bool;
+/// The test of [`GeoPackage::read_bbox`]: the box in NAD83 lon/lat for the
+/// exact intersection, and in the file's CRS for blob envelopes.
+struct Filter {
+    rect: Rect<f64>,
+    file_bbox: [f64; 4],
+}
+
+impl Filter {
+    /// False when the envelope `[minx, miny, maxx, maxy]` (file CRS) is
+    /// disjoint from the box.
+    fn envelope_may_intersect(&self, e: [f64; 4]) -> bool {
+        let b = self.file_bbox;
+        e[0] <= b[2] && e[2] >= b[0] && e[1] <= b[3] && e[3] >= b[1]
+    }
+}
 
 /// Names of the feature tables listed in `gpkg_contents`.
 fn feature_tables(conn: &Connection) -> rusqlite::Result<Vec<String>> {
