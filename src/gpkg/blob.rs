@@ -572,6 +572,30 @@ mod tests {
     }
 
     #[test]
+    fn random_mutations_never_panic() {
+        let poly = polygon![(x: 0.0, y: 0.0), (x: 1.0, y: 0.0), (x: 1.0, y: 1.0), (x: 0.0, y: 0.0)];
+        let seed = write(
+            &Geometry::GeometryCollection(GeometryCollection(vec![Geometry::Polygon(poly)])),
+            4269,
+        );
+        let mut state = 0x2545_F491_4F6C_DD1Du64;
+        let mut next = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        for _ in 0..20_000 {
+            let mut b = seed.clone();
+            for _ in 0..1 + next() % 4 {
+                let i = (next() % b.len() as u64) as usize;
+                b[i] = next() as u8;
+            }
+            let _ = parse(&b);
+        }
+    }
+
+    #[test]
     fn bad_input_is_an_error_not_a_panic() {
         let good = blob(true, 1, false, &[1.0; 4], &big_endian_line_zm());
         for len in 0..good.len() {
