@@ -143,9 +143,13 @@ impl TileSource {
     }
 }
 
+/// The host of a URL, without scheme, port or path.
 fn host_of(url: &str) -> &str {
     let rest = url.split_once("://").map_or(url, |(_, r)| r);
-    rest.split('/').next().unwrap_or(rest)
+    let authority = rest.split('/').next().unwrap_or(rest);
+    authority
+        .rsplit_once(':')
+        .map_or(authority, |(host, _)| host)
 }
 
 /// The zoom whose tiles best match `resolution` (3857 metres per device
@@ -428,7 +432,7 @@ mod tests {
         )
         .unwrap();
         assert_eq!(o.url(5, 8, 11, false), "http://127.0.0.1:9/t/5/8/11.png");
-        assert_eq!(o.attribution, "Tiles: 127.0.0.1:9");
+        assert_eq!(o.attribution, "Tiles: 127.0.0.1");
         let e = provider("Stamen.Toner").unwrap_err();
         assert!(e.to_string().contains("Stamen.Toner") && e.to_string().contains("OpenStreetMap"));
     }

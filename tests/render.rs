@@ -1,0 +1,533 @@
+//! Pixel tests of the map renderer against the loopback mock tile server
+//! (one solid colour per tile, `mock::tile_color`) and the Yahara sample.
+//!
+//! Reference images live in `tests/data/render/`; rebuild them with
+//! `HYDROPLOT_BLESS=1 cargo test --features mock --test render`.
+
+use hydroplot::crs::Transformer;
+use hydroplot::feature::Feature;
+use hydroplot::mock::{self, Fault, FaultKind, MockServer};
+use hydroplot::plot::{plot_hydro, Layer, Outlet, PlotData, PlotRequest};
+use hydroplot::render::style::PlotStyles;
+use hydroplot::render::tiles::{tile_range, zoom_for, TILE_PX};
+use hydroplot::render::view::HALF_WORLD_M;
+use hydroplot::render::{Map, MapSpec, TileCacheMode};
+use hydroplot::Context;
+use std::path::{Path, PathBuf};
+
+const YAHARA_OUTLET: i64 = 13293970;
+
+fn data_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data")
+}
+
+fn temp_dir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("hydroplot-render-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    d
+}
+
+/// The Yahara sample upstream of the outlet, from the local GeoPackage, not drawn.
+fn yahara(ctx: &Context) -> PlotData {
+    let req = PlotRequest {
+        outlets: vec![Outlet::Comid(YAHARA_OUTLET)],
+        hydro_data: Some(data_dir().join("yahara_sample.gpkg")),
+        actually_plot: false,
+        ..PlotRequest::default()
+    };
+    let data = plot_hydro(ctx, &req, None).unwrap();
+    assert!(data.map.is_none(), "actually_plot = false builds no map");
+    assert_eq!(data.layer(Layer::Flowline).len(), 251);
+    data
+}
+
+fn tile_requests(server: &MockServer) -> usize {
+    server
+        .requests()
+        .iter()
+        .filter(|r| r.path.starts_with("/tiles/"))
+        .count()
+}
+
+fn rgb(map: &Map, x: f32, y: f32) -> [u8; 3] {
+    let c = map.pixmap().pixel(x as u32, y as u32).unwrap().demultiply();
+    [c.red(), c.green(), c.blue()]
+}
+
+fn near(a: [u8; 3], b: [u8; 3], tol: u8) -> bool {
+    a.iter().zip(b).all(|(x, y)| x.abs_diff(y) <= tol)
+}
+
+/// The pixel position of a lon/lat (NAD83) point on `map`.
+fn px(map: &Map, lon: f64, lat: f64) -> (f32, f32) {
+    let (x, y) = Transformer::new("EPSG:4269", "EPSG:3857")
+        .unwrap()
+        .point(lon, lat)
+        .unwrap();
+    map.view().to_px(x, y)
+}
+
+fn vertices(f: &Feature) -> Vec<(f64, f64)> {
+    use geo::CoordsIter;
+    f.geometry
+        .as_ref()
+        .map(|g| g.coords_iter().map(|c| (c.x, c.y)).collect())
+        .unwrap_or_default()
+}
+
+fn decode_png(bytes: &[u8]) -> (u32, u32, Vec<u8>) {
+    let decoder = png::Decoder::new(std::io::Cursor::new(bytes));
+    let mut reader = decoder.read_info().unwrap();
+    let mut buf = vec![0; reader.output_buffer_size().unwrap()];
+    let info = reader.next_frame(&mut buf).unwrap();
+    assert_eq!(info.color_type, png::ColorType::Rgba);
+    buf.truncate(info.buffer_size());
+    (info.width, info.height, buf)
+}
+
+/// Distance (pixels) from `p` to the segment `a`-`b`.
+fn seg_dist(p: (f32, f32), a: (f32, f32), b: (f32, f32)) -> f32 {
+    let (dx, dy) = (b.0 - a.0, b.1 - a.1);
+    let len2 = dx * dx + dy * dy;
+    let t = if len2 == 0.0 {
+        0.0
+    } else {
+        (((p.0 - a.0) * dx + (p.1 - a.1) * dy) / len2).clamp(0.0, 1.0)
+    };
+    ((p.0 - a.0 - t * dx).powi(2) + (p.1 - a.1 - t * dy).powi(2)).sqrt()
+}
+
+/// Distance (pixels) from `p` to the nearest drawn segment of `features`.
+fn dist_to_lines(map: &Map, p: (f32, f32), features: &[&Feature]) -> f32 {
+    let mut best = f32::INFINITY;
+    for f in features {
+        let pts: Vec<(f32, f32)> = vertices(f)
+            .into_iter()
+            .map(|(x, y)| px(map, x, y))
+            .collect();
+        for w in pts.windows(2) {
+            best = best.min(seg_dist(p, w[0], w[1]));
+        }
+    }
+    best
+}
+
+#[test]
+fn yahara_layers_land_on_their_pixels() {
+    let server = MockServer::start();
+    let ctx = mock::context(&server);
+    let data = yahara(&ctx);
+    let mut styles = PlotStyles::default();
+    styles.set("flowline", "lwd", "3").unwrap();
+    styles.set("basin", "lwd", "3").unwrap();
+    let mut warnings = Vec::new();
+    let mut map = Map::new(
+        &ctx,
+        data.bbox,
+        "EPSG:4269",
+        (1024, 768),
+        "none",
+        None,
+        &TileCacheMode::Off,
+        &mut warnings,
+    )
+    .unwrap();
+    assert!(warnings.is_empty());
+    assert_eq!(tile_requests(&server), 0, "basemap none fetches no tile");
+    map.draw_plot_data(&data, &styles).unwrap();
+
+    let outlets = data.layer(Layer::Outlets);
+    assert_eq!(outlets.len(), 1);
+    let (olon, olat) = vertices(&outlets[0])[0];
+    let outlet_px = px(&map, olon, olat);
+
+    // A flowline vertex far from the outlet symbol: the flowline colour.
+    let flowlines = data.layer(Layer::Flowline);
+    let (fx, fy) = flowlines
+        .iter()
+        .flat_map(vertices)
+        .map(|(x, y)| px(&map, x, y))
+        .find(|p| (p.0 - outlet_px.0).hypot(p.1 - outlet_px.1) > 40.0)
+        .unwrap();
+    assert_eq!(
+        rgb(&map, fx, fy),
+        [0, 0, 255],
+        "flowline vertex at ({fx}, {fy})"
+    );
+
+    // The basin border vertex farthest from every flowline and waterbody: black.
+    let others: Vec<&Feature> = [Layer::Flowline, Layer::NetworkWtbd, Layer::OffNetworkWtbd]
+        .iter()
+        .flat_map(|l| data.layer(*l))
+        .collect();
+    let basin = &data.layer(Layer::Basin)[0];
+    let (bp, clearance) = vertices(basin)
+        .into_iter()
+        .step_by(7)
+        .map(|(x, y)| px(&map, x, y))
+        .map(|p| (p, dist_to_lines(&map, p, &others)))
+        .max_by(|a, b| a.1.total_cmp(&b.1))
+        .unwrap();
+    assert!(clearance > 5.0, "{clearance}");
+    assert_eq!(rgb(&map, bp.0, bp.1), [0, 0, 0], "basin border at {bp:?}");
+
+    // The outlet (a comid outlet: outlets.default, pch 19 black) covers its point.
+    for (dx, dy) in [(0.0, 0.0), (3.0, 0.0), (0.0, -3.0), (-3.0, 2.0)] {
+        assert_eq!(
+            rgb(&map, outlet_px.0 + dx, outlet_px.1 + dy),
+            [0, 0, 0],
+            "outlet at {outlet_px:?}"
+        );
+    }
+    // The basin is not filled (col = NA): the canvas shows through inside.
+    let inside = vertices(flowlines.iter().max_by_key(|f| vertices(f).len()).unwrap());
+    let mid = px(&map, inside[0].0, inside[0].1);
+    let probe = (mid.0 + 12.0, mid.1);
+    if dist_to_lines(&map, probe, &others) > 4.0 && dist_to_lines(&map, probe, &[basin]) > 4.0 {
+        assert_eq!(rgb(&map, probe.0, probe.1), [255, 255, 255]);
+    }
+
+    // The PNG decodes to the canvas size, furniture included.
+    let (w, h, pixels) = decode_png(&map.png().unwrap());
+    assert_eq!((w, h), (1024, 768));
+    assert_eq!(pixels.len(), 1024 * 768 * 4);
+}
+
+#[test]
+fn tile_mosaic_is_placed_right_and_cached() {
+    let server = MockServer::start();
+    let ctx = mock::context(&server);
+    let cache_dir = temp_dir("mosaic");
+    let cache = TileCacheMode::Dir(cache_dir.clone());
+    let bbox = [-89.56684, 42.99816, -89.24681, 43.17192];
+    let mut warnings = Vec::new();
+    let map = Map::new(
+        &ctx,
+        bbox,
+        "EPSG:4269",
+        (1024, 768),
+        "OpenStreetMap",
+        None,
+        &cache,
+        &mut warnings,
+    )
+    .unwrap();
+    assert!(warnings.is_empty(), "{warnings:?}");
+    let view = *map.view();
+    let z = zoom_for(view.resolution(), TILE_PX, 19);
+    assert_eq!(z, 12, "26 km across 1024 px: about 27 m per pixel");
+    let (x0, x1, y0, y1) = tile_range(&view, z);
+    assert_eq!(tile_requests(&server) as i64, (x1 - x0 + 1) * (y1 - y0 + 1));
+
+    // Each interior tile corner: its own colour just inside, the neighbours' outside.
+    let size = 2.0 * HALF_WORLD_M / f64::from(1u32 << z);
+    let mut checked = 0;
+    for x in x0 + 1..=x1 {
+        for y in y0 + 1..=y1 {
+            let (cx, cy) = view.to_px(
+                x as f64 * size - HALF_WORLD_M,
+                HALF_WORLD_M - y as f64 * size,
+            );
+            let color = |tx: i64, ty: i64| mock::tile_color(u32::from(z), tx as u32, ty as u32);
+            assert!(
+                near(rgb(&map, cx + 2.0, cy + 2.0), color(x, y), 2),
+                "tile {z}/{x}/{y} at ({cx}, {cy})"
+            );
+            assert!(near(rgb(&map, cx - 2.0, cy - 2.0), color(x - 1, y - 1), 2));
+            assert!(near(rgb(&map, cx + 2.0, cy - 2.0), color(x, y - 1), 2));
+            checked += 1;
+        }
+    }
+    assert!(checked >= 4, "{checked}");
+
+    // The same map again comes from the cache: no tile request.
+    server.clear_requests();
+    let again = Map::new(
+        &ctx,
+        bbox,
+        "EPSG:4269",
+        (1024, 768),
+        "OpenStreetMap",
+        None,
+        &cache,
+        &mut warnings,
+    )
+    .unwrap();
+    assert_eq!(tile_requests(&server), 0);
+    assert_eq!(again.pixmap().data(), map.pixmap().data());
+    let cached = std::fs::read_dir(&cache_dir).unwrap().count() as i64;
+    assert_eq!(cached, (x1 - x0 + 1) * (y1 - y0 + 1));
+
+    // cache_data = FALSE: fetched again, nothing new written.
+    std::fs::remove_dir_all(&cache_dir).unwrap();
+    Map::new(
+        &ctx,
+        bbox,
+        "EPSG:4269",
+        (1024, 768),
+        "OpenStreetMap",
+        None,
+        &TileCacheMode::Off,
+        &mut warnings,
+    )
+    .unwrap();
+    assert!(tile_requests(&server) > 0);
+    assert!(!cache_dir.exists());
+}
+
+#[test]
+fn a_failing_tile_is_a_warning_and_a_blank_area() {
+    let server = MockServer::start();
+    let ctx = mock::context(&server);
+    let bbox = [-89.56684, 42.99816, -89.24681, 43.17192];
+    let probe = Map::new(
+        &ctx,
+        bbox,
+        "EPSG:4269",
+        (600, 400),
+        "none",
+        None,
+        &TileCacheMode::Off,
+        &mut Vec::new(),
+    )
+    .unwrap();
+    let view = *probe.view();
+    let z = zoom_for(view.resolution(), TILE_PX, 19);
+    let (x0, x1, y0, y1) = tile_range(&view, z);
+    let (bx, by) = ((x0 + x1) / 2, (y0 + y1) / 2);
+    server.set_fault(Fault {
+        path_contains: format!("/tiles/{z}/{bx}/{by}.png"),
+        kind: FaultKind::Status(404),
+        times: None,
+    });
+    let mut warnings = Vec::new();
+    let map = Map::new(
+        &ctx,
+        bbox,
+        "EPSG:4269",
+        (600, 400),
+        "OpenStreetMap",
+        None,
+        &TileCacheMode::Off,
+        &mut warnings,
+    )
+    .unwrap();
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    let total = (x1 - x0 + 1) * (y1 - y0 + 1);
+    assert!(
+        warnings[0].starts_with(&format!("1 of {total} basemap tiles")),
+        "{}",
+        warnings[0]
+    );
+    assert!(warnings[0].contains(&format!("tile {z}/{bx}/{by}")));
+    let size = 2.0 * HALF_WORLD_M / f64::from(1u32 << z);
+    let centre = (
+        (bx as f64 + 0.5) * size - HALF_WORLD_M,
+        HALF_WORLD_M - (by as f64 + 0.5) * size,
+    );
+    let (cx, cy) = view.to_px(centre.0, centre.1);
+    assert_eq!(
+        rgb(&map, cx, cy),
+        [255, 255, 255],
+        "the failed tile is blank"
+    );
+    // A basemap that fails entirely still gives a map.
+    server.set_fault(Fault {
+        path_contains: "/tiles/".into(),
+        kind: FaultKind::Status(404),
+        times: None,
+    });
+    let mut warnings = Vec::new();
+    let map = Map::new(
+        &ctx,
+        bbox,
+        "EPSG:4269",
+        (600, 400),
+        "OpenStreetMap",
+        None,
+        &TileCacheMode::Off,
+        &mut warnings,
+    )
+    .unwrap();
+    assert!(warnings[0].starts_with(&format!("{total} of {total}")));
+    assert!(map.png().is_ok());
+}
+
+#[test]
+fn add_draws_onto_an_existing_map_without_a_basemap() {
+    let server = MockServer::start();
+    let ctx = mock::context(&server);
+    let data = yahara(&ctx);
+    let mut map = Map::new(
+        &ctx,
+        data.bbox,
+        "EPSG:4269",
+        (800, 600),
+        "none",
+        None,
+        &TileCacheMode::Off,
+        &mut Vec::new(),
+    )
+    .unwrap();
+    let req = PlotRequest {
+        outlets: vec![Outlet::Comid(YAHARA_OUTLET)],
+        hydro_data: Some(data_dir().join("yahara_sample.gpkg")),
+        styles: {
+            let mut s = PlotStyles::default();
+            s.set("flowline", "col", "red").unwrap();
+            s.set("flowline", "lwd", "3").unwrap();
+            s
+        },
+        ..PlotRequest::default()
+    };
+    let added = plot_hydro(&ctx, &req, Some(&mut map)).unwrap();
+    assert!(added.map.is_none(), "drawn onto the caller's map");
+    assert_eq!(tile_requests(&server), 0);
+    let outlet = vertices(&data.layer(Layer::Outlets)[0])[0];
+    let op = px(&map, outlet.0, outlet.1);
+    let (x, y) = data
+        .layer(Layer::Flowline)
+        .iter()
+        .flat_map(vertices)
+        .map(|(x, y)| px(&map, x, y))
+        .find(|p| (p.0 - op.0).hypot(p.1 - op.1) > 40.0)
+        .unwrap();
+    assert_eq!(rgb(&map, x, y), [255, 0, 0]);
+}
+
+#[test]
+fn added_layers_are_projected_from_their_crs() {
+    let server = MockServer::start();
+    let ctx = mock::context(&server);
+    let bbox = [-89.5, 43.0, -89.3, 43.15];
+    let mut map = Map::new(
+        &ctx,
+        bbox,
+        "EPSG:4326",
+        (400, 300),
+        "none",
+        None,
+        &TileCacheMode::Off,
+        &mut Vec::new(),
+    )
+    .unwrap();
+    // A point given in EPSG:5070 lands where its lon/lat projects.
+    let (ax, ay) = Transformer::new("EPSG:4326", "EPSG:5070")
+        .unwrap()
+        .point(-89.4, 43.07)
+        .unwrap();
+    map.add_point(ax, ay, "EPSG:5070", 15, "red", 1.0).unwrap();
+    let (x, y) = px(&map, -89.4, 43.07);
+    assert_eq!(rgb(&map, x, y), [255, 0, 0]);
+    // GeoJSON polygon in EPSG:3857, filled and bordered.
+    let t = Transformer::new("EPSG:4326", "EPSG:3857").unwrap();
+    let ring: Vec<(f64, f64)> = [
+        (-89.48, 43.01),
+        (-89.44, 43.01),
+        (-89.44, 43.04),
+        (-89.48, 43.04),
+        (-89.48, 43.01),
+    ]
+    .iter()
+    .map(|&(lon, lat)| t.point(lon, lat).unwrap())
+    .collect();
+    let coords: Vec<String> = ring.iter().map(|(x, y)| format!("[{x},{y}]")).collect();
+    let gj = format!(
+        r#"{{"type":"Polygon","coordinates":[[{}]]}}"#,
+        coords.join(",")
+    );
+    map.add_geojson(
+        gj.as_bytes(),
+        "EPSG:3857",
+        Some("black"),
+        Some("#00FF0080"),
+        2.0,
+    )
+    .unwrap();
+    let (cx, cy) = px(&map, -89.46, 43.025);
+    assert!(
+        near(rgb(&map, cx, cy), [127, 255, 127], 2),
+        "{:?}",
+        rgb(&map, cx, cy)
+    );
+    let (ex, ey) = px(&map, -89.48, 43.025);
+    assert_eq!(rgb(&map, ex, ey), [0, 0, 0]);
+    // Bad input is an invalid argument and draws nothing.
+    let before = map.pixmap().clone();
+    assert!(map
+        .add_geojson(b"{\"type\":\"Nope\"}", "EPSG:4326", None, None, 1.0)
+        .is_err());
+    assert!(map
+        .add_point(-89.4, 43.1, "EPSG:4326", 26, "red", 1.0)
+        .is_err());
+    assert!(map
+        .add_point(-89.4, 43.1, "EPSG:4326", 1, "rouge", 1.0)
+        .is_err());
+    assert!(map
+        .add_point(-89.4, 43.1, "EPSG:99999", 1, "red", 1.0)
+        .is_err());
+    assert_eq!(map.pixmap(), &before);
+}
+
+#[test]
+fn hidpi_doubles_the_png() {
+    let server = MockServer::start();
+    let ctx = mock::context(&server);
+    let spec = MapSpec {
+        bbox: [-89.5, 43.0, -89.3, 43.15],
+        crs: "EPSG:4326",
+        size: (300, 200),
+        scale: 2.0,
+        basemap: "OpenStreetMap",
+        zoom: None,
+    };
+    let map = Map::with_spec(&ctx, &spec, &TileCacheMode::Off, &mut Vec::new()).unwrap();
+    let (w, h, _) = decode_png(&map.png().unwrap());
+    assert_eq!((w, h), (600, 400));
+}
+
+/// Compares `png` with the reference image `name`: same size, mean channel
+/// difference under 1, at most 0.5 % of the pixels off by more than 32.
+fn compare_with_reference(name: &str, png: &[u8]) {
+    let path = data_dir().join("render").join(name);
+    if std::env::var_os("HYDROPLOT_BLESS").is_some() {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, png).unwrap();
+    }
+    let (w, h, got) = decode_png(png);
+    let (rw, rh, want) = decode_png(&std::fs::read(&path).unwrap());
+    assert_eq!((w, h), (rw, rh), "{name}");
+    let diffs: Vec<u8> = got.iter().zip(&want).map(|(a, b)| a.abs_diff(*b)).collect();
+    let mean = diffs.iter().map(|d| f64::from(*d)).sum::<f64>() / diffs.len() as f64;
+    let bad = diffs
+        .chunks(4)
+        .filter(|p| p.iter().any(|d| *d > 32))
+        .count();
+    assert!(mean < 1.0, "{name}: mean difference {mean}");
+    assert!(bad * 200 <= (w * h) as usize, "{name}: {bad} pixels differ");
+}
+
+#[test]
+fn yahara_matches_the_reference_images() {
+    let server = MockServer::start();
+    let ctx = mock::context(&server);
+    let data = yahara(&ctx);
+    for (basemap, name) in [
+        ("none", "yahara_none_480x360.png"),
+        ("OpenStreetMap", "yahara_mock_tiles_480x360.png"),
+    ] {
+        let mut map = Map::new(
+            &ctx,
+            data.bbox,
+            "EPSG:4269",
+            (480, 360),
+            basemap,
+            None,
+            &TileCacheMode::Off,
+            &mut Vec::new(),
+        )
+        .unwrap();
+        map.draw_plot_data(&data, &PlotStyles::default()).unwrap();
+        compare_with_reference(name, &map.png().unwrap());
+    }
+}
