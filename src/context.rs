@@ -4,7 +4,38 @@
 use crate::config::Config;
 use crate::http::HttpClient;
 use crate::Result;
+use std::cell::RefCell;
+use std::sync::mpsc::Sender;
 use std::sync::Arc;
+
+/// An observer call waiting to run on the thread that made the library call.
+pub(crate) type ObserverCall = Box<dyn FnOnce() + Send>;
+
+thread_local! {
+    /// Set on helper threads (see [`relay_observer_calls`]): where their observer calls go.
+    static RELAY: RefCell<Option<Sender<ObserverCall>>> = const { RefCell::new(None) };
+}
+
+/// Runs `work` with every observer call it makes on this thread sent to
+/// `relay` instead, for the calling thread to run (see [`deliver`]). Helper
+/// threads use it so callbacks stay on the thread that made the call.
+pub(crate) fn relay_observer_calls<R>(relay: Sender<ObserverCall>, work: impl FnOnce() -> R) -> R {
+    RELAY.with(|r| *r.borrow_mut() = Some(relay));
+    let result = work();
+    RELAY.with(|r| *r.borrow_mut() = None);
+    result
+}
+
+/// Runs an observer call here, or relays it when this is a helper thread.
+pub(crate) fn deliver(call: ObserverCall) {
+    RELAY.with(|r| match &*r.borrow() {
+        Some(relay) => {
+            // The receiver lives until every helper has finished.
+            let _ = relay.send(call);
+        }
+        None => call(),
+    })
+}
 
 /// Log levels, numbered as the C API's `hydroplot_log_fn` receives them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -16,7 +47,8 @@ pub enum LogLevel {
 }
 
 /// Receives log lines and progress. The library calls it only on the thread
-/// that made the call (work done on helper threads is reported back there).
+/// that made the call: calls made on helper threads are relayed back there
+/// (see `http::parallel_map`).
 pub trait Observer: Send + Sync {
     /// One log line: retries, warnings, stages.
     fn log(&self, level: LogLevel, message: &str);
@@ -38,7 +70,11 @@ impl Context {
     /// Builds a context from settings.
     pub fn new(config: Config) -> Result<Context> {
         let http = HttpClient::new(&config)?;
-        Ok(Context { config, http, observer: None })
+        Ok(Context {
+            config,
+            http,
+            observer: None,
+        })
     }
 
     /// The same context reporting to `observer`.
@@ -50,7 +86,8 @@ impl Context {
     /// Sends a log line to the observer, if any.
     pub fn log(&self, level: LogLevel, message: &str) {
         if let Some(o) = &self.observer {
-            o.log(level, message);
+            let (o, message) = (Arc::clone(o), message.to_string());
+            deliver(Box::new(move || o.log(level, &message)));
         }
     }
 
@@ -63,7 +100,8 @@ impl Context {
     /// Reports progress of a stage to the observer, if any.
     pub fn progress(&self, stage: &str, done: u64, total: u64) {
         if let Some(o) = &self.observer {
-            o.progress(stage, done, total);
+            let (o, stage) = (Arc::clone(o), stage.to_string());
+            deliver(Box::new(move || o.progress(&stage, done, total)));
         }
     }
 }

@@ -8,7 +8,7 @@
 //! the thread that called the library.
 
 use crate::config::Config;
-use crate::context::{Context, LogLevel};
+use crate::context::{deliver, relay_observer_calls, Context, LogLevel, ObserverCall};
 use crate::{Error, Result};
 use std::collections::hash_map::RandomState;
 use std::hash::{BuildHasher, Hasher};
@@ -68,32 +68,6 @@ impl Response {
             .iter()
             .find(|(k, _)| k == name)
             .map(|(_, v)| v.as_str())
-    }
-}
-
-/// The result of a request made on a helper thread, with the log lines it
-/// produced; call [`Deferred::replay`] on the calling thread.
-#[derive(Debug)]
-pub struct Deferred<T> {
-    /// What the request returned.
-    pub value: T,
-    log: Vec<(LogLevel, String)>,
-}
-
-impl<T> Deferred<T> {
-    /// The same log lines with `f` applied to the value (e.g. parsing on the helper thread).
-    pub fn map<U>(self, f: impl FnOnce(T) -> U) -> Deferred<U> {
-        Deferred {
-            value: f(self.value),
-            log: self.log,
-        }
-    }
-
-    /// Sends the buffered log lines to `ctx`'s observer (call on the calling thread).
-    pub fn replay(&self, ctx: &Context) {
-        for (level, message) in &self.log {
-            ctx.log(*level, message);
-        }
     }
 }
 
@@ -193,7 +167,8 @@ impl HttpClient {
         })
     }
 
-    /// GET with retries; retry messages go to `ctx` (call on the calling thread).
+    /// GET with retries; retry messages go to `ctx` (relayed to the calling
+    /// thread when this runs inside [`parallel_map`]).
     pub fn get(&self, ctx: &Context, service: Service, url: &str) -> Result<Response> {
         let request = Request {
             service,
@@ -220,40 +195,6 @@ impl HttpClient {
             body: Some((content_type, body)),
         };
         self.send(&request, &mut |level, message| ctx.log(level, message))
-    }
-
-    /// [`HttpClient::get`] for helper threads: the log lines are kept for replay.
-    pub fn get_deferred(&self, service: Service, url: &str) -> Deferred<Result<Response>> {
-        self.deferred(&Request {
-            service,
-            method: Method::Get,
-            url,
-            body: None,
-        })
-    }
-
-    /// [`HttpClient::post`] for helper threads: the log lines are kept for replay.
-    pub fn post_deferred(
-        &self,
-        service: Service,
-        url: &str,
-        content_type: &str,
-        body: &[u8],
-    ) -> Deferred<Result<Response>> {
-        self.deferred(&Request {
-            service,
-            method: Method::Post,
-            url,
-            body: Some((content_type, body)),
-        })
-    }
-
-    fn deferred(&self, request: &Request) -> Deferred<Result<Response>> {
-        let mut log = Vec::new();
-        let value = self.send(request, &mut |level, message| {
-            log.push((level, message.to_string()))
-        });
-        Deferred { value, log }
     }
 
     /// The retry loop: network errors, 408, 429 and 5xx are retried up to
@@ -499,24 +440,31 @@ pub fn parallel_map<T: Sync, R: Send>(
     let next = AtomicUsize::new(0);
     let mut results: Vec<Option<R>> = items.iter().map(|_| None).collect();
     std::thread::scope(|scope| {
-        let (tx, rx) = mpsc::channel::<(usize, R)>();
+        let (done_tx, done_rx) = mpsc::channel::<(usize, R)>();
+        let (call_tx, call_rx) = mpsc::channel::<ObserverCall>();
         for _ in 0..workers {
-            let tx = tx.clone();
+            let (done_tx, call_tx) = (done_tx.clone(), call_tx.clone());
             let (next, work) = (&next, &work);
-            scope.spawn(move || loop {
-                let i = next.fetch_add(1, Ordering::Relaxed);
-                let Some(item) = items.get(i) else { break };
-                if tx.send((i, work(item))).is_err() {
-                    break;
-                }
+            scope.spawn(move || {
+                relay_observer_calls(call_tx, || loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(item) = items.get(i) else { break };
+                    if done_tx.send((i, work(item))).is_err() {
+                        break;
+                    }
+                })
             });
         }
-        drop(tx);
-        // Ends when every worker has finished (or one panicked; the scope re-raises it).
-        for (i, r) in rx {
+        drop((done_tx, call_tx));
+        // Ends when every worker has finished (or one panicked; the scope
+        // re-raises it). A worker relays its observer calls before sending
+        // its result, so they run here, in order, before `on_done`.
+        for (i, r) in done_rx {
+            call_rx.try_iter().for_each(deliver);
             on_done(i, &r);
             results[i] = Some(r);
         }
+        call_rx.try_iter().for_each(deliver);
     });
     results
         .into_iter()

@@ -209,13 +209,7 @@ fn the_rate_limit_spaces_requests() {
     hydroplot::http::parallel_map(
         3,
         &[0; 6],
-        |_| {
-            ctx.http
-                .get_deferred(Service::Index, &url)
-                .value
-                .unwrap()
-                .status
-        },
+        |_| ctx.http.get(&ctx, Service::Index, &url).unwrap().status,
         |_, _| {},
     );
     // Six requests at 10/s: the last starts 0.5 s after the first.
@@ -225,4 +219,52 @@ fn the_rate_limit_spaces_requests() {
         start.elapsed()
     );
     assert_eq!(server.requests().len(), 6);
+}
+
+/// Records the threads the observer is called on.
+struct ThreadRecorder(Mutex<Vec<(std::thread::ThreadId, String)>>);
+
+impl Observer for ThreadRecorder {
+    fn log(&self, _level: LogLevel, message: &str) {
+        self.0
+            .lock()
+            .unwrap()
+            .push((std::thread::current().id(), message.to_string()));
+    }
+    fn progress(&self, stage: &str, _done: u64, _total: u64) {
+        self.0
+            .lock()
+            .unwrap()
+            .push((std::thread::current().id(), stage.to_string()));
+    }
+}
+
+#[test]
+fn callbacks_from_helper_threads_run_on_the_calling_thread() {
+    let server = MockServer::start();
+    server.set_fault(Fault {
+        path_contains: "/linked-data/comid/".into(),
+        kind: FaultKind::Status(500),
+        times: Some(4),
+    });
+    let recorder = Arc::new(ThreadRecorder(Default::default()));
+    let ctx = mock::context(&server).with_observer(Some(recorder.clone()));
+    let urls: Vec<String> = (0..8)
+        .map(|_| format!("{}/linked-data/comid/13293454", server.index_url()))
+        .collect();
+    let statuses = hydroplot::http::parallel_map(
+        4,
+        &urls,
+        |u| ctx.http.get(&ctx, Service::Index, u).unwrap().status,
+        |_, _| ctx.progress("test", 0, 0),
+    );
+    assert_eq!(statuses, vec![200; 8]);
+    let calls = recorder.0.lock().unwrap();
+    let retries = calls.iter().filter(|(_, m)| m.contains("retry")).count();
+    assert_eq!(retries, 4, "{calls:?}");
+    let me = std::thread::current().id();
+    assert!(
+        calls.iter().all(|(t, _)| *t == me),
+        "every call on the calling thread: {calls:?}"
+    );
 }

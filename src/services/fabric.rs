@@ -12,7 +12,7 @@
 use crate::collection::Collection;
 use crate::context::Context;
 use crate::feature::{from_geojson_feature, Feature};
-use crate::http::{parallel_map, redact_url, with_query, Deferred, Response, Service};
+use crate::http::{parallel_map, redact_url, with_query, Response, Service};
 use crate::{Error, Result};
 use serde::Deserialize;
 use std::collections::HashSet;
@@ -206,13 +206,13 @@ struct Pager<'a> {
 }
 
 impl Pager<'_> {
-    fn request(&self, url: &str) -> Deferred<Result<Page>> {
-        let http = &self.ctx.http;
+    fn request(&self, url: &str) -> Result<Page> {
+        let (ctx, http) = (self.ctx, &self.ctx.http);
         let response = match self.post {
-            None => http.get_deferred(Service::Fabric, url),
-            Some(body) => http.post_deferred(Service::Fabric, url, CQL_JSON, body),
+            None => http.get(ctx, Service::Fabric, url),
+            Some(body) => http.post(ctx, Service::Fabric, url, CQL_JSON, body),
         };
-        response.map(|r| r.and_then(|r| parse_page(&r, url)))
+        response.and_then(|r| parse_page(&r, url))
     }
 
     /// Every feature of one query, each id once. `url_for(None)` is the first
@@ -221,9 +221,7 @@ impl Pager<'_> {
         let (mut out, mut seen) = (Vec::new(), HashSet::new());
         let ctx = self.ctx;
         let first_url = url_for(None);
-        let first = self.request(&first_url);
-        first.replay(ctx);
-        let first = first.value?;
+        let first = self.request(&first_url)?;
         let step = first.returned;
         let matched = first.number_matched;
         if let Some(matched) = matched {
@@ -251,14 +249,13 @@ impl Pager<'_> {
                     ctx.config.concurrency,
                     &offsets,
                     |&offset| self.request(&url_for(Some(offset))),
-                    |_, page| {
-                        page.replay(ctx);
+                    |_, _| {
                         done += 1;
                         ctx.progress(self.stage, done, total);
                     },
                 );
                 for page in pages {
-                    add_unique(&mut out, &mut seen, page.value?.features);
+                    add_unique(&mut out, &mut seen, page?.features);
                 }
             }
             Some(_) => ctx.progress(self.stage, 1, 1),
@@ -266,9 +263,7 @@ impl Pager<'_> {
                 let (mut offset, mut has_next, mut returned, mut pages) = (step, more, step, 1);
                 ctx.progress(self.stage, pages, 0);
                 while has_next && returned > 0 {
-                    let page = self.request(&url_for(Some(offset)));
-                    page.replay(ctx);
-                    let page = page.value?;
+                    let page = self.request(&url_for(Some(offset)))?;
                     pages += 1;
                     ctx.progress(self.stage, pages, 0);
                     (has_next, returned) = (page.has_next, page.returned);

@@ -61,26 +61,21 @@ pub fn raindrop_trace_batch(
         |&(x, y)| {
             let body = match plan.body(x, y) {
                 Ok(body) => body,
-                Err(e) => return (Err(e.context(&at(x, y))), None),
+                Err(e) => return Err(e.context(&at(x, y))),
             };
-            let reply =
-                ctx.http
-                    .post_deferred(Service::Process, &plan.url, "application/json", &body);
-            let trace = match &reply.value {
-                Ok(r) => Trace::parse(&r.body),
-                Err(e) => Err(e.clone()),
-            };
-            (trace.map_err(|e| e.context(&at(x, y))), Some(reply))
+            let reply = ctx
+                .http
+                .post(ctx, Service::Process, &plan.url, "application/json", &body);
+            reply
+                .and_then(|r| Trace::parse(&r.body))
+                .map_err(|e| e.context(&at(x, y)))
         },
-        |_, (_, reply)| {
-            if let Some(reply) = reply {
-                reply.replay(ctx);
-            }
+        |_, _| {
             done += 1;
             ctx.progress("trace", done, total);
         },
     );
-    Ok(results.into_iter().map(|(trace, _)| trace).collect())
+    Ok(results)
 }
 
 /// What every point of a call shares: the URL, direction and transformation.
