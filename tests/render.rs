@@ -531,3 +531,153 @@ fn yahara_matches_the_reference_images() {
         compare_with_reference(name, &map.png().unwrap());
     }
 }
+
+#[test]
+fn outlets_are_styled_by_their_feature_source() {
+    let server = MockServer::start();
+    let ctx = mock::context(&server);
+    let bbox = [-89.5, 43.0, -89.3, 43.15];
+    let mut map = Map::new(
+        &ctx,
+        bbox,
+        "EPSG:4269",
+        (400, 300),
+        "none",
+        None,
+        &TileCacheMode::Off,
+        &mut Vec::new(),
+    )
+    .unwrap();
+    let sources = [
+        ("nwissite", -89.45),
+        ("huc12pp", -89.42),
+        ("wqp", -89.39),
+        ("comid", -89.36),
+    ];
+    let outlet = |source: &str, lon: f64| Feature {
+        geometry: Some(geo::Geometry::Point(geo::Point::new(lon, 43.07))),
+        properties: serde_json::json!({ "type": source })
+            .as_object()
+            .unwrap()
+            .clone(),
+        ..Feature::default()
+    };
+    let mut data = PlotData::default();
+    data.set_layer(
+        Layer::Outlets,
+        sources.iter().map(|(s, lon)| outlet(s, *lon)).collect(),
+    );
+    map.draw_plot_data(&data, &PlotStyles::default()).unwrap();
+    let at = |lon: f64, dx: f32| {
+        let (x, y) = px(&map, lon, 43.07);
+        rgb(&map, x + dx, y)
+    };
+    // nwissite uses the gaugesite style: pch 17 (solid triangle), grey40.
+    assert_eq!(at(-89.45, 0.0), [102, 102, 102]);
+    // huc12pp: pch 22, white inside a black border (half side 5.3 px).
+    assert_eq!(at(-89.42, 0.0), [255, 255, 255]);
+    assert!(at(-89.42, 5.0)[0] < 100, "{:?}", at(-89.42, 5.0));
+    // wqp: pch 20, a small red circle (radius 4 px).
+    assert_eq!(at(-89.39, 0.0), [255, 0, 0]);
+    assert_eq!(at(-89.39, 6.0), [255, 255, 255]);
+    // comid has no style of its own: outlets.default, black pch 19 (radius 6 px).
+    assert_eq!(at(-89.36, 5.0), [0, 0, 0]);
+}
+
+mod ffi {
+    use super::*;
+    use hydroplot::ffi::buffer::{
+        hydroplot_buffer_data, hydroplot_buffer_free, hydroplot_buffer_len,
+    };
+    use hydroplot::ffi::context::{
+        hydroplot_context_free, hydroplot_context_new, hydroplot_context_set_option,
+    };
+    use hydroplot::ffi::hydroplot_status::{self, *};
+    use hydroplot::ffi::map::*;
+    use std::ffi::CString;
+    use std::ptr::{null, null_mut};
+
+    fn c(s: &str) -> CString {
+        CString::new(s).unwrap()
+    }
+
+    #[test]
+    fn map_handles_through_the_c_abi() {
+        let server = MockServer::start();
+        let mut ctx = null_mut();
+        assert_eq!(hydroplot_context_new(&mut ctx), HYDROPLOT_OK);
+        let cache = temp_dir("ffi");
+        for (k, v) in [
+            ("tile_url", server.tile_url()),
+            ("tile_cache_dir", cache.display().to_string()),
+        ] {
+            assert_eq!(
+                hydroplot_context_set_option(ctx, c(k).as_ptr(), c(&v).as_ptr()),
+                HYDROPLOT_OK
+            );
+        }
+        let new_map =
+            |out: *mut *mut hydroplot_map, basemap: *const std::ffi::c_char| -> hydroplot_status {
+                hydroplot_map_new(ctx, -89.5, 43.0, -89.3, 43.15, null(), 0, 0, basemap, out)
+            };
+        assert_eq!(new_map(null_mut(), null()), HYDROPLOT_ERR_NULL_ARGUMENT);
+        let mut map = null_mut();
+        assert_eq!(
+            new_map(&mut map, c("Stamen.Toner").as_ptr()),
+            HYDROPLOT_ERR_INVALID_ARGUMENT
+        );
+        assert!(map.is_null(), "not written on failure");
+        // NULL crs = EPSG:4326, size 0 = 1024 x 768, NULL basemap = the default provider (tile_url overrides it).
+        assert_eq!(new_map(&mut map, null()), HYDROPLOT_OK);
+        assert!(tile_requests(&server) > 0);
+        assert_eq!(
+            hydroplot_map_add_point(map, -89.4, 43.07, null(), 19, null(), 1.0),
+            HYDROPLOT_ERR_NULL_ARGUMENT
+        );
+        assert_eq!(
+            hydroplot_map_add_point(map, -89.4, 43.07, null(), 19, c("red").as_ptr(), 1.0),
+            HYDROPLOT_OK
+        );
+        let gj = r#"{"type":"LineString","coordinates":[[-89.45,43.02],[-89.35,43.12]]}"#;
+        let status = hydroplot_map_add_geojson(
+            map,
+            gj.as_ptr().cast(),
+            gj.len(),
+            null(),
+            c("blue").as_ptr(),
+            null(),
+            2.0,
+        );
+        assert_eq!(status, HYDROPLOT_OK);
+
+        let mut buf = null_mut();
+        assert_eq!(hydroplot_map_png(map, &mut buf), HYDROPLOT_OK);
+        let bytes = unsafe {
+            std::slice::from_raw_parts(hydroplot_buffer_data(buf), hydroplot_buffer_len(buf))
+        };
+        let (w, h, _) = decode_png(bytes);
+        assert_eq!((w, h), (1024, 768));
+        hydroplot_buffer_free(buf);
+
+        let out = cache.join("map.png");
+        assert_eq!(
+            hydroplot_map_write_png(map, c(&out.display().to_string()).as_ptr()),
+            HYDROPLOT_OK
+        );
+        assert_eq!(decode_png(&std::fs::read(&out).unwrap()).0, 1024);
+        let missing = cache.join("no/such/dir/map.png");
+        assert_eq!(
+            hydroplot_map_write_png(map, c(&missing.display().to_string()).as_ptr()),
+            HYDROPLOT_ERR_IO
+        );
+        assert_eq!(
+            hydroplot_map_png(null(), &mut buf),
+            HYDROPLOT_ERR_NULL_ARGUMENT
+        );
+
+        hydroplot_map_free(map);
+        hydroplot_map_free(null_mut());
+        hydroplot_context_free(ctx);
+        let _ = std::fs::remove_dir_all(&cache);
+    }
+}
