@@ -1,5 +1,9 @@
 //! `hydroplot_map`: a drawn map (EPSG:3857) that more layers can be added to.
 
+// These functions are called from C, where `unsafe` means nothing; every
+// pointer goes through the NULL-checking `arg_*` helpers instead.
+#![allow(clippy::not_unsafe_ptr_arg_deref)]
+
 use super::context::hydroplot_context;
 use super::trace::hydroplot_trace;
 use super::{
