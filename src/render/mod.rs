@@ -460,7 +460,7 @@ fn path_of(g: &Geometry<f64>, view: &View) -> Option<Path> {
 }
 
 /// Encodes a pixmap as an 8-bit RGBA PNG (un-premultiplying the pixels).
-fn encode_png(pixmap: &Pixmap) -> Result<Vec<u8>> {
+pub(crate) fn encode_png(pixmap: &Pixmap) -> Result<Vec<u8>> {
     let fail =
         |e: png::EncodingError| Error::Render(format!("the map could not be encoded as PNG: {e}"));
     let data: Vec<u8> = pixmap
@@ -481,4 +481,35 @@ fn encode_png(pixmap: &Pixmap) -> Result<Vec<u8>> {
         .write_image_data(&data)
         .map_err(fail)?;
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_map_can_move_between_threads() {
+        fn assert_send<T: Send>() {}
+        assert_send::<Map>();
+    }
+
+    #[test]
+    fn png_round_trips_unpremultiplied_pixels() {
+        let mut p = Pixmap::new(2, 1).unwrap();
+        p.fill(Color::from_rgba8(200, 100, 50, 128));
+        let bytes = encode_png(&p).unwrap();
+        let mut reader = png::Decoder::new(std::io::Cursor::new(&bytes[..]))
+            .read_info()
+            .unwrap();
+        let mut buf = vec![0; reader.output_buffer_size().unwrap()];
+        reader.next_frame(&mut buf).unwrap();
+        assert!(
+            buf[..4]
+                .iter()
+                .zip([200u8, 100, 50, 128])
+                .all(|(a, b)| a.abs_diff(b) <= 1),
+            "{:?}",
+            &buf[..4]
+        );
+    }
 }
