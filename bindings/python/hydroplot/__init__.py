@@ -1,0 +1,335 @@
+"""hydroplot for Python: basins, flowline networks and raindrop traces from the
+US national hydrography web services, through the hydroplot C library.
+
+Two functions follow the interface spec, with its parameter names and
+defaults::
+
+    import hydroplot
+    data = hydroplot.plot_hydro([13293970], file="yahara.png")
+    len(data["flowline"]["features"])          # 251 on the Yahara sample
+    trace = hydroplot.get_raindrop_trace((-89.2158, 42.9561), direction="up")
+
+Results are GeoJSON dicts, or GeoDataFrames when geopandas is installed
+(``output="auto"``, the default; ``"geojson"`` or ``"geopandas"`` force one).
+Services are the public USGS ones unless a :class:`Context` or the
+``HYDROPLOT_*`` environment variables (``HYDROPLOT_INDEX_URL``, ...) say
+otherwise.
+"""
+
+import ctypes
+import json
+import threading
+
+from . import _ffi
+from ._ffi import HydroplotError, check, lib, text
+from ._request import build_request
+
+__all__ = [
+    "Context",
+    "HydroplotError",
+    "Map",
+    "PlotData",
+    "get_raindrop_trace",
+    "get_raindrop_traces",
+    "plot_hydro",
+    "version",
+]
+
+#: The layers of plot data, in the order the spec lists them.
+LAYERS = ("outlets", "flowline", "basin", "catchment", "network_wtbd", "off_network_wtbd")
+
+
+def version():
+    """The C library's version, ``"MAJOR.MINOR.PATCH"``."""
+    return lib.hydroplot_version().decode()
+
+
+class Context:
+    """Service URLs, timeouts, retries, rate limit and caches for calls.
+
+    ``Context(index_url=..., fabric_url=..., tile_url=..., rate_limit_per_s=0.25)``
+    starts from the defaults and the ``HYDROPLOT_*`` environment, then sets
+    each keyword as a ``hydroplot_context_set_option`` key (an unknown key or
+    bad value raises :class:`HydroplotError`). A context may be shared by many
+    threads; its requests, from all of them together, respect
+    ``rate_limit_per_s``. It is freed with the object.
+    """
+
+    def __init__(self, **options):
+        handle = ctypes.c_void_p()
+        check(lib.hydroplot_context_new(ctypes.byref(handle)))
+        self._handle = handle
+        self.options = {}
+        for key, value in options.items():
+            self.set_option(key, value)
+
+    def set_option(self, key, value):
+        """Sets one option; not while another thread uses this context."""
+        check(lib.hydroplot_context_set_option(self._handle, text(key), text(value)))
+        self.options[key] = value
+
+    def __del__(self):
+        handle, self._handle = getattr(self, "_handle", None), None
+        if handle:
+            lib.hydroplot_context_free(handle)
+
+    def __reduce__(self):
+        # Handles do not cross processes: a pickled context is rebuilt from its options.
+        return (_context_from_options, (self.options,))
+
+
+def _context_from_options(options):
+    return Context(**options)
+
+
+_default = threading.local()
+
+
+def _context(context):
+    if context is not None:
+        return context
+    if getattr(_default, "context", None) is None:
+        _default.context = Context()
+    return _default.context
+
+
+class Map:
+    """A drawn map in Web Mercator (EPSG:3857); owns its ``hydroplot_map``."""
+
+    def __init__(self, handle):
+        self._handle = handle
+
+    @classmethod
+    def new(cls, bbox, crs="EPSG:4326", size=(1024, 768), basemap=None, context=None):
+        """A new map of ``bbox`` = (xmin, ymin, xmax, ymax) in ``crs``."""
+        handle = ctypes.c_void_p()
+        check(
+            lib.hydroplot_map_new(
+                _context(context)._handle, *map(float, bbox), text(crs), size[0], size[1], text(basemap),
+                ctypes.byref(handle),
+            )
+        )
+        return cls(handle)
+
+    def add_geojson(self, geojson, crs="EPSG:4326", col="black", fill=None, lwd=1.0):
+        """Draws GeoJSON (a dict or text) given in ``crs``; colours as R writes them."""
+        data = (geojson if isinstance(geojson, str) else json.dumps(geojson)).encode()
+        check(lib.hydroplot_map_add_geojson(self._handle, data, len(data), text(crs), text(col), text(fill), float(lwd)))
+        return self
+
+    def add_point(self, x, y, crs="EPSG:4326", pch=19, col="black", cex=1.0):
+        """Draws R plotting symbol ``pch`` at (x, y)."""
+        check(lib.hydroplot_map_add_point(self._handle, float(x), float(y), text(crs), int(pch), text(col), float(cex)))
+        return self
+
+    def png(self):
+        """The map as PNG bytes (north arrow, scale bar and attribution on top)."""
+        return _ffi.take_buffer(lambda out: lib.hydroplot_map_png(self._handle, out))
+
+    def write_png(self, path):
+        """Writes the PNG to ``path``, replacing it atomically."""
+        check(lib.hydroplot_map_write_png(self._handle, text(path)))
+
+    def __del__(self):
+        handle, self._handle = getattr(self, "_handle", None), None
+        if handle:
+            lib.hydroplot_map_free(handle)
+
+
+class PlotData(dict):
+    """The result of :func:`plot_hydro`: layer name -> GeoJSON FeatureCollection
+    (or GeoDataFrame), in NAD83 lon/lat (EPSG:4269).
+
+    Attributes: ``bbox`` (xmin, ymin, xmax, ymax), ``warnings`` (list of
+    str), ``map`` (the drawn :class:`Map`, None when not plotted) and ``png``
+    (its PNG bytes, None when not plotted).
+    """
+
+    bbox = None
+    warnings = ()
+    map = None
+    png = None
+
+
+_current = threading.local()
+
+
+def _resolve_add(add):
+    if add is False or add is None:
+        return None
+    if isinstance(add, Map):
+        return add
+    current = getattr(_current, "map", None)
+    if current is None:
+        raise ValueError("add=True needs a map drawn before on this thread (or pass add=<Map>)")
+    return current
+
+
+def plot_hydro(
+    outlets=None,
+    bbox=None,
+    streamorder=None,
+    hydro_data=None,
+    gpkg=None,
+    plot_config=None,
+    basemap=None,
+    zoom=None,
+    add=False,
+    actually_plot=True,
+    overwrite=True,
+    flowline_only=None,
+    cache_data=None,
+    *,
+    size=None,
+    file=None,
+    context=None,
+    output="auto",
+):
+    """Fetches (or reads from ``hydro_data``) the basins and networks of
+    ``outlets`` or ``bbox`` and draws them.
+
+    ``outlets`` takes the spec's six forms: a list of ints (comids, upstream
+    tributaries plotted), a set or numpy array of ints (exactly these
+    comids), a str or list of str (gauge sites), a list of (source, id) pairs
+    (index features), points as (x, y) tuples in EPSG:4326, a GeoJSON point
+    collection or a GeoDataFrame of points; one list may mix comids, sites,
+    features and points. ``bbox`` is (xmin, ymin, xmax, ymax) in EPSG:4326,
+    or a dict with those keys and ``crs``. ``streamorder`` is an int >= 1 or
+    ``"auto"``; ``plot_config`` a nested dict such as ``{"flowline": {"col":
+    "red"}, "outlets": {"comid": {"pch": 17}}}``; ``cache_data`` a file path
+    or False (no caches at all). ``add=True`` draws onto the last map drawn on
+    this thread (or ``add=<Map>``). ``file`` writes the PNG there.
+    """
+    ctx = _context(context)
+    target = _resolve_add(add)
+    req = build_request(
+        outlets=outlets, bbox=bbox, streamorder=streamorder, hydro_data=hydro_data, gpkg=gpkg,
+        plot_config=plot_config, basemap=basemap, zoom=zoom, actually_plot=actually_plot,
+        overwrite=overwrite, flowline_only=flowline_only, cache_data=cache_data, size=size,
+    )
+    pd = ctypes.c_void_p()
+    try:
+        check(lib.hydroplot_plot(ctx._handle, req, target._handle if target else None, ctypes.byref(pd)))
+    finally:
+        lib.hydroplot_plot_request_free(req)
+    try:
+        result = PlotData(
+            (layer, _geojson(lambda out, l=layer: lib.hydroplot_plot_data_layer_geojson(pd, text(l), out)))
+            for layer in LAYERS
+        )
+        box = (ctypes.c_double * 4)()
+        check(lib.hydroplot_plot_data_bbox(pd, box))
+        result.bbox = tuple(box)
+        result.warnings = [
+            lib.hydroplot_plot_data_warning(pd, i).decode() for i in range(lib.hydroplot_plot_data_warning_count(pd))
+        ]
+        if actually_plot:
+            result.map = target or _take_map(pd)
+            _current.map = result.map
+    finally:
+        lib.hydroplot_plot_data_free(pd)
+    if result.map is not None:
+        result.png = result.map.png()
+        if file is not None:
+            result.map.write_png(file)
+    for layer in LAYERS:
+        result[layer] = _convert(result[layer], "EPSG:4269", output)
+    return result
+
+
+def _take_map(pd):
+    handle = ctypes.c_void_p()
+    check(lib.hydroplot_plot_data_take_map(pd, ctypes.byref(handle)))
+    return Map(handle)
+
+
+def _geojson(fill):
+    return json.loads(_ffi.take_buffer(fill))
+
+
+def _trace_geojson(trace):
+    return _geojson(lambda out: lib.hydroplot_trace_geojson(trace, out))
+
+
+def _point_xy(point):
+    """(x, y) of a trace start: a pair, a GeoJSON Point/Feature, or anything with ``.x``/``.y``."""
+    if isinstance(point, dict):
+        geometry = point.get("geometry", point)
+        if geometry.get("type") != "Point":
+            raise ValueError(f"the trace start must be a Point, not {geometry.get('type')!r}")
+        return tuple(float(c) for c in geometry["coordinates"][:2])
+    if hasattr(point, "x") and hasattr(point, "y"):
+        return float(point.x), float(point.y)
+    x, y = point
+    return float(x), float(y)
+
+
+def get_raindrop_trace(point, direction="down", *, crs=None, context=None, output="auto"):
+    """Traces a raindrop from ``point`` ((lon, lat), a GeoJSON Point or a
+    shapely Point; in ``crs``, default EPSG:4326) to the nearest flowline.
+
+    ``direction`` is ``"down"``, ``"up"`` or ``"none"``. Returns 2 LineString
+    features in WGS 84: the flowline portion (``id``, ``gnis_name``,
+    ``comid``, ``reachcode``, ``raindrop_pathDist``, ``measure``,
+    ``intersection_point``) and the raindrop path.
+    """
+    x, y = _point_xy(point)
+    trace = ctypes.c_void_p()
+    check(lib.hydroplot_raindrop_trace(_context(context)._handle, x, y, text(crs), text(direction), ctypes.byref(trace)))
+    try:
+        fc = _trace_geojson(trace)
+    finally:
+        lib.hydroplot_trace_free(trace)
+    return _convert(fc, "EPSG:4326", output)
+
+
+def get_raindrop_traces(points, direction="down", *, crs=None, context=None, output="auto"):
+    """Traces many points at once (at most the context's ``concurrency``
+    requests in flight). Returns one entry per point, in order: its trace (as
+    :func:`get_raindrop_trace` would) or the :class:`HydroplotError` of that
+    point; one bad point never fails the others.
+    """
+    xy = [c for p in points for c in _point_xy(p)]
+    arr = (ctypes.c_double * len(xy))(*xy)
+    batch = ctypes.c_void_p()
+    check(
+        lib.hydroplot_raindrop_trace_batch(
+            _context(context)._handle, arr, len(xy) // 2, text(crs), text(direction), ctypes.byref(batch)
+        )
+    )
+    try:
+        results = []
+        for i in range(lib.hydroplot_trace_batch_len(batch)):
+            status = lib.hydroplot_trace_batch_status(batch, i)
+            if status == _ffi.OK:
+                results.append(_convert(_trace_geojson(lib.hydroplot_trace_batch_get(batch, i)), "EPSG:4326", output))
+            else:
+                results.append(
+                    HydroplotError(
+                        status,
+                        _ffi.status_name(status),
+                        lib.hydroplot_trace_batch_error(batch, i).decode("utf-8", "replace"),
+                        lib.hydroplot_trace_batch_http_status(batch, i),
+                    )
+                )
+        return results
+    finally:
+        lib.hydroplot_trace_batch_free(batch)
+
+
+def _convert(fc, crs, output):
+    """A FeatureCollection as ``output`` asks: ``"geojson"``, ``"geopandas"`` or ``"auto"``."""
+    if output == "geojson":
+        return fc
+    if output not in ("auto", "geopandas"):
+        raise ValueError(f"output must be 'auto', 'geojson' or 'geopandas', not {output!r}")
+    try:
+        import geopandas
+    except ImportError:
+        if output == "geopandas":
+            raise
+        return fc
+    frame = geopandas.GeoDataFrame.from_features(fc["features"], crs=crs)
+    if any("id" in f for f in fc["features"]):
+        frame.insert(0, "id", [f.get("id") for f in fc["features"]])
+    return frame

@@ -1,0 +1,175 @@
+"""ctypes declarations of the hydroplot C API (include/hydroplot.h).
+
+The library is found, in order, at the path in the ``HYDROPLOT_LIBRARY``
+environment variable, by the system's search for ``hydroplot`` (ldconfig,
+``LD_LIBRARY_PATH``), then as ``libhydroplot.so``. Every fallible call goes
+through :func:`check`, which turns a status into :class:`HydroplotError`
+carrying the library's message, status name and HTTP status.
+"""
+
+import ctypes
+import ctypes.util
+import os
+from ctypes import (
+    POINTER,
+    c_bool,
+    c_char_p,
+    c_double,
+    c_int32,
+    c_int64,
+    c_size_t,
+    c_uint32,
+    c_uint8,
+    c_void_p,
+)
+
+OK = 0
+
+
+class HydroplotError(RuntimeError):
+    """A failed hydroplot call.
+
+    ``status`` is the numeric ``hydroplot_status``, ``name`` its C name
+    (``"HYDROPLOT_ERR_HTTP"``), ``http_status`` the HTTP status behind it
+    (0 when none) and ``str(err)`` the library's message.
+    """
+
+    def __init__(self, status, name, message, http_status=0):
+        super().__init__(f"{name}: {message}")
+        self.status = status
+        self.name = name
+        self.message = message
+        self.http_status = http_status
+
+
+def _load():
+    path = os.environ.get("HYDROPLOT_LIBRARY") or ctypes.util.find_library("hydroplot")
+    try:
+        return ctypes.CDLL(path or "libhydroplot.so")
+    except OSError as e:
+        raise ImportError(
+            f"cannot load the hydroplot C library ({path or 'libhydroplot.so'}): {e}; "
+            "install it (cmake --install) or set HYDROPLOT_LIBRARY to its path"
+        ) from e
+
+
+lib = _load()
+
+# Opaque handles are plain void pointers on this side.
+_status = c_int32
+_ptr = c_void_p
+_out = POINTER(c_void_p)
+
+_SIGNATURES = {
+    # library
+    "hydroplot_version": (c_char_p, []),
+    "hydroplot_last_error": (c_char_p, []),
+    "hydroplot_last_http_status": (c_int32, []),
+    "hydroplot_status_str": (c_char_p, [_status]),
+    # buffers
+    "hydroplot_buffer_data": (POINTER(c_uint8), [_ptr]),
+    "hydroplot_buffer_len": (c_size_t, [_ptr]),
+    "hydroplot_buffer_free": (None, [_ptr]),
+    # context
+    "hydroplot_context_new": (_status, [_out]),
+    "hydroplot_context_set_option": (_status, [_ptr, c_char_p, c_char_p]),
+    "hydroplot_context_free": (None, [_ptr]),
+    # maps
+    "hydroplot_map_png": (_status, [_ptr, _out]),
+    "hydroplot_map_write_png": (_status, [_ptr, c_char_p]),
+    "hydroplot_map_add_geojson": (_status, [_ptr, c_char_p, c_size_t, c_char_p, c_char_p, c_char_p, c_double]),
+    "hydroplot_map_add_trace": (_status, [_ptr, _ptr, c_char_p, c_char_p, c_double]),
+    "hydroplot_map_add_point": (_status, [_ptr, c_double, c_double, c_char_p, c_int32, c_char_p, c_double]),
+    "hydroplot_map_new": (
+        _status,
+        [_ptr, c_double, c_double, c_double, c_double, c_char_p, c_uint32, c_uint32, c_char_p, _out],
+    ),
+    "hydroplot_map_free": (None, [_ptr]),
+    # plot requests
+    "hydroplot_plot_request_new": (_ptr, []),
+    "hydroplot_plot_request_free": (None, [_ptr]),
+    "hydroplot_plot_request_add_comid": (_status, [_ptr, c_int64]),
+    "hydroplot_plot_request_set_comid_set": (_status, [_ptr, POINTER(c_int64), c_size_t]),
+    "hydroplot_plot_request_add_site": (_status, [_ptr, c_char_p]),
+    "hydroplot_plot_request_add_feature": (_status, [_ptr, c_char_p, c_char_p]),
+    "hydroplot_plot_request_add_point": (_status, [_ptr, c_double, c_double, c_char_p]),
+    "hydroplot_plot_request_set_bbox": (_status, [_ptr, c_double, c_double, c_double, c_double, c_char_p]),
+    "hydroplot_plot_request_set_streamorder": (_status, [_ptr, c_int32]),
+    "hydroplot_plot_request_set_hydro_data": (_status, [_ptr, c_char_p]),
+    "hydroplot_plot_request_set_gpkg": (_status, [_ptr, c_char_p]),
+    "hydroplot_plot_request_set_overwrite": (_status, [_ptr, c_bool]),
+    "hydroplot_plot_request_set_flowline_only": (_status, [_ptr, c_bool]),
+    "hydroplot_plot_request_set_style": (_status, [_ptr, c_char_p, c_char_p, c_char_p]),
+    "hydroplot_plot_request_set_basemap": (_status, [_ptr, c_char_p]),
+    "hydroplot_plot_request_set_zoom": (_status, [_ptr, c_int32]),
+    "hydroplot_plot_request_set_size": (_status, [_ptr, c_uint32, c_uint32]),
+    "hydroplot_plot_request_set_actually_plot": (_status, [_ptr, c_bool]),
+    "hydroplot_plot_request_set_cache_file": (_status, [_ptr, c_char_p]),
+    "hydroplot_plot_request_disable_cache": (_status, [_ptr]),
+    "hydroplot_plot": (_status, [_ptr, _ptr, _ptr, _out]),
+    # plot data
+    "hydroplot_plot_data_free": (None, [_ptr]),
+    "hydroplot_plot_data_layer_count": (_status, [_ptr, c_char_p, POINTER(c_size_t)]),
+    "hydroplot_plot_data_layer_geojson": (_status, [_ptr, c_char_p, _out]),
+    "hydroplot_plot_data_bbox": (_status, [_ptr, POINTER(c_double)]),
+    "hydroplot_plot_data_take_map": (_status, [_ptr, _out]),
+    "hydroplot_plot_data_warning_count": (c_size_t, [_ptr]),
+    "hydroplot_plot_data_warning": (c_char_p, [_ptr, c_size_t]),
+    # traces
+    "hydroplot_raindrop_trace": (_status, [_ptr, c_double, c_double, c_char_p, c_char_p, _out]),
+    "hydroplot_trace_free": (None, [_ptr]),
+    "hydroplot_trace_bbox": (_status, [_ptr, POINTER(c_double)]),
+    "hydroplot_trace_geojson": (_status, [_ptr, _out]),
+    "hydroplot_raindrop_trace_batch": (_status, [_ptr, POINTER(c_double), c_size_t, c_char_p, c_char_p, _out]),
+    "hydroplot_trace_batch_len": (c_size_t, [_ptr]),
+    "hydroplot_trace_batch_status": (_status, [_ptr, c_size_t]),
+    "hydroplot_trace_batch_error": (c_char_p, [_ptr, c_size_t]),
+    "hydroplot_trace_batch_http_status": (c_int32, [_ptr, c_size_t]),
+    "hydroplot_trace_batch_get": (_ptr, [_ptr, c_size_t]),
+    "hydroplot_trace_batch_free": (None, [_ptr]),
+}
+
+for _name, (_restype, _argtypes) in _SIGNATURES.items():
+    _fn = getattr(lib, _name)
+    _fn.restype = _restype
+    _fn.argtypes = _argtypes
+
+
+def status_name(status):
+    """The C name of a status code, e.g. ``"HYDROPLOT_ERR_HTTP"``."""
+    return lib.hydroplot_status_str(status).decode()
+
+
+def error(status):
+    """The :class:`HydroplotError` of a failed call, read on this thread."""
+    return HydroplotError(
+        status,
+        status_name(status),
+        lib.hydroplot_last_error().decode("utf-8", "replace"),
+        lib.hydroplot_last_http_status(),
+    )
+
+
+def check(status):
+    """Raises :class:`HydroplotError` unless ``status`` is ``HYDROPLOT_OK``."""
+    if status != OK:
+        raise error(status)
+
+
+def text(value):
+    """A Python value as the NUL-terminated UTF-8 the C API takes (None stays NULL)."""
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        return b"TRUE" if value else b"FALSE"
+    return str(value).encode()
+
+
+def take_buffer(fill):
+    """Calls ``fill(out)`` for a ``hydroplot_buffer`` and returns its bytes, freeing it."""
+    buf = c_void_p()
+    check(fill(ctypes.byref(buf)))
+    try:
+        return ctypes.string_at(lib.hydroplot_buffer_data(buf), lib.hydroplot_buffer_len(buf))
+    finally:
+        lib.hydroplot_buffer_free(buf)

@@ -1,0 +1,87 @@
+"""plot_hydro through the C library against the mock services and the Yahara sample."""
+
+import pytest
+
+import hydroplot
+
+# Upstream of comid 13293970 (the Yahara at Madison), as the C and Rust tests see it.
+YAHARA = {"outlets": 1, "flowline": 251, "basin": 1, "catchment": 250, "network_wtbd": 14, "off_network_wtbd": 103}
+
+
+def counts(data):
+    return {layer: len(fc["features"]) for layer, fc in data.items()}
+
+
+def test_upstream_of_a_comid_from_the_services_is_drawn_to_a_file(ctx, tmp_path):
+    png = tmp_path / "yahara.png"
+    data = hydroplot.plot_hydro([13293970], context=ctx, file=str(png), output="geojson")
+    assert counts(data) == YAHARA
+    assert data.png.startswith(b"\x89PNG\r\n\x1a\n")
+    assert png.read_bytes() == data.png
+    xmin, ymin, xmax, ymax = data.bbox
+    assert (round(xmin, 3), round(ymin, 3), round(xmax, 3), round(ymax, 3)) == (-89.605, 42.95, -89.204, 43.366)
+    assert data["outlets"]["features"][0]["properties"]["comid"] == 13293970
+    assert data.warnings == []
+
+
+def test_the_local_sample_gives_the_same_layers_without_drawing(ctx, sample_gpkg):
+    data = hydroplot.plot_hydro([13293970], hydro_data=sample_gpkg, actually_plot=False, context=ctx, output="geojson")
+    assert counts(data) == YAHARA
+    assert data.png is None and data.map is None
+
+
+def test_outlet_forms_agree(ctx):
+    by_feature = hydroplot.plot_hydro([("comid", "13293970")], actually_plot=False, context=ctx, output="geojson")
+    assert counts(by_feature) == YAHARA
+    exact = hydroplot.plot_hydro({13293970, 13294312, 13293454}, actually_plot=False, context=ctx, output="geojson")
+    assert sorted(f["properties"]["comid"] for f in exact["flowline"]["features"]) == [13293454, 13293970, 13294312]
+    site = hydroplot.plot_hydro("05429500", actually_plot=False, context=ctx, output="geojson")
+    outlet = site["outlets"]["features"][0]["properties"]
+    assert outlet["id"] == "USGS-05429500"
+    by_comid = hydroplot.plot_hydro([outlet["comid"]], actually_plot=False, context=ctx, output="geojson")
+    assert counts(site)["flowline"] == counts(by_comid)["flowline"]
+    point = {"type": "FeatureCollection", "features": [{"type": "Feature", "properties": {},
+                                                        "geometry": {"type": "Point", "coordinates": [-89.36, 43.09]}}]}
+    from_dict = hydroplot.plot_hydro(point, actually_plot=False, context=ctx, output="geojson")
+    from_pair = hydroplot.plot_hydro([(-89.36, 43.09)], actually_plot=False, context=ctx, output="geojson")
+    assert counts(from_dict) == counts(from_pair) and counts(from_pair)["flowline"] > 0
+
+
+def test_add_draws_onto_the_last_map(ctx):
+    first = hydroplot.plot_hydro([13293970], context=ctx, basemap="none", output="geojson")
+    second = hydroplot.plot_hydro([13294312], add=True, plot_config={"flowline": {"col": "red", "lwd": 3}},
+                                  context=ctx, output="geojson")
+    assert second.map is first.map
+    assert second.png != first.png
+
+
+def test_plot_config_and_arguments_are_checked(ctx):
+    with pytest.raises(hydroplot.HydroplotError) as err:
+        hydroplot.plot_hydro([13293970], plot_config={"river": {"col": "red"}}, context=ctx)
+    assert err.value.name == "HYDROPLOT_ERR_INVALID_ARGUMENT" and "river" in err.value.message
+    with pytest.raises(hydroplot.HydroplotError) as err:
+        hydroplot.plot_hydro([13293970], bbox=(-89.5, 43.0, -89.4, 43.1), context=ctx)
+    assert err.value.name == "HYDROPLOT_ERR_INVALID_ARGUMENT"
+    with pytest.raises(hydroplot.HydroplotError) as err:
+        hydroplot.plot_hydro([1], actually_plot=False, context=ctx)
+    assert err.value.name == "HYDROPLOT_ERR_NOT_FOUND" and err.value.http_status == 404
+    with pytest.raises(TypeError):
+        hydroplot.plot_hydro([1.5], context=ctx)
+
+
+def test_a_gpkg_is_written_and_kept_without_overwrite(ctx, tmp_path):
+    out = tmp_path / "subset.gpkg"
+    hydroplot.plot_hydro([13293970], gpkg=str(out), actually_plot=False, context=ctx)
+    size = out.stat().st_size
+    assert size > 0
+    with pytest.raises(hydroplot.HydroplotError) as err:
+        hydroplot.plot_hydro([13293970], gpkg=str(out), overwrite=False, actually_plot=False, context=ctx)
+    assert err.value.name == "HYDROPLOT_ERR_EXISTS" and out.stat().st_size == size
+    again = hydroplot.plot_hydro([13293970], hydro_data=str(out), actually_plot=False, context=ctx, output="geojson")
+    assert counts(again)["flowline"] == 251
+
+
+def test_geodataframes_when_geopandas_is_installed(ctx, sample_gpkg):
+    pytest.importorskip("geopandas")
+    data = hydroplot.plot_hydro([13293970], hydro_data=sample_gpkg, actually_plot=False, context=ctx)
+    assert len(data["flowline"]) == 251 and data["flowline"].crs.to_epsg() == 4269

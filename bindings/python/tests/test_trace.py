@@ -1,0 +1,62 @@
+"""get_raindrop_trace(s) through the C library against the mock flowtrace process."""
+
+import pickle
+
+import pytest
+
+import hydroplot
+
+START = (-89.2158, 42.9561)
+
+
+def test_an_upstream_trace_has_the_flowline_and_the_raindrop_path(ctx):
+    fc = hydroplot.get_raindrop_trace(START, direction="up", context=ctx, output="geojson")
+    flowline, path = fc["features"]
+    assert len(fc["features"]) == 2
+    assert (flowline["id"], path["id"]) == ("upstreamFlowline", "raindropPath")
+    props = flowline["properties"]
+    assert props["comid"] == 13297178
+    assert props["gnis_name"] == "Yahara River"
+    assert props["reachcode"] == "07090002007369"
+    assert props["raindrop_pathDist"] == pytest.approx(242.09)
+    assert props["measure"] == pytest.approx(30.15)
+    assert len(props["intersection_point"]) == 2
+    assert path["properties"] == {} and path["geometry"]["type"] == "LineString"
+
+
+def test_a_geojson_point_and_a_batch_give_the_same_trace(ctx):
+    single = hydroplot.get_raindrop_trace({"type": "Point", "coordinates": list(START)}, "up",
+                                          context=ctx, output="geojson")
+    batch = hydroplot.get_raindrop_traces([START, (0.0, 0.0), START], "up", context=ctx, output="geojson")
+    assert batch[0] == single == batch[2]
+    assert isinstance(batch[1], hydroplot.HydroplotError)
+    assert batch[1].name == "HYDROPLOT_ERR_HTTP" and batch[1].http_status == 500
+    assert "outside" in batch[1].message
+
+
+def test_bad_directions_fail_before_any_request(ctx):
+    with pytest.raises(hydroplot.HydroplotError) as err:
+        hydroplot.get_raindrop_trace(START, direction="sideways", context=ctx)
+    assert err.value.name == "HYDROPLOT_ERR_INVALID_ARGUMENT"
+
+
+def test_a_trace_is_drawn_on_a_new_map(ctx):
+    fc = hydroplot.get_raindrop_trace(START, "up", context=ctx, output="geojson")
+    xs = [x for f in fc["features"] for x, _ in f["geometry"]["coordinates"]]
+    ys = [y for f in fc["features"] for _, y in f["geometry"]["coordinates"]]
+    box = (min(xs) - 0.005, min(ys) - 0.005, max(xs) + 0.005, max(ys) + 0.005)
+    m = hydroplot.Map.new(box, basemap="none", context=ctx)
+    m.add_geojson(fc["features"][0], col="red", lwd=2).add_geojson(fc["features"][1], col="black", lwd=2)
+    m.add_point(*START)
+    assert m.png().startswith(b"\x89PNG")
+
+
+def test_contexts_pickle_by_their_options(ctx, mock_url):
+    copy = pickle.loads(pickle.dumps(ctx))
+    assert copy.options == ctx.options
+    fc = hydroplot.get_raindrop_trace(START, "up", context=copy, output="geojson")
+    assert fc["features"][0]["properties"]["comid"] == 13297178
+
+
+def test_the_version_matches_the_header():
+    assert hydroplot.version() == "0.1.0"
