@@ -85,11 +85,16 @@ impl View {
         (self.extent[0] + px * r, self.extent[3] - py * r)
     }
 
-    /// Latitude (degrees) of the canvas centre.
+    /// Latitude (degrees) of the canvas centre (0 if it cannot be computed,
+    /// which a fitted view's finite extent never causes).
     pub fn centre_latitude(&self) -> f64 {
-        let y = (self.extent[1] + self.extent[3]) / 2.0;
-        let r = HALF_WORLD_M / std::f64::consts::PI;
-        (2.0 * (y / r).exp().atan() - std::f64::consts::FRAC_PI_2).to_degrees()
+        let (x, y) = (
+            (self.extent[0] + self.extent[2]) / 2.0,
+            (self.extent[1] + self.extent[3]) / 2.0,
+        );
+        crate::crs::Transformer::new("EPSG:3857", "EPSG:4326")
+            .and_then(|t| t.point(x.clamp(-HALF_WORLD_M, HALF_WORLD_M), y))
+            .map_or(0.0, |(_, lat)| lat)
     }
 
     /// Ground metres per device pixel at the canvas centre (Mercator stretches
