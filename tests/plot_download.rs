@@ -129,3 +129,66 @@ fn a_point_outlet_is_looked_up_with_r2() {
     let lookup = server.requests().into_iter().find(|r| r.path.ends_with("catchmentsp/items")).unwrap();
     assert_eq!(lookup.query, "bbox=-89.36,43.09,-89.36,43.09&properties=featureid&skipGeometry=true");
 }
+
+#[test]
+fn a_multi_outlet_run_makes_one_basin_and_one_feature_request_per_outlet() {
+    let server = MockServer::start();
+    let ctx = context(&server);
+    let outlets = vec![
+        Outlet::Comid(13293970),
+        Outlet::Site("05427718".into()),
+        Outlet::Feature { source: "huc12pp".into(), id: "070900020602".into() },
+    ];
+    let d = plot_hydro(&ctx, &data_only(outlets), None).unwrap();
+    assert_eq!(d.layer(Layer::Outlets).len(), 3);
+    assert_eq!(d.layer(Layer::Basin).len(), 3);
+    let types: Vec<&str> = d.layer(Layer::Outlets).iter().filter_map(|f| f.get_str("type")).collect();
+    assert_eq!(types, ["comid", "nwissite", "huc12pp"]);
+    let log = server.requests();
+    let basins = log.iter().filter(|r| r.path.ends_with("/basin")).count();
+    let features = log.iter().filter(|r| r.path.starts_with("/nldi/linked-data/") && !r.path.ends_with("/basin")).count();
+    assert_eq!((basins, features), (3, 3));
+    // Every layer fits one page of 500: one request per collection.
+    for collection in ["nhdflowline_network", "catchmentsp", "nhdwaterbody", "nhdarea", "nhdflowline_nonnetwork"] {
+        let pages = log.iter().filter(|r| r.path.contains(&format!("/collections/{collection}/items"))).count();
+        assert_eq!(pages, 1, "{collection}");
+    }
+    assert_eq!(log.len(), 3 + 3 + 5);
+}
+
+#[test]
+fn a_missing_optional_layer_is_a_warning_and_progress_sees_every_stage() {
+    use hydroplot::context::{LogLevel, Observer};
+    use std::sync::{Arc, Mutex};
+    #[derive(Default)]
+    struct Stages(Mutex<Vec<(String, u64, u64)>>, Mutex<Vec<String>>);
+    impl Observer for Stages {
+        fn log(&self, level: LogLevel, message: &str) {
+            if level == LogLevel::Warning {
+                self.1.lock().unwrap().push(message.to_string());
+            }
+        }
+        fn progress(&self, stage: &str, done: u64, total: u64) {
+            self.0.lock().unwrap().push((stage.to_string(), done, total));
+        }
+    }
+    let server = MockServer::start();
+    server.set_fault(hydroplot::mock::Fault {
+        path_contains: "/collections/nhdarea/items".into(),
+        kind: hydroplot::mock::FaultKind::Status(404),
+        times: None,
+    });
+    let stages = Arc::new(Stages::default());
+    let ctx = context(&server).with_observer(Some(stages.clone()));
+    let d = plot_hydro(&ctx, &data_only(vec![Outlet::Comid(13293970)]), None).unwrap();
+    assert_eq!(d.layer(Layer::Flowline).len(), 251);
+    assert_eq!(d.layer(Layer::Area).len(), 0);
+    assert_eq!(d.warnings.len(), 1, "{:?}", d.warnings);
+    assert!(d.warnings[0].contains("nhdarea"));
+    assert_eq!(*stages.1.lock().unwrap(), d.warnings, "warnings also go to the log");
+    let seen: Vec<String> = stages.0.lock().unwrap().iter().map(|(s, _, _)| s.clone()).collect();
+    for stage in ["basin", "flowline", "catchment", "waterbody", "flowline_nonnetwork"] {
+        assert!(seen.iter().any(|s| s == stage), "{stage} in {seen:?}");
+    }
+    assert!(stages.0.lock().unwrap().contains(&("basin".to_string(), 1, 1)));
+}
