@@ -6,7 +6,7 @@ use super::tile_cache::{TileCache, DEFAULT_MAX_BYTES};
 use super::view::{View, HALF_WORLD_M};
 use super::TileCacheMode;
 use crate::context::Context;
-use crate::http::{parallel_map, Service};
+use crate::http::{parallel_map, redact_url, Service};
 use crate::{Error, Result};
 use tiny_skia::{FilterQuality, IntSize, Pixmap, PixmapPaint, Transform};
 
@@ -322,7 +322,7 @@ fn fetch_tile(ctx: &Context, cache: Option<&TileCache>, url: &str) -> Fetched {
             }
         }
     };
-    let pixmap = decode(&response.body).map_err(|e| e.context(url));
+    let pixmap = decode(&response.body).map_err(|e| e.context(&redact_url(url)));
     let cache_error = match (&pixmap, cache) {
         (Ok(_), Some(c)) => c.put(url, &response.headers, &response.body).err(),
         _ => None,

@@ -9,7 +9,7 @@
 use crate::context::Context;
 use crate::crs::{Transformer, DEFAULT_CRS};
 use crate::error::{Error, Result};
-use crate::http::{parallel_map, Service};
+use crate::http::{parallel_map, redact_url, Service};
 use crate::trace::Trace;
 
 /// The directions the process accepts; the first is the default.
@@ -36,7 +36,7 @@ pub fn raindrop_trace(
         .http
         .post(ctx, Service::Process, &plan.url, "application/json", &body);
     response
-        .and_then(|r| Trace::parse(&r.body))
+        .and_then(|r| parse_answer(&r.body, &plan.url))
         .map_err(|e| e.context(&at(x, y)))
 }
 
@@ -67,7 +67,7 @@ pub fn raindrop_trace_batch(
                 .http
                 .post(ctx, Service::Process, &plan.url, "application/json", &body);
             reply
-                .and_then(|r| Trace::parse(&r.body))
+                .and_then(|r| parse_answer(&r.body, &plan.url))
                 .map_err(|e| e.context(&at(x, y)))
         },
         |_, _| {
@@ -76,6 +76,12 @@ pub fn raindrop_trace_batch(
         },
     );
     Ok(results)
+}
+
+/// Parses the process's answer; an unusable one is an error naming the URL.
+fn parse_answer(body: &[u8], url: &str) -> Result<Trace> {
+    Trace::parse(body)
+        .map_err(|e| e.context(&format!("flowtrace process POST {}", redact_url(url))))
 }
 
 /// What every point of a call shares: the URL, direction and transformation.
