@@ -1,0 +1,30 @@
+#' A hydroplot context: service URLs, timeouts, retries, rate limit, caches.
+#'
+#' Options are the C library's `hydroplot_context_set_option` keys
+#' (`index_url`, `fabric_url`, `tile_url`, `tile_cache_dir`, `timeout_s`,
+#' `retries`, `concurrency`, `rate_limit_per_s`, `max_features`, ...),
+#' applied after the defaults and the `HYDROPLOT_*` environment variables.
+#' A context is freed by the garbage collector; it does not survive saving
+#' the session.
+#' @param ... named options, e.g. `index_url = "http://127.0.0.1:8080/nldi"`.
+#' @return an external pointer of class `hydroplot_context`.
+hydroplot_context <- function(...) {
+  opts <- list(...)
+  if (length(opts) > 0 && (is.null(names(opts)) || any(names(opts) == ""))) {
+    stop("hydroplot_context(): every option needs a name, e.g. index_url = \"...\"")
+  }
+  values <- vapply(opts, function(v) if (is.logical(v)) toupper(as.character(v)) else as.character(v), "")
+  structure(.Call(C_hp_context_new, values), class = "hydroplot_context")
+}
+
+#' The C library's version, "MAJOR.MINOR.PATCH".
+hydroplot_version <- function() .Call(C_hp_version)
+
+.state <- new.env(parent = emptyenv())
+
+# The context of a call: the one given, or a default built once from the environment.
+context_of <- function(context) {
+  if (!is.null(context)) return(context)
+  if (is.null(.state$context)) .state$context <- hydroplot_context()
+  .state$context
+}

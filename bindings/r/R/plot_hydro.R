@@ -1,0 +1,83 @@
+#' Plot the basins and upstream networks of outlets, or everything in a box.
+#'
+#' The parameters and defaults are the interface spec's. `outlets` takes its
+#' six forms: NULL with a `bbox`; a list of comids (`list(13293970)`, upstream
+#' tributaries plotted); an integer vector (exactly these comids); a
+#' character vector of gauge sites (`"05428500"`); a list of (feature source,
+#' id) pairs (`list(c("comid", "13293970"), list("huc12pp", "070900020602"))`);
+#' an sf data.frame of points. A list may mix comids, sites and pairs.
+#'
+#' @param outlets,bbox,streamorder,hydro_data,gpkg,plot_config,basemap,zoom,add,actually_plot,overwrite,flowline_only,cache_data
+#'   as in the spec; `streamorder = "auto"` is the reference's area rule;
+#'   `cache_data` a file path, or FALSE to turn off every cache; `add = TRUE`
+#'   draws onto the last map plot_hydro() drew in this session.
+#' @param file write the PNG here instead of showing it in the active graphics device.
+#' @param size map size in pixels, c(width, height) (default 1024 x 768).
+#' @param context a [hydroplot_context()]; default: one from the environment.
+#' @return invisibly, a named list of layers (outlets, flowline, basin,
+#'   catchment, network_wtbd, off_network_wtbd), sf objects in NAD83
+#'   (EPSG:4269) when sf is installed, else data.frames with a geometry
+#'   list column; attributes `bbox`, `warnings` and `png` (raw PNG bytes,
+#'   NULL when not plotted).
+plot_hydro <- function(outlets = NULL, bbox = NULL, streamorder = NULL, hydro_data = NULL,
+                       gpkg = NULL, plot_config = NULL, basemap = "Esri.NatGeoWorldMap",
+                       zoom = NULL, add = FALSE, actually_plot = TRUE, overwrite = TRUE,
+                       flowline_only = NULL, cache_data = NULL, file = NULL, size = NULL,
+                       context = NULL) {
+  req <- add_bbox(add_outlets(empty_request(), outlets), bbox)
+  if (!is.null(streamorder)) req$streamorder <- if (identical(streamorder, "auto")) -1L else as.integer(streamorder)
+  if (!is.null(hydro_data)) req$hydro_data <- path.expand(as.character(hydro_data))
+  if (!is.null(gpkg)) req$gpkg <- path.expand(as.character(gpkg))
+  req$styles <- style_triples(plot_config)
+  if (!is.null(basemap)) req$basemap <- as.character(basemap)
+  if (!is.null(zoom)) req$zoom <- as.integer(zoom)
+  if (!is.null(size)) req$size <- as.integer(size)
+  req$actually_plot <- isTRUE(actually_plot)
+  req$overwrite <- isTRUE(overwrite)
+  if (!is.null(flowline_only)) req$flowline_only <- isTRUE(flowline_only)
+  if (isFALSE(cache_data)) req$no_cache <- TRUE
+  if (is.character(cache_data)) req$cache_file <- path.expand(cache_data)
+
+  onto <- NULL
+  if (isTRUE(add)) {
+    onto <- .state$map
+    if (is.null(onto)) stop("plot_hydro(add = TRUE): no map was drawn before in this session")
+  }
+  layers <- c("outlets", "flowline", "basin", "catchment", "network_wtbd", "off_network_wtbd")
+  res <- .Call(C_hp_plot, context_of(context), req, layers, onto)
+
+  out <- lapply(res$layers, geojson_frame, crs = 4269)
+  attr(out, "bbox") <- structure(res$bbox, names = c("xmin", "ymin", "xmax", "ymax"))
+  attr(out, "warnings") <- res$warnings
+  if (!is.null(res$map)) {
+    .state$map <- res$map
+    png_bytes <- .Call(C_hp_map_png, res$map)
+    attr(out, "png") <- png_bytes
+    show_png(png_bytes, file)
+  }
+  invisible(out)
+}
+
+# Writes the PNG to `file`, or draws it in the active graphics device (needs
+# the png package; without it the PNG goes to a temporary file, named in a message).
+show_png <- function(bytes, file) {
+  if (!is.null(file)) {
+    writeBin(bytes, file)
+    return(invisible(file))
+  }
+  if (!requireNamespace("png", quietly = TRUE)) {
+    file <- tempfile(fileext = ".png")
+    writeBin(bytes, file)
+    message("plot_hydro(): install the png package to see the map in R; it was written to ", file)
+    return(invisible(file))
+  }
+  img <- png::readPNG(bytes)
+  h <- dim(img)[1]
+  w <- dim(img)[2]
+  old <- graphics::par(mar = c(0, 0, 0, 0))
+  on.exit(graphics::par(old))
+  graphics::plot.new()
+  graphics::plot.window(xlim = c(0, w), ylim = c(0, h), asp = 1, xaxs = "i", yaxs = "i")
+  graphics::rasterImage(img, 0, 0, w, h)
+  invisible(NULL)
+}

@@ -1,0 +1,78 @@
+# Turns plot_hydro()'s arguments into the typed fields the C glue reads
+# (src/hydroplot_r.c, fill_request): every field is present, empty when unset.
+
+empty_request <- function() {
+  list(comids = numeric(0), comid_set = numeric(0), sites = character(0),
+       features = character(0), points = numeric(0), points_crs = character(0),
+       bbox = numeric(0), bbox_crs = character(0), streamorder = integer(0),
+       hydro_data = character(0), gpkg = character(0), styles = character(0),
+       basemap = character(0), zoom = integer(0), size = integer(0),
+       actually_plot = TRUE, overwrite = TRUE, flowline_only = logical(0),
+       no_cache = FALSE, cache_file = character(0))
+}
+
+# "EPSG:<code>" of an sf/sfc/bbox object's CRS (NULL when it has none).
+crs_string <- function(crs) {
+  if (is.null(crs) || is.na(crs$epsg)) return(NULL)
+  paste0("EPSG:", crs$epsg)
+}
+
+# The six outlet forms of the spec.
+add_outlets <- function(req, outlets) {
+  if (is.null(outlets)) return(req)
+  if (inherits(outlets, "sf") || inherits(outlets, "sfc")) {
+    xy <- sf::st_coordinates(outlets)
+    req$points <- as.numeric(t(xy[, 1:2, drop = FALSE]))
+    req$points_crs <- as.character(crs_string(sf::st_crs(outlets)))
+    return(req)
+  }
+  if (is.data.frame(outlets)) {
+    stop("plot_hydro(): a data.frame outlet needs point geometry (an sf object); install sf")
+  }
+  if (is.character(outlets)) {
+    req$sites <- outlets
+    return(req)
+  }
+  if (is.numeric(outlets)) {
+    if (any(outlets != round(outlets))) stop("plot_hydro(): comids are whole numbers")
+    req$comid_set <- as.numeric(outlets)
+    return(req)
+  }
+  if (!is.list(outlets)) stop("plot_hydro(): cannot read outlets of class ", class(outlets)[1])
+  for (o in outlets) {
+    if (is.numeric(o) && length(o) == 1) {
+      req$comids <- c(req$comids, as.numeric(o))
+    } else if ((is.character(o) || is.list(o)) && length(o) == 2 && all(vapply(o, is.character, TRUE))) {
+      req$features <- c(req$features, as.character(unlist(o)))
+    } else if (is.character(o) && length(o) == 1) {
+      req$sites <- c(req$sites, o)
+    } else {
+      stop("plot_hydro(): cannot read an outlet of class ", class(o)[1],
+           ": give a comid, a site id or a (feature source, id) pair")
+    }
+  }
+  req
+}
+
+add_bbox <- function(req, bbox) {
+  if (is.null(bbox)) return(req)
+  req$bbox <- as.numeric(unname(bbox[c("xmin", "ymin", "xmax", "ymax")]))
+  if (anyNA(req$bbox)) req$bbox <- as.numeric(unname(bbox))[1:4]
+  crs <- attr(bbox, "crs")
+  req$bbox_crs <- if (inherits(crs, "crs")) as.character(crs_string(crs)) else as.character(crs)
+  req
+}
+
+# plot_config (a nested list) as element, property, value triples; NA is "NA".
+style_triples <- function(plot_config) {
+  out <- character(0)
+  for (element in names(plot_config)) {
+    props <- plot_config[[element]]
+    if (element == "outlets") {
+      for (source in names(props)) out <- c(out, style_triples(structure(list(props[[source]]), names = paste0("outlets.", source))))
+    } else {
+      for (p in names(props)) out <- c(out, element, p, if (is.na(props[[p]])) "NA" else as.character(props[[p]]))
+    }
+  }
+  out
+}

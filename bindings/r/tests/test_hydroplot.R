@@ -1,0 +1,109 @@
+# The R binding against the loopback mock (run under tests/bindings/with-mock.sh,
+# which sets HYDROPLOT_INDEX_URL etc.) and the Yahara sample GeoPackage
+# (HYDROPLOT_TEST_DATA, default tests/data). Prints "hydroplot-r: N passed, M failed".
+library(hydroplot)
+
+data_dir <- Sys.getenv("HYDROPLOT_TEST_DATA", "tests/data")
+sample_gpkg <- file.path(data_dir, "yahara_sample.gpkg")
+with_sf <- hydroplot:::has_sf()
+passed <- 0L
+failed <- 0L
+check <- function(name, expr) {
+  ok <- tryCatch({ force(expr); TRUE }, error = function(e) { message("FAIL ", name, ": ", conditionMessage(e)); FALSE })
+  if (ok) { passed <<- passed + 1L; cat("ok  ", name, "\n") } else failed <<- failed + 1L
+}
+expect_error <- function(expr, pattern) {
+  msg <- tryCatch({ force(expr); "" }, error = function(e) conditionMessage(e))
+  if (!grepl(pattern, msg)) stop("expected an error matching '", pattern, "', got '", msg, "'")
+}
+counts <- function(d) vapply(d, nrow, 0L)
+yahara <- c(outlets = 1L, flowline = 251L, basin = 1L, catchment = 250L, network_wtbd = 14L, off_network_wtbd = 103L)
+
+check("upstream of comid 13293970 from the services, drawn to a file", {
+  png_file <- tempfile(fileext = ".png")
+  d <- plot_hydro(list(13293970), file = png_file)
+  stopifnot(identical(counts(d), yahara))
+  stopifnot(identical(readBin(png_file, "raw", 8), as.raw(c(0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a))))
+  stopifnot(identical(readBin(png_file, "raw", file.size(png_file)), attr(d, "png")))
+  stopifnot(all.equal(round(unname(attr(d, "bbox")), 3), c(-89.605, 42.95, -89.204, 43.366)))
+  stopifnot(d$outlets$comid == 13293970, length(attr(d, "warnings")) == 0)
+  if (with_sf) stopifnot(inherits(d$flowline, "sf"), sf::st_crs(d$flowline)$epsg == 4269)
+})
+
+check("the local sample gives the same layers without drawing", {
+  d <- plot_hydro(list(13293970), hydro_data = sample_gpkg, actually_plot = FALSE)
+  stopifnot(identical(counts(d), yahara), is.null(attr(d, "png")))
+})
+
+check("outlet forms: feature pair, comid set, site", {
+  by_pair <- plot_hydro(list(c("comid", "13293970")), actually_plot = FALSE)
+  stopifnot(identical(counts(by_pair), yahara))
+  exact <- plot_hydro(c(13293970L, 13294312L, 13293454L), actually_plot = FALSE)
+  stopifnot(identical(sort(as.numeric(exact$flowline$comid)), c(13293454, 13293970, 13294312)))
+  site <- plot_hydro("05429500", actually_plot = FALSE)
+  stopifnot(site$outlets$id == "USGS-05429500")
+  by_comid <- plot_hydro(list(site$outlets$comid), actually_plot = FALSE)
+  stopifnot(nrow(site$flowline) == nrow(by_comid$flowline))
+})
+
+if (with_sf) check("an sf point outlet is looked up like the C point outlet", {
+  pt <- sf::st_sf(geometry = sf::st_sfc(sf::st_point(c(-89.36, 43.09)), crs = 4326))
+  d <- plot_hydro(pt, actually_plot = FALSE)
+  stopifnot(nrow(d$flowline) > 0, nrow(d$basin) == 1)
+})
+
+check("add = TRUE draws onto the last map; plot_config as a nested list", {
+  first <- plot_hydro(list(13293970), basemap = "none", file = tempfile(fileext = ".png"))
+  second <- plot_hydro(list(13294312), add = TRUE, file = tempfile(fileext = ".png"),
+                       plot_config = list(flowline = list(col = "red", lwd = 3), basin = list(col = NA),
+                                          outlets = list(comid = list(pch = 17, col = "red"))))
+  stopifnot(!identical(attr(first, "png"), attr(second, "png")))
+})
+
+check("the map is shown in the active graphics device", {
+  stopifnot(requireNamespace("png", quietly = TRUE))
+  pdf_file <- tempfile(fileext = ".pdf")
+  grDevices::pdf(pdf_file)
+  plot_hydro(list(13293970), basemap = "none")
+  grDevices::dev.off()
+  stopifnot(file.size(pdf_file) > 10000)
+})
+
+check("errors carry the status and the library's message", {
+  expect_error(plot_hydro(list(13293970), plot_config = list(river = list(col = "red"))), "HYDROPLOT_ERR_INVALID_ARGUMENT.*river")
+  expect_error(plot_hydro(list(13293970), bbox = c(xmin = -89.5, ymin = 43, xmax = -89.4, ymax = 43.1)), "HYDROPLOT_ERR_INVALID_ARGUMENT")
+  expect_error(plot_hydro(list(1), actually_plot = FALSE), "HYDROPLOT_ERR_NOT_FOUND \\(HTTP 404\\)")
+  expect_error(get_raindrop_trace(c(-89.2158, 42.9561), direction = "sideways"), "HYDROPLOT_ERR_INVALID_ARGUMENT")
+})
+
+check("a gpkg is written, kept without overwrite, and read back", {
+  out <- tempfile(fileext = ".gpkg")
+  plot_hydro(list(13293970), gpkg = out, actually_plot = FALSE)
+  size <- file.size(out)
+  expect_error(plot_hydro(list(13293970), gpkg = out, overwrite = FALSE, actually_plot = FALSE), "HYDROPLOT_ERR_EXISTS")
+  stopifnot(file.size(out) == size)
+  again <- plot_hydro(list(13293970), hydro_data = out, actually_plot = FALSE)
+  stopifnot(nrow(again$flowline) == 251)
+})
+
+check("an upstream raindrop trace", {
+  start <- c(-89.2158, 42.9561)
+  if (with_sf) start <- sf::st_sfc(sf::st_point(start), crs = 4326)
+  tr <- get_raindrop_trace(start, direction = "up")
+  stopifnot(nrow(tr) == 2, identical(tr$id, c("upstreamFlowline", "raindropPath")))
+  stopifnot(tr$comid[1] == 13297178L, tr$gnis_name[1] == "Yahara River", tr$reachcode[1] == "07090002007369")
+  stopifnot(abs(tr$raindrop_pathDist[1] - 242.09) < 1e-9, abs(tr$measure[1] - 30.15) < 1e-9)
+  stopifnot(length(tr$intersection_point[[1]]) == 2, length(tr$intersection_point[[2]]) == 0)
+  stopifnot(is.na(tr$comid[2]), is.na(tr$gnis_name[2]))
+  if (with_sf) stopifnot(inherits(tr, "sf"), all(sf::st_geometry_type(tr) == "LINESTRING"), sf::st_crs(tr)$epsg == 4326)
+})
+
+check("an explicit context and the library version", {
+  ctx <- hydroplot_context(index_url = Sys.getenv("HYDROPLOT_INDEX_URL"), retries = 0)
+  tr <- get_raindrop_trace(c(-89.2158, 42.9561), direction = "up", context = ctx)
+  stopifnot(tr$comid[1] == 13297178L, hydroplot_version() == "0.1.0")
+  expect_error(hydroplot_context(no_such_option = 1), "HYDROPLOT_ERR_INVALID_ARGUMENT")
+})
+
+cat(sprintf("hydroplot-r: %d passed, %d failed\n", passed, failed))
+quit(status = if (failed == 0) 0 else 1)
