@@ -113,12 +113,14 @@ static void environment_overrides_are_validated(void) {
 typedef struct {
     int logs;
     int progress;
+    uint64_t last_done, last_total;
+    char last_stage[32];
 } counts;
 
 static void on_log(void *user, int32_t level, const char *message) {
     counts *c = (counts *)user;
     CHECK(level >= 1 && level <= 4);
-    CHECK(message != NULL);
+    CHECK(message != NULL && message[0] != '\0');
     c->logs++;
 }
 
@@ -126,12 +128,16 @@ static void on_progress(void *user, const char *stage, uint64_t done, uint64_t t
     counts *c = (counts *)user;
     CHECK(stage != NULL);
     CHECK(total == 0 || done <= total);
+    snprintf(c->last_stage, sizeof c->last_stage, "%s", stage);
+    c->last_done = done;
+    c->last_total = total;
     c->progress++;
 }
 
 static void callbacks_register_and_unregister(void) {
-    counts c = {0, 0};
+    counts c;
     hydroplot_context *ctx = new_context();
+    memset(&c, 0, sizeof c);
     CHECK_OK(hydroplot_context_set_log_callback(ctx, on_log, &c));
     CHECK_OK(hydroplot_context_set_progress_callback(ctx, on_progress, &c));
     /* Setting an option keeps the callbacks. */
@@ -143,12 +149,52 @@ static void callbacks_register_and_unregister(void) {
     hydroplot_context_free(ctx);
 }
 
-static void a_context_points_at_the_mock(void) {
+/* The recorded Yahara trace point, and one outside every catchment of the
+ * mock's data (it answers HTTP 500 with a description, as the real service). */
+static const double INSIDE[2] = {-89.2158, 42.9561}, OUTSIDE[2] = {-100.0, 40.0};
+
+static void errors_and_callbacks_against_the_mock(void) {
+    const double points[4] = {INSIDE[0], INSIDE[1], OUTSIDE[0], OUTSIDE[1]};
     mock_server mock;
+    counts c;
     hydroplot_context *ctx = new_context();
+    hydroplot_trace *t = NULL;
+    hydroplot_trace_batch *batch = NULL;
+    int64_t comid = 0;
+
+    memset(&c, 0, sizeof c);
     mock_start(&mock);
     CHECK(strncmp(mock.base_url, "http://127.0.0.1:", 17) == 0);
     mock_configure(&mock, ctx);
+    CHECK_OK(hydroplot_context_set_option(ctx, "retries", "1"));
+    CHECK_OK(hydroplot_context_set_log_callback(ctx, on_log, &c));
+    CHECK_OK(hydroplot_context_set_progress_callback(ctx, on_progress, &c));
+
+    /* A failed request: status, HTTP status and the service's words. */
+    CHECK_FAILS(hydroplot_raindrop_trace(ctx, OUTSIDE[0], OUTSIDE[1], NULL, "up", &t),
+                HYDROPLOT_ERR_HTTP, "outside the data's domain");
+    CHECK(t == NULL);
+    CHECK(hydroplot_last_http_status() == 500);
+    /* The 500 was retried once, and the retry was logged. */
+    CHECK(c.logs >= 1);
+
+    /* Then a good one. */
+    CHECK_OK(hydroplot_raindrop_trace(ctx, INSIDE[0], INSIDE[1], NULL, "up", &t));
+    CHECK(hydroplot_trace_comid(t, 0, &comid) && comid == 13297178);
+    CHECK(strcmp(hydroplot_trace_gnis_name(t, 0), "Yahara River") == 0);
+    hydroplot_trace_free(t);
+
+    /* A batch: one result per point, progress reported as stage "trace". */
+    CHECK_OK(hydroplot_raindrop_trace_batch(ctx, points, 2, NULL, "up", &batch));
+    CHECK(hydroplot_trace_batch_len(batch) == 2);
+    CHECK(hydroplot_trace_batch_status(batch, 0) == HYDROPLOT_OK);
+    CHECK(hydroplot_trace_batch_status(batch, 1) == HYDROPLOT_ERR_HTTP);
+    CHECK(hydroplot_trace_batch_http_status(batch, 1) == 500);
+    CHECK(strstr(hydroplot_trace_batch_error(batch, 1), "outside the data's domain") != NULL);
+    CHECK(c.progress >= 1 && strcmp(c.last_stage, "trace") == 0);
+    CHECK(c.last_done == 2 && c.last_total == 2);
+    hydroplot_trace_batch_free(batch);
+
     hydroplot_context_free(ctx);
     mock_stop(&mock);
 }
@@ -160,7 +206,7 @@ int main(void) {
     null_arguments_are_refused();
     environment_overrides_are_validated();
     callbacks_register_and_unregister();
-    a_context_points_at_the_mock();
+    errors_and_callbacks_against_the_mock();
     puts("test_context: ok");
     return 0;
 }
