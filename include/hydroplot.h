@@ -232,6 +232,48 @@ enum hydroplot_status hydroplot_context_set_progress_callback(struct hydroplot_c
 void hydroplot_context_free(struct hydroplot_context *ctx);
 
 /**
+ * The plot data as one self-contained interactive HTML map in `*out` (free
+ * with `hydroplot_buffer_free`): Leaflet (embedded, BSD-2 licence kept),
+ * basin, catchments, network and off-network waterbodies, flowlines and
+ * outlets as GeoJSON (6 decimals), styled by the request's plot_config,
+ * with popups, a layer control, a scale bar, the view fitted to the plot
+ * bbox, and the request's basemap (or the context's `tile_url`) with its
+ * attribution. Works whether or not a PNG map was drawn. The page loads
+ * nothing but tiles; with basemap `"none"` it loads nothing at all.
+ * Pages above 5,000,000 bytes open slowly: leave the catchments out with
+ * `hydroplot_plot_data_html_ex` (the Yahara sample page is about 0.8 MB).
+ *
+ * Errors: `HYDROPLOT_ERR_NULL_ARGUMENT`, `HYDROPLOT_ERR_INVALID_ARGUMENT`
+ * (the request's basemap is not a known provider).
+ */
+enum hydroplot_status hydroplot_plot_data_html(const struct hydroplot_plot_data *pd,
+                                               struct hydroplot_buffer **out);
+
+/**
+ * `hydroplot_plot_data_html` with or without the catchment layer
+ * (`catchments` false: a smaller page; catchments are usually the largest layer).
+ */
+enum hydroplot_status hydroplot_plot_data_html_ex(const struct hydroplot_plot_data *pd,
+                                                  bool catchments,
+                                                  struct hydroplot_buffer **out);
+
+/**
+ * A raindrop trace as one self-contained interactive HTML map in `*out`
+ * (free with `hydroplot_buffer_free`): the flowline portion in blue, the
+ * raindrop's path in red (both 2 wide), the traced point as a black pch 19,
+ * with popups, a layer control and a scale bar, over `basemap` (a provider
+ * name; NULL = the default provider; `"none"` = no tiles), whose tiles come
+ * from `ctx`'s `tile_url` when set. `ctx` and `t` are only read.
+ *
+ * Errors: `HYDROPLOT_ERR_NULL_ARGUMENT`, `HYDROPLOT_ERR_INVALID_ARGUMENT`
+ * (unknown basemap, or it is not UTF-8).
+ */
+enum hydroplot_status hydroplot_trace_html(const struct hydroplot_context *ctx,
+                                           const struct hydroplot_trace *t,
+                                           const char *basemap,
+                                           struct hydroplot_buffer **out);
+
+/**
  * The library version, `"MAJOR.MINOR.PATCH"`. Static; never free it.
  */
 const char *hydroplot_version(void);

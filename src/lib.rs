@@ -14,6 +14,7 @@ pub mod error;
 pub mod feature;
 pub mod ffi;
 pub mod gpkg;
+pub mod html;
 pub mod http;
 pub mod network;
 pub mod plot;

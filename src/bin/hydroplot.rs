@@ -37,10 +37,13 @@ hydroplot plot: basins, upstream flowlines and waterbodies as a map (PNG) and Ge
   --cache-file PATH | --no-cache
   --out FILE.png           the map (default hydroplot.png)
   --geojson FILE           all layers as one GeoJSON object {layer: FeatureCollection}
+  --html FILE.html         an interactive Leaflet map in one self-contained file
+  --html-no-catchments     leave the catchments out of it (a smaller page)
   --option KEY=VALUE       a context option (index_url, fabric_url, timeout_s, ...)
 
 hydroplot trace: the raindrop trace of a point
   --point X,Y[,CRS]  --direction down|up|none  --geojson FILE  --option KEY=VALUE
+  --html FILE.html  --basemap NAME|none   an interactive map of the trace
 ";
 
 fn main() -> ExitCode {
@@ -68,7 +71,7 @@ struct Flags(Vec<(String, String)>);
 
 impl Flags {
     const SWITCHES: &'static [&'static str] =
-        &["--sample", "--no-overwrite", "--flowline-only", "--no-plot", "--no-cache"];
+        &["--sample", "--no-overwrite", "--flowline-only", "--no-plot", "--no-cache", "--html-no-catchments"];
 
     fn parse(args: &[String]) -> Result<Flags> {
         let mut out = Vec::new();
@@ -122,6 +125,8 @@ fn plot(args: &[String]) -> Result<()> {
     let mut req = PlotRequest::default();
     let mut out = PathBuf::from("hydroplot.png");
     let mut geojson: Option<PathBuf> = None;
+    let mut html: Option<PathBuf> = None;
+    let mut html_options = hydroplot::html::HtmlOptions::default();
     let mut sample = false;
     for (flag, v) in &flags.0 {
         let int = |v: &str| v.trim().parse::<i64>().map_err(|_| bad(&format!("{flag}: {v:?} is not an integer")));
@@ -165,6 +170,8 @@ fn plot(args: &[String]) -> Result<()> {
             "--no-cache" => req.cache = CacheSetting::Disabled,
             "--out" => out = PathBuf::from(v),
             "--geojson" => geojson = Some(PathBuf::from(v)),
+            "--html" => html = Some(PathBuf::from(v)),
+            "--html-no-catchments" => html_options.catchments = false,
             "--option" => {}
             other => return Err(bad(&format!("unknown flag {other}; try `hydroplot help`"))),
         }
@@ -197,6 +204,9 @@ fn plot(args: &[String]) -> Result<()> {
         write_file(&path, &layers_json(&data))?;
         println!("geojson    {}", path.display());
     }
+    if let Some(path) = html {
+        write_html(&path, hydroplot::html::plot_data_html(&data, &html_options)?)?;
+    }
     Ok(())
 }
 
@@ -217,7 +227,8 @@ fn layers_json(data: &hydroplot::plot::PlotData) -> Vec<u8> {
 fn trace(args: &[String]) -> Result<()> {
     let flags = Flags::parse(args)?;
     let ctx = context(&flags)?;
-    let (mut point, mut crs, mut direction, mut geojson) = (None, None, None, None);
+    let (mut point, mut crs, mut direction, mut geojson, mut html) = (None, None, None, None, None);
+    let mut basemap = hydroplot::render::tiles::DEFAULT_PROVIDER.to_string();
     for (flag, v) in &flags.0 {
         match flag.as_str() {
             "--point" => {
@@ -228,6 +239,8 @@ fn trace(args: &[String]) -> Result<()> {
             }
             "--direction" => direction = Some(v.clone()),
             "--geojson" => geojson = Some(PathBuf::from(v)),
+            "--html" => html = Some(PathBuf::from(v)),
+            "--basemap" => basemap = v.clone(),
             "--option" => {}
             other => return Err(bad(&format!("unknown flag {other}; try `hydroplot help`"))),
         }
@@ -246,6 +259,21 @@ fn trace(args: &[String]) -> Result<()> {
     if let Some(path) = geojson {
         write_file(&path, &t.to_geojson())?;
     }
+    if let Some(path) = html {
+        let style = hydroplot::html::TraceStyle::default();
+        let page = hydroplot::html::trace_html(&t, &style, &basemap, ctx.config.tile_url.as_deref())?;
+        write_html(&path, page)?;
+    }
+    Ok(())
+}
+
+/// Writes an HTML map and prints its warnings (e.g. its size).
+fn write_html(path: &Path, page: hydroplot::html::HtmlPage) -> Result<()> {
+    for w in &page.warnings {
+        eprintln!("warning: {w}");
+    }
+    write_file(path, page.html.as_bytes())?;
+    println!("html       {} ({} bytes)", path.display(), page.html.len());
     Ok(())
 }
 

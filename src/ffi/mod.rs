@@ -17,6 +17,7 @@
 
 pub mod buffer;
 pub mod context;
+pub mod html;
 pub mod library;
 pub mod map;
 pub mod plot_data;

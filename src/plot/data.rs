@@ -76,6 +76,12 @@ pub struct PlotData {
     pub flowline_comids: Vec<i64>,
     /// The drawn map, when plotted.
     pub map: Option<crate::render::Map>,
+    /// The request's plot_config, for drawing the data again (the HTML map).
+    pub styles: crate::render::style::PlotStyles,
+    /// The request's basemap provider name (`"none"` or empty: no basemap).
+    pub basemap: String,
+    /// The context's `tile_url` override of the provider's tiles.
+    pub tile_url: Option<String>,
 }
 
 impl PlotData {

@@ -29,6 +29,9 @@ pub fn plot_hydro(ctx: &Context, req: &PlotRequest, map: Option<&mut Map>) -> Re
         CacheSetting::File(path) => cached_plot_data(ctx, req, path)?,
         _ => plot_data(ctx, req)?,
     };
+    data.styles = req.styles.clone();
+    data.basemap = req.basemap.clone();
+    data.tile_url = ctx.config.tile_url.clone();
     if let Some(out) = &req.gpkg {
         write_gpkg(&data, out, req.overwrite)?;
     }

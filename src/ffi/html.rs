@@ -1,0 +1,76 @@
+//! Interactive HTML maps (Leaflet, self-contained) of plot data and traces.
+
+use super::buffer::{give, hydroplot_buffer};
+use super::context::hydroplot_context;
+use super::plot_data::hydroplot_plot_data;
+use super::trace::hydroplot_trace;
+use super::{arg_opt_str, arg_ref, boundary, check_out, hydroplot_status};
+use crate::html::{self, HtmlOptions, TraceStyle};
+use std::ffi::c_char;
+
+/// The plot data as one self-contained interactive HTML map in `*out` (free
+/// with `hydroplot_buffer_free`): Leaflet (embedded, BSD-2 licence kept),
+/// basin, catchments, network and off-network waterbodies, flowlines and
+/// outlets as GeoJSON (6 decimals), styled by the request's plot_config,
+/// with popups, a layer control, a scale bar, the view fitted to the plot
+/// bbox, and the request's basemap (or the context's `tile_url`) with its
+/// attribution. Works whether or not a PNG map was drawn. The page loads
+/// nothing but tiles; with basemap `"none"` it loads nothing at all.
+/// Pages above 5,000,000 bytes open slowly: leave the catchments out with
+/// `hydroplot_plot_data_html_ex` (the Yahara sample page is about 0.8 MB).
+///
+/// Errors: `HYDROPLOT_ERR_NULL_ARGUMENT`, `HYDROPLOT_ERR_INVALID_ARGUMENT`
+/// (the request's basemap is not a known provider).
+#[no_mangle]
+pub extern "C" fn hydroplot_plot_data_html(
+    pd: *const hydroplot_plot_data,
+    out: *mut *mut hydroplot_buffer,
+) -> hydroplot_status {
+    hydroplot_plot_data_html_ex(pd, true, out)
+}
+
+/// `hydroplot_plot_data_html` with or without the catchment layer
+/// (`catchments` false: a smaller page; catchments are usually the largest layer).
+#[no_mangle]
+pub extern "C" fn hydroplot_plot_data_html_ex(
+    pd: *const hydroplot_plot_data,
+    catchments: bool,
+    out: *mut *mut hydroplot_buffer,
+) -> hydroplot_status {
+    boundary(|| {
+        let pd = unsafe { arg_ref(pd, "pd") }?;
+        check_out(out, "out")?;
+        let options = HtmlOptions { catchments };
+        let page = html::plot_data_html(&pd.data, &options)?;
+        give(page.html.into_bytes(), out)
+    })
+}
+
+/// A raindrop trace as one self-contained interactive HTML map in `*out`
+/// (free with `hydroplot_buffer_free`): the flowline portion in blue, the
+/// raindrop's path in red (both 2 wide), the traced point as a black pch 19,
+/// with popups, a layer control and a scale bar, over `basemap` (a provider
+/// name; NULL = the default provider; `"none"` = no tiles), whose tiles come
+/// from `ctx`'s `tile_url` when set. `ctx` and `t` are only read.
+///
+/// Errors: `HYDROPLOT_ERR_NULL_ARGUMENT`, `HYDROPLOT_ERR_INVALID_ARGUMENT`
+/// (unknown basemap, or it is not UTF-8).
+#[no_mangle]
+pub extern "C" fn hydroplot_trace_html(
+    ctx: *const hydroplot_context,
+    t: *const hydroplot_trace,
+    basemap: *const c_char,
+    out: *mut *mut hydroplot_buffer,
+) -> hydroplot_status {
+    boundary(|| {
+        let ctx = &unsafe { arg_ref(ctx, "ctx") }?.core;
+        let trace = &unsafe { arg_ref(t, "t") }?.core;
+        let basemap = unsafe { arg_opt_str(basemap, "basemap") }?.unwrap_or(crate::render::tiles::DEFAULT_PROVIDER);
+        check_out(out, "out")?;
+        let page = html::trace_html(trace, &TraceStyle::default(), basemap, ctx.config.tile_url.as_deref())?;
+        for w in &page.warnings {
+            ctx.warn(w.clone());
+        }
+        give(page.html.into_bytes(), out)
+    })
+}

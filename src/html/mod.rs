@@ -1,0 +1,350 @@
+//! Interactive maps as one self-contained HTML file (the reference's
+//! `map_nhdplus()`): Leaflet (vendored from npm, see `assets/leaflet/`), the
+//! layers as GeoJSON, their plot_config styles, popups with each feature's
+//! key attributes, a layer control, a scale bar and the basemap tiles of the
+//! chosen provider or `tile_url` with its attribution.
+//!
+//! A page needs no server and loads nothing but basemap tiles: its
+//! Content-Security-Policy allows images from the tile server's origin(s)
+//! and `data:` only, and no other request of any kind.
+//!
+//! Size: coordinates are rounded to 6 decimals and only popup attributes are
+//! kept (the Yahara sample page for comid 13293970 is about 1.2 MB). Pages
+//! above [`SIZE_WARNING_BYTES`] come with a warning suggesting to leave out
+//! the catchments ([`HtmlOptions::catchments`]), usually the largest layer.
+//!
+//! Opening a page with the URL fragment `#selftest` gives the map a fixed
+//! 960x600 size and makes the page write, into a
+//! `<pre id="hydroplot-selftest">`, the feature count of every layer, the
+//! position on the map of the flowline vertex nearest its centre, and the
+//! text of the popup that a click on that flowline opened (the browser test).
+
+mod features;
+mod style;
+
+use crate::plot::{Layer, PlotData};
+use crate::render::colors::{self, RColor};
+use crate::render::style::Style;
+use crate::render::tiles::TileSource;
+use crate::trace::{Trace, RAINDROP_PATH_ID};
+use crate::Result;
+use serde_json::{json, Value};
+
+pub use features::COORD_DECIMALS;
+
+/// Pages larger than this (5 MB) come with a warning: browsers get slow.
+pub const SIZE_WARNING_BYTES: usize = 5_000_000;
+
+const LEAFLET_JS: &str = include_str!("../../assets/leaflet/leaflet.js");
+const LEAFLET_CSS: &str = include_str!("../../assets/leaflet/leaflet.css");
+const LEAFLET_LICENSE: &str = include_str!("../../assets/leaflet/LICENSE");
+const PAGE_JS: &str = include_str!("page.js");
+const PAGE_CSS: &str = "html,body,#map{height:100%;margin:0;padding:0}\
+.hp-popup table{border-collapse:collapse}.hp-popup th{text-align:left;padding-right:8px;font-weight:600}\
+.hp-symbol{background:none;border:none}#hydroplot-selftest{display:none}";
+
+/// What a plot data page holds.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HtmlOptions {
+    /// Include the catchment layer (default true); leave it out to shrink the page.
+    pub catchments: bool,
+}
+
+impl Default for HtmlOptions {
+    fn default() -> Self {
+        HtmlOptions { catchments: true }
+    }
+}
+
+/// A rendered page and the warnings met while making it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HtmlPage {
+    /// The HTML document (UTF-8).
+    pub html: String,
+    /// E.g. the page is above [`SIZE_WARNING_BYTES`].
+    pub warnings: Vec<String>,
+}
+
+/// How a trace page draws the trace.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TraceStyle {
+    /// The flowline portion (default `blue`, as plot_config's flowlines).
+    pub flowline: RColor,
+    /// The raindrop's path (default `red`).
+    pub path: RColor,
+    /// Width of both lines in R units (default 2).
+    pub lwd: f64,
+    /// The traced point (default black pch 19).
+    pub point: Style,
+}
+
+impl Default for TraceStyle {
+    fn default() -> Self {
+        let c = |v: &str| colors::parse(v).expect("default trace colours are R colours");
+        TraceStyle {
+            flowline: c("blue"),
+            path: c("red"),
+            lwd: 2.0,
+            point: Style {
+                lwd: 1.0,
+                col: c("black"),
+                border: None,
+                pch: 19,
+                cex: 1.0,
+            },
+        }
+    }
+}
+
+/// Catchments have no plot_config element (the PNG leaves them out): thin grey outlines.
+fn catchment_style() -> Value {
+    style::path_options(colors::parse("grey50").expect("grey50 is an R colour"), None, 0.5)
+}
+
+/// One layer of a page: its id, its label in the layer control, Leaflet
+/// path options, the GeoJSON, and for point layers the icons by `type`.
+fn layer(name: &str, label: &str, style: Value, data: Value, icons: Option<Value>) -> Value {
+    json!({ "name": name, "label": label, "style": style, "data": data, "icons": icons })
+}
+
+/// The HTML map of plot data: basin, catchments (unless left out), network
+/// and off-network waterbodies, flowlines and outlets, styled by the
+/// request's plot_config, over its basemap, fitted to the plot bbox. Errors:
+/// an unknown basemap name (`Error::InvalidArgument`).
+pub fn plot_data_html(data: &PlotData, options: &HtmlOptions) -> Result<HtmlPage> {
+    let s = &data.styles;
+    let polygon = |st: &Style| style::path_options(st.border, st.col, st.lwd);
+    let mut layers = vec![layer(
+        Layer::Basin.name(),
+        "Basin",
+        polygon(&s.basin),
+        features::collection(data.layer(Layer::Basin), &["id", "comid", "identifier", "name"]),
+        None,
+    )];
+    if options.catchments {
+        layers.push(layer(
+            Layer::Catchment.name(),
+            "Catchments",
+            catchment_style(),
+            features::collection(data.layer(Layer::Catchment), &["featureid", "areasqkm"]),
+            None,
+        ));
+    }
+    let waterbody = ["comid", "gnis_name", "ftype", "reachcode", "areasqkm"];
+    layers.push(layer(
+        Layer::NetworkWtbd.name(),
+        "Network waterbodies",
+        polygon(&s.network_wtbd),
+        features::collection(data.layer(Layer::NetworkWtbd), &waterbody),
+        None,
+    ));
+    layers.push(layer(
+        Layer::OffNetworkWtbd.name(),
+        "Off-network waterbodies",
+        polygon(&s.off_network_wtbd),
+        features::collection(data.layer(Layer::OffNetworkWtbd), &waterbody),
+        None,
+    ));
+    layers.push(layer(
+        Layer::Flowline.name(),
+        "Flowlines",
+        style::path_options(s.flowline.col, None, s.flowline.lwd),
+        features::collection(
+            data.layer(Layer::Flowline),
+            &["comid", "gnis_name", "streamorde", "reachcode"],
+        ),
+        None,
+    ));
+    let outlets = data.layer(Layer::Outlets);
+    let mut icons = serde_json::Map::new();
+    icons.insert("default".into(), style::symbol_icon(s.outlet("default"))?);
+    for source in outlets.iter().filter_map(|f| f.get_str("type")) {
+        if !icons.contains_key(source) {
+            icons.insert(source.to_string(), style::symbol_icon(s.outlet(source))?);
+        }
+    }
+    layers.push(layer(
+        Layer::Outlets.name(),
+        "Outlets",
+        Value::Null,
+        features::collection(outlets, &["type", "id", "comid"]),
+        Some(Value::Object(icons)),
+    ));
+    let basemap = basemap(&data.basemap, data.tile_url.as_deref())?;
+    Ok(page("hydroplot map", data.bbox, basemap.as_ref(), layers))
+}
+
+/// The HTML map of a raindrop trace: the flowline portion, the raindrop's
+/// path and the traced point (the path's start), over `basemap` (a provider
+/// name, `"none"` or empty for none; `tile_url` overrides its tiles).
+pub fn trace_html(trace: &Trace, style: &TraceStyle, basemap_name: &str, tile_url: Option<&str>) -> Result<HtmlPage> {
+    let line = |c: RColor| style::path_options(c, None, style.lwd);
+    let mut layers = vec![
+        layer(
+            "trace_flowline",
+            "Flowline portion",
+            line(style.flowline),
+            features::trace_lines(trace, false),
+            None,
+        ),
+        layer(
+            "raindrop_path",
+            "Raindrop path",
+            line(style.path),
+            features::trace_lines(trace, true),
+            None,
+        ),
+    ];
+    let start = trace
+        .features
+        .iter()
+        .find(|f| f.id == RAINDROP_PATH_ID && f.coords.len() >= 2)
+        .map(|f| [f.coords[0], f.coords[1]])
+        .or_else(|| trace.features.iter().find_map(|f| f.intersection_point));
+    if let Some(p) = start {
+        let icons = json!({ "default": style::symbol_icon(&style.point)? });
+        let props = json!({ "lon": features::round(p[0]), "lat": features::round(p[1]) });
+        layers.push(layer(
+            "point",
+            "Point",
+            Value::Null,
+            features::point(p, props),
+            Some(icons),
+        ));
+    }
+    let basemap = basemap(basemap_name, tile_url)?;
+    Ok(page("hydroplot raindrop trace", trace.bbox(), basemap.as_ref(), layers))
+}
+
+/// The tile source of a basemap name; `None` for `"none"` or empty.
+fn basemap(name: &str, tile_url: Option<&str>) -> Result<Option<TileSource>> {
+    match name.trim() {
+        n if n.is_empty() || n.eq_ignore_ascii_case("none") => Ok(None),
+        n => TileSource::new(n, tile_url).map(Some),
+    }
+}
+
+/// The origins (`scheme://host[:port]`) tiles of `source` come from, one per subdomain.
+fn tile_origins(source: &TileSource) -> Vec<String> {
+    let origin = |url: &str| -> String {
+        let (scheme, rest) = url.split_once("://").unwrap_or(("https", url));
+        format!("{scheme}://{}", rest.split('/').next().unwrap_or(rest))
+    };
+    let template = origin(&source.template);
+    if template.contains("{s}") {
+        source.subdomains.iter().map(|s| template.replace("{s}", s)).collect()
+    } else {
+        vec![template]
+    }
+}
+
+/// Escapes text for HTML content and attribute values.
+fn escape_html(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+/// The document: Leaflet and the page script inline, the page data as JSON.
+fn page(title: &str, bbox: [f64; 4], basemap: Option<&TileSource>, layers: Vec<Value>) -> HtmlPage {
+    let img_src: Vec<String> = std::iter::once("data:".to_string())
+        .chain(basemap.into_iter().flat_map(tile_origins))
+        .collect();
+    let csp = format!(
+        "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src {}",
+        img_src.join(" ")
+    );
+    let config = json!({
+        "bbox": bbox.map(features::round),
+        "basemap": basemap.map(|b| json!({
+            "template": b.template,
+            "subdomains": b.subdomains,
+            "maxZoom": b.max_zoom,
+            "attribution": escape_html(&b.attribution),
+        })),
+        "layers": layers,
+    });
+    // JSON inside <script>: "</" would end the element early.
+    let config = config.to_string().replace("</", "<\\/");
+    let leaflet_js = LEAFLET_JS
+        .trim_end()
+        .trim_end_matches("//# sourceMappingURL=leaflet.js.map");
+    let html = format!(
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
+         <meta http-equiv=\"Content-Security-Policy\" content=\"{csp}\">\n\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
+         <title>{title}</title>\n<!-- Leaflet 1.9.4, https://leafletjs.com\n{license}-->\n\
+         <style>\n{css}\n{PAGE_CSS}\n</style>\n<script>\n{leaflet_js}\n</script>\n</head>\n<body>\n\
+         <div id=\"map\"></div>\n<script type=\"application/json\" id=\"hydroplot-data\">{config}</script>\n\
+         <script>\n{PAGE_JS}\n</script>\n</body>\n</html>\n",
+        csp = escape_html(&csp),
+        title = escape_html(title),
+        license = LEAFLET_LICENSE.replace("--", "- -"),
+        css = without_image_urls(LEAFLET_CSS),
+    );
+    let mut warnings = Vec::new();
+    if html.len() > SIZE_WARNING_BYTES {
+        warnings.push(format!(
+            "the HTML map is {:.1} MB, above {} MB: browsers may be slow to open it; leaving out the catchments makes it smaller",
+            html.len() as f64 / 1e6,
+            SIZE_WARNING_BYTES / 1_000_000
+        ));
+    }
+    HtmlPage { html, warnings }
+}
+
+/// Leaflet's CSS with its `url(images/...)` icons replaced by `none`: the
+/// pages use neither marker images nor the collapsed layer control's icon.
+fn without_image_urls(css: &str) -> String {
+    let mut out = String::with_capacity(css.len());
+    let mut rest = css;
+    while let Some(i) = rest.find("url(images/") {
+        out.push_str(&rest[..i]);
+        rest = &rest[i..];
+        let end = rest.find(')').map_or(rest.len(), |e| e + 1);
+        out.push_str("none");
+        rest = &rest[end..];
+    }
+    out.push_str(rest);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn css_keeps_no_image_url() {
+        let css = without_image_urls(LEAFLET_CSS);
+        assert!(!css.contains("images/"));
+        assert_eq!(css.matches("background-image: none").count(), 3);
+    }
+
+    #[test]
+    fn csp_allows_images_only_from_each_tile_subdomain() {
+        let carto = TileSource::new("CartoDB.Positron", None).unwrap();
+        assert_eq!(
+            tile_origins(&carto),
+            ["a", "b", "c", "d"]
+                .map(|s| format!("https://{s}.basemaps.cartocdn.com"))
+                .to_vec()
+        );
+        let mock = TileSource::new("OpenStreetMap", Some("http://127.0.0.1:8123/tiles/{z}/{x}/{y}.png")).unwrap();
+        let p = page("t", [0.0, 0.0, 1.0, 1.0], Some(&mock), vec![]);
+        assert!(
+            p.html.contains("img-src data: http://127.0.0.1:8123\""),
+            "CSP names the mock origin"
+        );
+        assert!(!p.html.contains("sourceMappingURL"));
+        assert!(p.warnings.is_empty());
+    }
+
+    #[test]
+    fn script_data_cannot_close_its_element() {
+        let l = layer("x", "</script><b>", Value::Null, json!({}), None);
+        let p = page("t", [0.0; 4], None, vec![l]);
+        assert!(p.html.contains("<\\/script><b>"));
+        assert_eq!(p.html.matches("</script>").count(), 3);
+    }
+}
