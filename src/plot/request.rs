@@ -83,9 +83,30 @@ impl Default for PlotRequest {
     }
 }
 
+/// At most this many outlets per request (each costs two index-service
+/// requests); more is `Error::Limit` before any request is made.
+pub const MAX_OUTLETS: usize = 10_000;
+
+/// At most this many comids in an integer comid set (50 POST queries of
+/// 2,000 ids); more is `Error::Limit` before any request is made.
+pub const MAX_COMID_SET: usize = 100_000;
+
 impl PlotRequest {
-    /// Checks that exactly one of outlets, comid set and bbox was given.
+    /// Checks that exactly one of outlets, comid set and bbox was given, and
+    /// that the outlets and comid set are within [`MAX_OUTLETS`] and [`MAX_COMID_SET`].
     pub fn validate(&self) -> Result<()> {
+        if self.outlets.len() > MAX_OUTLETS {
+            return Err(Error::Limit(format!(
+                "{} outlets given, more than the limit of {MAX_OUTLETS} per request; split them into several requests",
+                self.outlets.len()
+            )));
+        }
+        if let Some(set) = self.comid_set.as_ref().filter(|s| s.len() > MAX_COMID_SET) {
+            return Err(Error::Limit(format!(
+                "a comid set of {} comids, more than the limit of {MAX_COMID_SET} per request; use a bbox or split the set",
+                set.len()
+            )));
+        }
         let has_outlets = !self.outlets.is_empty();
         let has_set = self.comid_set.is_some();
         let has_bbox = self.bbox.is_some();

@@ -1,0 +1,585 @@
+//! Hostile and silly input (issue 8, part 2), through the C ABI where a host
+//! program would send it: invalid UTF-8, non-finite coordinates, inverted and
+//! world-sized boxes, a million outlets, cyclic topology, deeply nested JSON,
+//! GeoPackages with the wrong geometry types and tile templates with path
+//! tricks. Each must end in its documented status, never a crash, a hang or
+//! an exhausted memory. (NULL in every pointer position: tests/c/test_null_args.c.)
+
+use hydroplot::ffi::context::*;
+use hydroplot::ffi::hydroplot_status::{self, *};
+use hydroplot::ffi::library::hydroplot_last_error;
+use hydroplot::ffi::map::*;
+use hydroplot::ffi::plot_data::*;
+use hydroplot::ffi::plot_request::*;
+use hydroplot::ffi::trace::*;
+use hydroplot::ffi::trace_batch::*;
+use hydroplot::mock::MockServer;
+use hydroplot::network::{upstream_comids, Reach};
+use hydroplot::render::tile_cache::TileCache;
+use std::ffi::{CStr, CString};
+use std::os::raw::c_char;
+use std::path::{Path, PathBuf};
+use std::ptr::{null, null_mut};
+use std::time::{Duration, Instant};
+
+/// Bytes that are not UTF-8, NUL-terminated.
+const BAD_UTF8: &[u8] = b"USGS-\xff\xfe05427718\0";
+
+fn c(s: &str) -> CString {
+    CString::new(s).unwrap()
+}
+
+fn last_error() -> String {
+    unsafe { CStr::from_ptr(hydroplot_last_error()) }
+        .to_string_lossy()
+        .into_owned()
+}
+
+/// `status` must be `want`, and the message must mention `needle`.
+#[track_caller]
+fn expect(status: hydroplot_status, want: hydroplot_status, needle: &str) {
+    let message = last_error();
+    assert_eq!(status, want, "{message}");
+    assert!(message.contains(needle), "{needle:?} not in {message:?}");
+}
+
+fn bad_utf8() -> *const c_char {
+    BAD_UTF8.as_ptr().cast()
+}
+
+/// A context pointed at `server` (or at nothing), with no retries.
+fn context(server: Option<&MockServer>) -> *mut hydroplot_context {
+    let mut ctx = null_mut();
+    assert_eq!(hydroplot_context_new(&mut ctx), HYDROPLOT_OK);
+    let set = |k: &str, v: &str| {
+        assert_eq!(
+            hydroplot_context_set_option(ctx, c(k).as_ptr(), c(v).as_ptr()),
+            HYDROPLOT_OK,
+            "{}",
+            last_error()
+        )
+    };
+    set("retries", "0");
+    set("tile_cache_dir", &temp_dir("tiles").to_string_lossy());
+    if let Some(s) = server {
+        set("index_url", &s.index_url());
+        set("fabric_url", &s.fabric_url());
+        set("tile_url", &s.tile_url());
+    }
+    ctx
+}
+
+fn temp_dir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("hydroplot-hostile-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn data(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data")
+        .join(name)
+}
+
+/// A copy of the Yahara sample at `path` changed by `sql` (with the R-tree
+/// triggers dropped: they call SpatiaLite functions that plain SQLite lacks).
+fn doctored_sample(path: &Path, sql: &str) {
+    std::fs::copy(data("yahara_sample.gpkg"), path).unwrap();
+    let db = rusqlite::Connection::open(path).unwrap();
+    let triggers: Vec<String> = db
+        .prepare("SELECT name FROM sqlite_master WHERE type = 'trigger'")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    for t in triggers {
+        db.execute(&format!("DROP TRIGGER \"{t}\""), []).unwrap();
+    }
+    db.execute(sql, []).unwrap();
+}
+
+/// Runs `req` on `ctx`; the plot data is freed.
+fn plot(ctx: *const hydroplot_context, req: *const hydroplot_plot_request) -> hydroplot_status {
+    let mut pd = null_mut();
+    let status = hydroplot_plot(ctx, req, null_mut(), &mut pd);
+    assert_eq!(status == HYDROPLOT_OK, !pd.is_null());
+    hydroplot_plot_data_free(pd);
+    status
+}
+
+#[test]
+fn invalid_utf8_is_an_invalid_argument_in_every_string_position() {
+    let ctx = context(None);
+    let req = hydroplot_plot_request_new();
+    let ok = c("x");
+    expect(
+        hydroplot_context_set_option(ctx, bad_utf8(), ok.as_ptr()),
+        HYDROPLOT_ERR_INVALID_ARGUMENT,
+        "UTF-8",
+    );
+    expect(
+        hydroplot_context_set_option(ctx, c("user_agent").as_ptr(), bad_utf8()),
+        HYDROPLOT_ERR_INVALID_ARGUMENT,
+        "UTF-8",
+    );
+    expect(
+        hydroplot_plot_request_add_site(req, bad_utf8()),
+        HYDROPLOT_ERR_INVALID_ARGUMENT,
+        "UTF-8",
+    );
+    expect(
+        hydroplot_plot_request_add_feature(req, bad_utf8(), ok.as_ptr()),
+        HYDROPLOT_ERR_INVALID_ARGUMENT,
+        "UTF-8",
+    );
+    expect(
+        hydroplot_plot_request_add_feature(req, ok.as_ptr(), bad_utf8()),
+        HYDROPLOT_ERR_INVALID_ARGUMENT,
+        "UTF-8",
+    );
+    expect(
+        hydroplot_plot_request_add_point(req, -89.2, 43.0, bad_utf8()),
+        HYDROPLOT_ERR_INVALID_ARGUMENT,
+        "UTF-8",
+    );
+    expect(
+        hydroplot_plot_request_set_gpkg(req, bad_utf8()),
+        HYDROPLOT_ERR_INVALID_ARGUMENT,
+        "UTF-8",
+    );
+    expect(
+        hydroplot_plot_request_set_hydro_data(req, bad_utf8()),
+        HYDROPLOT_ERR_INVALID_ARGUMENT,
+        "UTF-8",
+    );
+    expect(
+        hydroplot_plot_request_set_basemap(req, bad_utf8()),
+        HYDROPLOT_ERR_INVALID_ARGUMENT,
+        "UTF-8",
+    );
+    let mut t = null_mut();
+    expect(
+        hydroplot_raindrop_trace(ctx, -89.2, 43.0, null(), bad_utf8(), &mut t),
+        HYDROPLOT_ERR_INVALID_ARGUMENT,
+        "UTF-8",
+    );
+    expect(
+        hydroplot_raindrop_trace(ctx, -89.2, 43.0, bad_utf8(), null(), &mut t),
+        HYDROPLOT_ERR_INVALID_ARGUMENT,
+        "UTF-8",
+    );
+    assert!(t.is_null());
+    // Invalid UTF-8 inside GeoJSON given by length.
+    let mut map = null_mut();
+    assert_eq!(
+        hydroplot_map_new(
+            ctx,
+            -89.5,
+            42.9,
+            -89.2,
+            43.1,
+            null(),
+            200,
+            200,
+            c("none").as_ptr(),
+            &mut map
+        ),
+        HYDROPLOT_OK
+    );
+    let geojson = b"{\"type\":\"Point\",\"coordinates\":[-89.3,43.0],\"x\":\"\xff\"}";
+    let status = hydroplot_map_add_geojson(
+        map,
+        geojson.as_ptr().cast(),
+        geojson.len(),
+        null(),
+        null(),
+        null(),
+        1.0,
+    );
+    assert_eq!(status, HYDROPLOT_ERR_INVALID_ARGUMENT, "{}", last_error());
+    hydroplot_map_free(map);
+    hydroplot_plot_request_free(req);
+    hydroplot_context_free(ctx);
+}
+
+#[test]
+fn non_finite_coordinates_and_bad_boxes_are_refused_before_any_request() {
+    let server = MockServer::start();
+    let ctx = context(Some(&server));
+    let req = hydroplot_plot_request_new();
+    for (x, y) in [
+        (f64::NAN, 43.0),
+        (-89.0, f64::INFINITY),
+        (f64::NEG_INFINITY, f64::NAN),
+    ] {
+        expect(
+            hydroplot_plot_request_add_point(req, x, y, null()),
+            HYDROPLOT_ERR_INVALID_ARGUMENT,
+            "finite",
+        );
+        let mut t = null_mut();
+        expect(
+            hydroplot_raindrop_trace(ctx, x, y, null(), null(), &mut t),
+            HYDROPLOT_ERR_INVALID_ARGUMENT,
+            "finite",
+        );
+        let mut map = null_mut();
+        let s = hydroplot_map_new(
+            ctx,
+            x,
+            y,
+            -89.0,
+            44.0,
+            null(),
+            100,
+            100,
+            c("none").as_ptr(),
+            &mut map,
+        );
+        // The map's box is checked as it is transformed.
+        assert!(
+            matches!(s, HYDROPLOT_ERR_INVALID_ARGUMENT | HYDROPLOT_ERR_CRS),
+            "{s:?}"
+        );
+        assert!(last_error().contains("not finite"), "{}", last_error());
+        assert!(map.is_null());
+    }
+    // Inverted, empty and non-finite boxes.
+    for b in [
+        [-89.2, 42.9, -89.5, 43.1],
+        [-89.5, 43.1, -89.2, 42.9],
+        [-89.5, 43.0, -89.5, 43.0],
+        [f64::NAN, 0.0, 1.0, 1.0],
+    ] {
+        expect(
+            hydroplot_plot_request_set_bbox(req, b[0], b[1], b[2], b[3], null()),
+            HYDROPLOT_ERR_INVALID_ARGUMENT,
+            "bbox",
+        );
+    }
+    // Latitude beyond the pole, in range of nothing.
+    let mut t = null_mut();
+    expect(
+        hydroplot_raindrop_trace(ctx, -89.0, 123.0, null(), null(), &mut t),
+        HYDROPLOT_ERR_INVALID_ARGUMENT,
+        "latitude",
+    );
+    // A batch: the bad points fail alone, the good one is traced.
+    let xy = [f64::NAN, 1.0, -89.2158, 42.9561, 1e308, 1e308];
+    let mut batch = null_mut();
+    assert_eq!(
+        hydroplot_raindrop_trace_batch(ctx, xy.as_ptr(), 3, null(), c("up").as_ptr(), &mut batch),
+        HYDROPLOT_OK
+    );
+    assert_eq!(hydroplot_trace_batch_len(batch), 3);
+    assert_eq!(
+        hydroplot_trace_batch_status(batch, 0),
+        HYDROPLOT_ERR_INVALID_ARGUMENT
+    );
+    assert_eq!(hydroplot_trace_batch_status(batch, 1), HYDROPLOT_OK);
+    assert_eq!(
+        hydroplot_trace_batch_status(batch, 2),
+        HYDROPLOT_ERR_INVALID_ARGUMENT
+    );
+    hydroplot_trace_batch_free(batch);
+    // A map far larger than any screen is refused, not allocated.
+    let mut map = null_mut();
+    let s = hydroplot_map_new(
+        ctx,
+        -89.5,
+        42.9,
+        -89.2,
+        43.1,
+        null(),
+        100_000,
+        100_000,
+        c("none").as_ptr(),
+        &mut map,
+    );
+    assert_eq!(s, HYDROPLOT_ERR_INVALID_ARGUMENT, "{}", last_error());
+    assert_eq!(
+        server.requests().len(),
+        1,
+        "only the good batch point reached the service"
+    );
+    hydroplot_plot_request_free(req);
+    hydroplot_context_free(ctx);
+}
+
+#[test]
+fn a_world_sized_bbox_stops_at_max_features_after_one_page() {
+    let server = MockServer::start();
+    let ctx = context(Some(&server));
+    assert_eq!(
+        hydroplot_context_set_option(ctx, c("max_features").as_ptr(), c("1000").as_ptr()),
+        HYDROPLOT_OK
+    );
+    let req = hydroplot_plot_request_new();
+    assert_eq!(
+        hydroplot_plot_request_set_bbox(req, -180.0, -90.0, 180.0, 90.0, null()),
+        HYDROPLOT_OK
+    );
+    assert_eq!(
+        hydroplot_plot_request_set_actually_plot(req, false),
+        HYDROPLOT_OK
+    );
+    let status = plot(ctx, req);
+    expect(status, HYDROPLOT_ERR_LIMIT, "max_features (1000)");
+    assert_eq!(server.requests().len(), 1, "refused after the first page");
+    hydroplot_plot_request_free(req);
+    hydroplot_context_free(ctx);
+}
+
+#[test]
+fn a_million_outlets_is_a_limit_error_without_a_request() {
+    let server = MockServer::start();
+    let ctx = context(Some(&server));
+    let req = hydroplot_plot_request_new();
+    let started = Instant::now();
+    for comid in 1..=1_000_000 {
+        assert_eq!(hydroplot_plot_request_add_comid(req, comid), HYDROPLOT_OK);
+    }
+    expect(plot(ctx, req), HYDROPLOT_ERR_LIMIT, "1000000 outlets");
+    let ids: Vec<i64> = (1..=1_000_000).collect();
+    let set = hydroplot_plot_request_new();
+    assert_eq!(
+        hydroplot_plot_request_set_comid_set(set, ids.as_ptr(), ids.len()),
+        HYDROPLOT_OK
+    );
+    expect(plot(ctx, set), HYDROPLOT_ERR_LIMIT, "comid set of 1000000");
+    assert!(server.requests().is_empty());
+    assert!(
+        started.elapsed() < Duration::from_secs(30),
+        "{:?}",
+        started.elapsed()
+    );
+    hydroplot_plot_request_free(set);
+    hydroplot_plot_request_free(req);
+    hydroplot_context_free(ctx);
+}
+
+#[test]
+fn cyclic_hydroseq_data_terminates() {
+    let r = |comid, hydroseq, dnhydroseq| Reach {
+        comid,
+        hydroseq,
+        dnhydroseq,
+        streamorder: 1,
+    };
+    // 1 -> 2 -> 3 -> 1, 4 -> 1, 5 drains into itself.
+    let reaches = [
+        r(1, 10, 20),
+        r(2, 20, 30),
+        r(3, 30, 10),
+        r(4, 40, 10),
+        r(5, 50, 50),
+    ];
+    let mut up = upstream_comids(&reaches, &[1]);
+    up.sort();
+    assert_eq!(up, vec![1, 2, 3, 4]);
+    assert_eq!(upstream_comids(&reaches, &[5]), vec![5]);
+
+    // The Yahara sample with its outlet draining into a headwater: a cycle
+    // through the whole network, read by the local pipeline.
+    let dir = temp_dir("cyclic");
+    let path = dir.join("cyclic.gpkg");
+    doctored_sample(
+        &path,
+        "UPDATE NHDFlowline_Network SET dnhydroseq = (SELECT max(hydroseq) FROM NHDFlowline_Network) WHERE comid = 13293970",
+    );
+    let ctx = context(None);
+    let req = hydroplot_plot_request_new();
+    assert_eq!(
+        hydroplot_plot_request_add_comid(req, 13293970),
+        HYDROPLOT_OK
+    );
+    assert_eq!(
+        hydroplot_plot_request_set_hydro_data(req, c(&path.to_string_lossy()).as_ptr()),
+        HYDROPLOT_OK
+    );
+    assert_eq!(
+        hydroplot_plot_request_set_actually_plot(req, false),
+        HYDROPLOT_OK
+    );
+    let mut pd = null_mut();
+    assert_eq!(
+        hydroplot_plot(ctx, req, null_mut(), &mut pd),
+        HYDROPLOT_OK,
+        "{}",
+        last_error()
+    );
+    let mut n = 0usize;
+    assert_eq!(
+        hydroplot_plot_data_layer_count(pd, c("flowline").as_ptr(), &mut n),
+        HYDROPLOT_OK
+    );
+    assert!(
+        n >= 251,
+        "the cycle adds the headwater's branch to the 251 upstream flowlines: {n}"
+    );
+    hydroplot_plot_data_free(pd);
+    hydroplot_plot_request_free(req);
+    hydroplot_context_free(ctx);
+}
+
+#[test]
+fn deeply_nested_and_malformed_json_is_an_error_not_a_stack_overflow() {
+    let deep = |n: usize| format!("{}{}", "[".repeat(n), "]".repeat(n)).into_bytes();
+    for body in [
+        deep(100_000),
+        b"{\"type\":\"FeatureCollection\",\"features\":".to_vec(),
+        vec![0xff; 64],
+        Vec::new(),
+    ] {
+        assert!(matches!(
+            hydroplot::trace::Trace::parse(&body),
+            Err(hydroplot::Error::Service(_))
+        ));
+        assert!(hydroplot::cache::decode(&body).is_err());
+    }
+    let ctx = context(None);
+    let mut map = null_mut();
+    assert_eq!(
+        hydroplot_map_new(
+            ctx,
+            -89.5,
+            42.9,
+            -89.2,
+            43.1,
+            null(),
+            200,
+            200,
+            c("none").as_ptr(),
+            &mut map
+        ),
+        HYDROPLOT_OK
+    );
+    let nested = format!(
+        "{{\"type\":\"GeometryCollection\",\"geometries\":[{}]}}",
+        "{\"type\":\"GeometryCollection\",\"geometries\":[".repeat(20_000) + &"]}".repeat(20_000)
+    );
+    let s = hydroplot_map_add_geojson(
+        map,
+        nested.as_ptr().cast(),
+        nested.len(),
+        null(),
+        null(),
+        null(),
+        1.0,
+    );
+    assert_eq!(s, HYDROPLOT_ERR_INVALID_ARGUMENT, "{}", last_error());
+    let s = hydroplot_map_add_geojson(
+        map,
+        deep(1_000_000).as_ptr().cast(),
+        2_000_000,
+        null(),
+        null(),
+        null(),
+        1.0,
+    );
+    assert_eq!(s, HYDROPLOT_ERR_INVALID_ARGUMENT, "{}", last_error());
+    hydroplot_map_free(map);
+    hydroplot_context_free(ctx);
+}
+
+#[test]
+fn a_geopackage_with_the_wrong_geometry_types_fails_cleanly() {
+    let dir = temp_dir("wrong-geometry");
+    let ctx = context(None);
+    // Flowlines as points, catchments as lines; then blobs of garbage.
+    let cases = [
+        (
+            "points.gpkg",
+            "UPDATE NHDFlowline_Network SET geom = (SELECT geom FROM Gage LIMIT 1)",
+        ),
+        (
+            "lines.gpkg",
+            "UPDATE CatchmentSP SET geom = (SELECT geom FROM NHDFlowline_Network LIMIT 1)",
+        ),
+        (
+            "garbage.gpkg",
+            "UPDATE NHDFlowline_Network SET geom = X'4750000100000000DEADBEEF'",
+        ),
+        (
+            "text.gpkg",
+            "UPDATE NHDFlowline_Network SET geom = 'not a geometry'",
+        ),
+    ];
+    for (name, sql) in cases {
+        let path = dir.join(name);
+        doctored_sample(&path, sql);
+        let req = hydroplot_plot_request_new();
+        assert_eq!(
+            hydroplot_plot_request_add_comid(req, 13293970),
+            HYDROPLOT_OK
+        );
+        assert_eq!(
+            hydroplot_plot_request_set_hydro_data(req, c(&path.to_string_lossy()).as_ptr()),
+            HYDROPLOT_OK
+        );
+        assert_eq!(
+            hydroplot_plot_request_set_basemap(req, c("none").as_ptr()),
+            HYDROPLOT_OK
+        );
+        let status = plot(ctx, req);
+        let message = last_error();
+        assert!(
+            matches!(
+                status,
+                HYDROPLOT_OK | HYDROPLOT_ERR_GPKG | HYDROPLOT_ERR_NOT_FOUND
+            ),
+            "{name}: {status:?} {message}"
+        );
+        if status != HYDROPLOT_OK {
+            assert!(
+                message.contains(name) || message.contains("geometry") || message.contains("comid"),
+                "{name}: {message}"
+            );
+        }
+        hydroplot_plot_request_free(req);
+    }
+    hydroplot_context_free(ctx);
+}
+
+#[test]
+fn tile_templates_with_path_tricks_never_leave_the_cache_directory() {
+    let ctx = context(None);
+    for template in [
+        "file:///etc/{z}/{x}/{y}",
+        "/etc/passwd/{z}/{x}/{y}",
+        "http:///{z}/{x}/{y}",
+        "http://h/{z}/{x}",
+    ] {
+        let s = hydroplot_context_set_option(ctx, c("tile_url").as_ptr(), c(template).as_ptr());
+        assert_eq!(
+            s,
+            HYDROPLOT_ERR_INVALID_ARGUMENT,
+            "{template}: {}",
+            last_error()
+        );
+    }
+    let req = hydroplot_plot_request_new();
+    expect(
+        hydroplot_plot_request_set_basemap(req, c("../../etc/passwd").as_ptr()),
+        HYDROPLOT_ERR_INVALID_ARGUMENT,
+        "passwd",
+    );
+    hydroplot_plot_request_free(req);
+    hydroplot_context_free(ctx);
+
+    // Whatever the URL, a cache entry is a direct child of the cache directory.
+    let dir = temp_dir("tile-cache-tricks");
+    let cache = TileCache::open(&dir, 1 << 20).unwrap();
+    for url in [
+        "http://h/../../../etc/passwd",
+        "http://h/%2e%2e/%2e%2e/x",
+        "http://h/a/b\0c",
+        "../../x",
+    ] {
+        assert_eq!(cache.path_for(url).parent(), Some(dir.as_path()), "{url}");
+        cache.put(url, &[], b"tile").unwrap();
+        assert_eq!(cache.get(url).as_deref(), Some(&b"tile"[..]));
+    }
+    assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 4);
+}
