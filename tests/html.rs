@@ -245,3 +245,73 @@ fn trace_page_in_headless_chromium() {
     }
     assert!(server.requests().iter().all(|r| r.path.starts_with("/tiles/")));
 }
+
+/// The C API: a page of `hydroplot_plot` data without a PNG, with and without catchments.
+#[test]
+fn c_api_pages_of_plot_data() {
+    use hydroplot::ffi::buffer::*;
+    use hydroplot::ffi::context::*;
+    use hydroplot::ffi::html::*;
+    use hydroplot::ffi::hydroplot_status::*;
+    use hydroplot::ffi::plot_data::*;
+    use hydroplot::ffi::plot_request::*;
+    use std::ffi::CString;
+    use std::ptr::{null, null_mut};
+
+    let server = MockServer::start();
+    let c = |s: &str| CString::new(s).unwrap();
+    let page = |b: *mut hydroplot_buffer| {
+        let bytes = unsafe { std::slice::from_raw_parts(hydroplot_buffer_data(b), hydroplot_buffer_len(b)) };
+        let html = String::from_utf8(bytes.to_vec()).unwrap();
+        hydroplot_buffer_free(b);
+        html
+    };
+    let mut ctx = null_mut();
+    assert_eq!(hydroplot_context_new(&mut ctx), HYDROPLOT_OK);
+    let tile_url = c(&server.tile_url());
+    assert_eq!(
+        hydroplot_context_set_option(ctx, c("tile_url").as_ptr(), tile_url.as_ptr()),
+        HYDROPLOT_OK
+    );
+    let req = hydroplot_plot_request_new();
+    let gpkg = c(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/yahara_sample.gpkg"));
+    assert_eq!(hydroplot_plot_request_add_comid(req, COMID), HYDROPLOT_OK);
+    assert_eq!(hydroplot_plot_request_set_hydro_data(req, gpkg.as_ptr()), HYDROPLOT_OK);
+    assert_eq!(hydroplot_plot_request_set_actually_plot(req, false), HYDROPLOT_OK);
+    let (flowline, col, red) = (c("flowline"), c("col"), c("red"));
+    assert_eq!(
+        hydroplot_plot_request_set_style(req, flowline.as_ptr(), col.as_ptr(), red.as_ptr()),
+        HYDROPLOT_OK
+    );
+    let mut pd = null_mut();
+    assert_eq!(hydroplot_plot(ctx, req, null_mut(), &mut pd), HYDROPLOT_OK);
+
+    let mut buf = null_mut();
+    assert_eq!(hydroplot_plot_data_html(pd, &mut buf), HYDROPLOT_OK);
+    let full = page_data(&page(buf));
+    assert_eq!(layer_counts(&full), expected(&YAHARA_COUNTS));
+    assert_eq!(
+        full["layers"][4]["style"]["color"], "#ff0000",
+        "the request's flowline.col"
+    );
+    assert_eq!(full["basemap"]["template"], server.tile_url());
+    assert_eq!(hydroplot_plot_data_html_ex(pd, false, &mut buf), HYDROPLOT_OK);
+    let names: Vec<String> = layer_counts(&page_data(&page(buf)))
+        .into_iter()
+        .map(|(n, _)| n)
+        .collect();
+    assert_eq!(
+        names,
+        ["basin", "network_wtbd", "off_network_wtbd", "flowline", "outlets"]
+    );
+
+    assert_eq!(hydroplot_plot_data_html(null(), &mut buf), HYDROPLOT_ERR_NULL_ARGUMENT);
+    assert_eq!(hydroplot_plot_data_html(pd, null_mut()), HYDROPLOT_ERR_NULL_ARGUMENT);
+    assert_eq!(
+        hydroplot_trace_html(ctx, null(), null(), &mut buf),
+        HYDROPLOT_ERR_NULL_ARGUMENT
+    );
+    hydroplot_plot_data_free(pd);
+    hydroplot_plot_request_free(req);
+    hydroplot_context_free(ctx);
+}

@@ -1,5 +1,9 @@
 //! Interactive HTML maps (Leaflet, self-contained) of plot data and traces.
 
+// These functions are called from C, where `unsafe` means nothing; every
+// pointer goes through the NULL-checking `arg_*` helpers instead.
+#![allow(clippy::not_unsafe_ptr_arg_deref)]
+
 use super::buffer::{give, hydroplot_buffer};
 use super::context::hydroplot_context;
 use super::plot_data::hydroplot_plot_data;

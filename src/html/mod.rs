@@ -341,6 +341,14 @@ mod tests {
     }
 
     #[test]
+    fn pages_above_the_documented_size_warn() {
+        let big = layer("x", &"x".repeat(SIZE_WARNING_BYTES), Value::Null, json!({}), None);
+        let p = page("t", [0.0; 4], None, vec![big]);
+        assert_eq!(p.warnings.len(), 1);
+        assert!(p.warnings[0].contains("above 5 MB") && p.warnings[0].contains("catchments"), "{}", p.warnings[0]);
+    }
+
+    #[test]
     fn script_data_cannot_close_its_element() {
         let l = layer("x", "</script><b>", Value::Null, json!({}), None);
         let p = page("t", [0.0; 4], None, vec![l]);
