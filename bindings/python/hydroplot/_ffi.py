@@ -41,6 +41,10 @@ class HydroplotError(RuntimeError):
         self.message = message
         self.http_status = http_status
 
+    def __reduce__(self):
+        # Picklable (for process pools and Dask): rebuilt from its fields.
+        return (HydroplotError, (self.status, self.name, self.message, self.http_status))
+
 
 def _load():
     path = os.environ.get("HYDROPLOT_LIBRARY") or ctypes.util.find_library("hydroplot")
