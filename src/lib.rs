@@ -17,6 +17,7 @@ pub mod gpkg;
 pub mod html;
 pub mod http;
 pub mod network;
+pub mod output;
 pub mod plot;
 pub mod render;
 pub mod services;

@@ -197,11 +197,11 @@ fn plot(args: &[String]) -> Result<()> {
         println!("{:<20} {:>7} features", layer.name(), data.layer(layer).len());
     }
     if let Some(map) = &data.map {
-        write_file(&out, &map.png()?)?;
+        hydroplot::output::write_atomically(&out, &map.png()?)?;
         println!("map        {}", out.display());
     }
     if let Some(path) = geojson {
-        write_file(&path, &layers_json(&data))?;
+        hydroplot::output::write_atomically(&path, &layers_json(&data))?;
         println!("geojson    {}", path.display());
     }
     if let Some(path) = html {
@@ -257,7 +257,7 @@ fn trace(args: &[String]) -> Result<()> {
         );
     }
     if let Some(path) = geojson {
-        write_file(&path, &t.to_geojson())?;
+        hydroplot::output::write_atomically(&path, &t.to_geojson())?;
     }
     if let Some(path) = html {
         let style = hydroplot::html::TraceStyle::default();
@@ -272,20 +272,9 @@ fn write_html(path: &Path, page: hydroplot::html::HtmlPage) -> Result<()> {
     for w in &page.warnings {
         eprintln!("warning: {w}");
     }
-    write_file(path, page.html.as_bytes())?;
+    hydroplot::output::write_atomically(path, page.html.as_bytes())?;
     println!("html       {} ({} bytes)", path.display(), page.html.len());
     Ok(())
-}
-
-/// Writes through a temporary name and a rename: never a partial file.
-fn write_file(path: &Path, bytes: &[u8]) -> Result<()> {
-    let tmp = path.with_extension(format!("tmp{}", std::process::id()));
-    std::fs::write(&tmp, bytes)
-        .and_then(|()| std::fs::rename(&tmp, path))
-        .map_err(|e| {
-            let _ = std::fs::remove_file(&tmp);
-            hydroplot::error::io_error(path, e)
-        })
 }
 
 /// The embedded sample written to a temporary file, removed on drop.
@@ -294,7 +283,7 @@ struct SampleFile(PathBuf);
 impl SampleFile {
     fn write() -> Result<SampleFile> {
         let path = std::env::temp_dir().join(format!("hydroplot-sample-{}.gpkg", std::process::id()));
-        write_file(&path, SAMPLE_GPKG)?;
+        hydroplot::output::write_atomically(&path, SAMPLE_GPKG)?;
         Ok(SampleFile(path))
     }
 }

@@ -10,11 +10,8 @@ use super::{
     arg_mut, arg_opt_str, arg_ref, arg_slice, arg_str, boundary, boundary_or, buffer, check_out,
     hydroplot_status, take_handle, write_out, Opaque,
 };
-use crate::error::io_error;
 use crate::render::{tiles, Map, TileCacheMode};
-use crate::Error;
 use std::ffi::c_char;
-use std::io::Write;
 use std::path::Path;
 
 /// A map in Web Mercator (EPSG:3857) with a basemap, to which layers are
@@ -198,28 +195,7 @@ pub extern "C" fn hydroplot_map_write_png(
     boundary(|| {
         let map = unsafe { arg_ref(map, "map") }?;
         let path = Path::new(unsafe { arg_str(path, "path") }?);
-        Ok(write_atomically(path, &map.png()?)?)
-    })
-}
-
-/// Writes `bytes` to a temporary sibling of `path`, then renames it over `path`.
-fn write_atomically(path: &Path, bytes: &[u8]) -> crate::Result<()> {
-    let name = path
-        .file_name()
-        .ok_or_else(|| Error::InvalidArgument(format!("{} is not a file path", path.display())))?;
-    let mut tmp_name = std::ffi::OsString::from(".");
-    tmp_name.push(name);
-    tmp_name.push(format!(".{}.tmp", std::process::id()));
-    let tmp = path.with_file_name(tmp_name);
-    let result = (|| {
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(bytes)?;
-        f.sync_all()?;
-        std::fs::rename(&tmp, path)
-    })();
-    result.map_err(|e| {
-        let _ = std::fs::remove_file(&tmp);
-        io_error(path, e).context("the map PNG could not be written")
+        Ok(crate::output::write_atomically(path, &map.png()?)?)
     })
 }
 

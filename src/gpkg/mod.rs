@@ -11,4 +11,4 @@ mod reader;
 mod writer;
 
 pub use reader::GeoPackage;
-pub use writer::write;
+pub use writer::{check_output_path, write};

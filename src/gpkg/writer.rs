@@ -6,7 +6,7 @@
 //! never destroys it.
 
 use std::collections::HashSet;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use rusqlite::types::Value as Sql;
 use rusqlite::{params, Connection};
@@ -15,6 +15,7 @@ use serde_json::Value;
 use super::blob;
 use super::layer::quote;
 use crate::feature::{bbox_of, Feature};
+use crate::output::TempFile;
 use crate::{Error, Result};
 
 /// The SRS every layer is written in.
@@ -69,6 +70,17 @@ CREATE TABLE gpkg_extensions (table_name TEXT, column_name TEXT, extension_name 
 /// `overwrite` is false (the file is left untouched); `Io`/`Gpkg` on failure,
 /// after which no partial file remains.
 pub fn write(path: &Path, layers: &[(&str, &[Feature])], overwrite: bool) -> Result<()> {
+    check_output_path(path, overwrite)?;
+    check_names(layers)?;
+    let temp = TempFile::beside(path)?;
+    build(temp.path(), layers).map_err(|e| e.context(&format!("Writing {}", path.display())))?;
+    temp.persist(path, overwrite)
+}
+
+/// Checks, before any work, that a GeoPackage could be written at `path`:
+/// it must end in `.gpkg` (`InvalidArgument`), must not exist when
+/// `overwrite` is false (`Exists`), and must not be a special file (`Io`).
+pub fn check_output_path(path: &Path, overwrite: bool) -> Result<()> {
     let is_gpkg = path
         .extension()
         .is_some_and(|e| e.eq_ignore_ascii_case("gpkg"));
@@ -78,16 +90,7 @@ pub fn write(path: &Path, layers: &[(&str, &[Feature])], overwrite: bool) -> Res
             path.display()
         )));
     }
-    check_names(layers)?;
-    if !overwrite && path.exists() {
-        return Err(Error::Exists(format!(
-            "{} exists and overwrite is off.",
-            path.display()
-        )));
-    }
-    let temp = TempFile::beside(path)?;
-    build(&temp.0, layers).map_err(|e| e.context(&format!("Writing {}", path.display())))?;
-    temp.persist(path, overwrite)
+    crate::output::check_target(path, overwrite)
 }
 
 fn check_names(layers: &[(&str, &[Feature])]) -> Result<()> {
@@ -112,67 +115,6 @@ fn check_names(layers: &[(&str, &[Feature])]) -> Result<()> {
     Ok(())
 }
 
-/// A file that is removed when dropped unless persisted.
-struct TempFile(PathBuf);
-
-impl TempFile {
-    /// A fresh, not yet existing name in the directory of `target`.
-    fn beside(target: &Path) -> Result<TempFile> {
-        let dir = match target.parent() {
-            Some(d) if !d.as_os_str().is_empty() => d,
-            _ => Path::new("."),
-        };
-        let stem = target
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        for attempt in 0..100u32 {
-            let candidate = dir.join(format!(".{stem}.{}-{attempt}.tmp", std::process::id()));
-            // create_new reserves the name atomically against other writers.
-            match std::fs::OpenOptions::new()
-                .write(true)
-                .create_new(true)
-                .open(&candidate)
-            {
-                Ok(_) => return Ok(TempFile(candidate)),
-                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
-                Err(e) => return Err(crate::error::io_error(&candidate, e)),
-            }
-        }
-        Err(Error::Io(format!(
-            "No temporary file name is free in {}.",
-            dir.display()
-        )))
-    }
-
-    /// Moves the file to `target`. Without `overwrite`, a target that appeared
-    /// meanwhile is kept (`Error::Exists`).
-    fn persist(self, target: &Path, overwrite: bool) -> Result<()> {
-        let result = if overwrite {
-            std::fs::rename(&self.0, target).map_err(|e| crate::error::io_error(target, e))
-        } else {
-            // hard_link fails if the target exists, so nothing is clobbered.
-            match std::fs::hard_link(&self.0, target) {
-                Ok(()) => Ok(()),
-                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Err(Error::Exists(
-                    format!("{} exists and overwrite is off.", target.display()),
-                )),
-                // File systems without hard links: the check above must do.
-                Err(_) => {
-                    std::fs::rename(&self.0, target).map_err(|e| crate::error::io_error(target, e))
-                }
-            }
-        };
-        drop(self); // removes the temporary name if it is still there
-        result
-    }
-}
-
-impl Drop for TempFile {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.0);
-    }
-}
 
 /// Writes the whole GeoPackage into `file` (created empty) in one transaction.
 fn build(file: &Path, layers: &[(&str, &[Feature])]) -> Result<()> {

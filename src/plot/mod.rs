@@ -23,7 +23,7 @@ use crate::Result;
 pub fn plot_hydro(ctx: &Context, req: &PlotRequest, map: Option<&mut Map>) -> Result<PlotData> {
     req.validate()?;
     if let Some(out) = &req.gpkg {
-        check_gpkg_output(out, req.overwrite)?;
+        crate::gpkg::check_output_path(out, req.overwrite)?;
     }
     let mut data = match &req.cache {
         CacheSetting::File(path) => cached_plot_data(ctx, req, path)?,
@@ -110,18 +110,6 @@ fn write_gpkg(data: &PlotData, path: &std::path::Path, overwrite: bool) -> Resul
     .filter(|(_, features)| !features.is_empty())
     .collect();
     crate::gpkg::write(path, &layers, overwrite)
-}
-
-/// Fails before any work when the GeoPackage output could not be written:
-/// a path not ending in `.gpkg`, or an existing file with overwrite off.
-fn check_gpkg_output(path: &std::path::Path, overwrite: bool) -> Result<()> {
-    if path.extension().and_then(|e| e.to_str()).is_none_or(|e| !e.eq_ignore_ascii_case("gpkg")) {
-        return Err(crate::Error::InvalidArgument(format!("gpkg output {} must end in .gpkg", path.display())));
-    }
-    if !overwrite && path.exists() {
-        return Err(crate::Error::Exists(format!("{} exists and overwrite is off", path.display())));
-    }
-    Ok(())
 }
 
 /// The stream order filter and flowline-only switch in force for a request.
