@@ -105,10 +105,34 @@ fn to_geojson_feature(f: &Feature) -> geojson::Feature {
     }
 }
 
+/// Converts a parsed GeoJSON geometry. A position with fewer than two
+/// numbers is refused here: the geojson crate's conversion indexes [0] and
+/// [1] unchecked and panics on it (found by the feature_page fuzz target).
+pub fn geometry_from_geojson(g: geojson::Geometry) -> Result<Geometry<f64>, String> {
+    if !positions_complete(&g.value) {
+        return Err("a position has fewer than two coordinates".into());
+    }
+    Geometry::<f64>::try_from(g).map_err(|e| e.to_string())
+}
+
+fn positions_complete(g: &geojson::GeometryValue) -> bool {
+    use geojson::GeometryValue as V;
+    let ok = |p: &geojson::Position| p.len() >= 2;
+    match g {
+        V::Point { coordinates } => ok(coordinates),
+        V::MultiPoint { coordinates } | V::LineString { coordinates } => coordinates.iter().all(ok),
+        V::MultiLineString { coordinates } | V::Polygon { coordinates } => {
+            coordinates.iter().flatten().all(ok)
+        }
+        V::MultiPolygon { coordinates } => coordinates.iter().flatten().flatten().all(ok),
+        V::GeometryCollection { geometries } => geometries.iter().all(|g| positions_complete(&g.value)),
+    }
+}
+
 /// Converts one parsed GeoJSON feature into a [`Feature`] (keys lower-cased).
 pub fn from_geojson_feature(f: geojson::Feature) -> crate::Result<Feature> {
     let geometry = match f.geometry {
-        Some(g) => Some(Geometry::<f64>::try_from(g).map_err(|e| {
+        Some(g) => Some(geometry_from_geojson(g).map_err(|e| {
             crate::Error::Service(format!("a feature has an invalid geometry: {e}"))
         })?),
         None => None,
@@ -142,6 +166,19 @@ mod tests {
         assert_eq!(f.get_i64("s"), Some(42));
         assert_eq!(f.get_i64("x"), None);
         assert_eq!(f.get_f64("x"), Some(1.5));
+    }
+
+    #[test]
+    fn a_one_number_position_is_an_error_not_a_panic() {
+        for doc in [
+            r#"{"type":"Feature","properties":{},"geometry":{"type":"MultiPoint","coordinates":[[1]]}}"#,
+            r#"{"type":"Feature","properties":{},"geometry":{"type":"LineString","coordinates":[[1,2],[3]]}}"#,
+            r#"{"type":"Feature","properties":{},"geometry":{"type":"GeometryCollection","geometries":[{"type":"MultiPolygon","coordinates":[[[[1,2],[]]]]}]}}"#,
+        ] {
+            let f: geojson::Feature = serde_json::from_str(doc).unwrap();
+            let e = from_geojson_feature(f).unwrap_err();
+            assert!(e.to_string().contains("fewer than two coordinates"), "{e}");
+        }
     }
 
     #[test]

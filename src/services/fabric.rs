@@ -170,6 +170,17 @@ struct Page {
     has_next: bool,
 }
 
+/// The features of one items page, parsed exactly as the pager parses pages
+/// (the entry point of the `feature_page` fuzz target).
+pub fn parse_items_page(body: &[u8]) -> Result<Vec<Feature>> {
+    let response = Response {
+        status: 200,
+        headers: Vec::new(),
+        body: body.to_vec(),
+    };
+    parse_page(&response, "the fuzz input").map(|page| page.features)
+}
+
 fn parse_page(response: &Response, url: &str) -> Result<Page> {
     let not_items = |why: String| {
         Error::Service(format!(
