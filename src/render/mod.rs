@@ -413,7 +413,7 @@ fn check_lwd(lwd: f64) -> Result<()> {
 /// Every geometry of a GeoJSON document.
 fn geometries(doc: geojson::GeoJson) -> Result<Vec<Geometry<f64>>> {
     let convert = |g: geojson::Geometry| {
-        Geometry::<f64>::try_from(g).map_err(|e| {
+        crate::feature::geometry_from_geojson(g).map_err(|e| {
             Error::InvalidArgument(format!("the GeoJSON to draw has an invalid geometry: {e}"))
         })
     };
