@@ -1,0 +1,219 @@
+#!/usr/bin/env bash
+# CI for the language bindings, run from the repository root as
+# `bash bindings/ci.sh` (.ci/run calls it). Installs what is missing (Debian
+# packages for R, sf, png, jsonlite and doxygen; a Python venv under
+# target/ with pytest, numpy and dask[distributed]), then against the
+# loopback mock and the Yahara sample:
+#   packaging checks (SONAME, exported symbols, install layout),
+#   a C program linking our library with the system SQLite,
+#   the C++ example, the Python tests (pytest, Dask), the R package
+#   (R CMD INSTALL, tests with and without sf, one session with sf loaded),
+#   the API reference (doxygen) and the docs' code blocks.
+# Prints one `test result: ...` line per test runner at the end, in cargo's
+# format, so .ci/run's summary counts them. Writes only under target/.
+set -euo pipefail
+
+cd "$(dirname "$0")/.."
+root=$PWD
+target="${CARGO_TARGET_DIR:-$root/target}"
+work="$target/bindings"
+mkdir -p "$work"
+summary="$work/summary"
+: >"$summary"
+export HYDROPLOT_TEST_DATA="$root/tests/data"
+export HYDROPLOT_TEST_MOCK_BIN="$target/debug/hydroplot-mock"
+with_mock="$root/tests/bindings/with-mock.sh"
+
+section() { echo; echo "--- bindings: $* ---"; }
+# result NAME PASSED FAILED [IGNORED]: one cargo-style summary line.
+result() {
+    local status=ok
+    [ "$3" -eq 0 ] || status=FAILED
+    echo "test result: $status. $2 passed; $3 failed; ${4:-0} ignored; ($1)" >>"$summary"
+}
+
+section "system packages"
+need=()
+command -v Rscript >/dev/null || need+=(r-base-core)
+command -v doxygen >/dev/null || need+=(doxygen)
+for pkg in r-cran-jsonlite r-cran-png r-cran-sf; do
+    dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
+done
+if [ ${#need[@]} -gt 0 ]; then
+    sudo=""
+    [ "$(id -u)" -eq 0 ] || sudo="sudo"
+    export DEBIAN_FRONTEND=noninteractive
+    $sudo apt-get update -qq
+    # r-cran-sf is optional: without it the R tests take the data.frame path.
+    $sudo apt-get install -y -qq --no-install-recommends "${need[@]}" ||
+        $sudo apt-get install -y -qq --no-install-recommends $(printf '%s\n' "${need[@]}" | grep -v '^r-cran-sf$')
+fi
+R --version | head -n 1
+doxygen --version
+
+section "library and mock"
+cargo build -q --lib
+cargo build -q --features mock --bin hydroplot-mock
+# The install prefix the bindings use: the CMake install of .ci/run when there
+# is one (so its layout is what gets tested), else the debug build laid out the same way.
+soname="libhydroplot.so.$(sed -n 's/^version = "\([0-9.]*\)"/\1/p' Cargo.toml | head -n 1)"
+if [ -f "$target/stage/lib/$soname" ]; then
+    prefix="$target/stage"
+else
+    prefix="$work/prefix"
+    rm -rf "$prefix"
+    mkdir -p "$prefix/include" "$prefix/lib"
+    cp include/hydroplot.h "$prefix/include/"
+    cp "$target/debug/libhydroplot.so" "$prefix/lib/$soname"
+    ln -s "$soname" "$prefix/lib/libhydroplot.so"
+fi
+echo "prefix: $prefix"
+libso="$prefix/lib/$soname"
+
+section "packaging: SONAME, exported symbols, install layout"
+pack_pass=0
+pack_fail=0
+pack() { # pack NAME CMD...: one packaging check
+    if "${@:2}"; then pack_pass=$((pack_pass + 1)); echo "ok   $1"; else pack_fail=$((pack_fail + 1)); echo "FAIL $1"; fi
+}
+soname_is() { objdump -p "$libso" | grep -q "SONAME *$soname\$"; }
+only_hydroplot_exported() {
+    local others
+    others=$(nm -D --defined-only "$libso" | awk '{print $NF}' | grep -v '^hydroplot_' || true)
+    [ -z "$others" ] || { echo "exported besides hydroplot_*:"; echo "$others" | head; return 1; }
+}
+no_sqlite_exported() { ! nm -D --defined-only "$libso" | grep -q ' sqlite3_'; }
+version_macros() { grep -q "#define HYDROPLOT_VERSION \"${soname#libhydroplot.so.}\"" "$prefix/include/hydroplot.h"; }
+installed_layout() {
+    [ "$prefix" = "$work/prefix" ] && { echo "(no CMake install: layout not checked)"; return 0; }
+    local f
+    for f in include/hydroplot.h "lib/$soname" lib/libhydroplot.so lib/libhydroplot.a \
+        lib/pkgconfig/hydroplot.pc lib/cmake/hydroplot/hydroplotConfig.cmake; do
+        [ -e "$prefix/$f" ] || { echo "missing $f"; return 1; }
+    done
+    PKG_CONFIG_PATH="$prefix/lib/pkgconfig" pkg-config --modversion hydroplot
+}
+pack "SONAME is $soname" soname_is
+pack "only hydroplot_* symbols exported (nm -D)" only_hydroplot_exported
+pack "the bundled SQLite is not exported" no_sqlite_exported
+pack "version macros match Cargo.toml" version_macros
+pack "installed layout (header, libraries, hydroplot.pc, CMake package)" installed_layout
+result packaging "$pack_pass" "$pack_fail"
+
+section "C: our library with the system SQLite in one process"
+cc -std=c99 -Wall -Wextra -Wpedantic -Werror -I"$prefix/include" tests/bindings/sqlite_together.c \
+    -L"$prefix/lib" -Wl,-rpath,"$prefix/lib" -lhydroplot -lsqlite3 -o "$work/sqlite_together"
+sq_pass=0
+sq_fail=0
+sq_ignored=0
+if "$work/sqlite_together" "$HYDROPLOT_TEST_DATA/yahara_sample.gpkg"; then sq_pass=1; else sq_fail=1; fi
+# The static archive bundles SQLite with global symbols: linked beside the
+# system libsqlite3 its copy answers the host's calls (docs/packaging.md).
+# tests/bindings/isolate_sqlite.sh renames them; check that recipe, and the
+# installed archive, which is isolated once the CMake build applies it.
+static_link() { # static_link ARCHIVE OUT
+    cc -std=c99 -I"$prefix/include" tests/bindings/sqlite_together.c "$1" -lsqlite3 -lpthread -ldl -lm -o "$2"
+}
+archive="$prefix/lib/libhydroplot.a"
+[ -f "$archive" ] || archive="$target/debug/libhydroplot.a"
+tests/bindings/isolate_sqlite.sh "$archive" "$work/libhydroplot-isolated.a"
+if static_link "$work/libhydroplot-isolated.a" "$work/sqlite_static_isolated" &&
+    "$work/sqlite_static_isolated" "$HYDROPLOT_TEST_DATA/yahara_sample.gpkg"; then
+    sq_pass=$((sq_pass + 1))
+else
+    sq_fail=$((sq_fail + 1))
+fi
+if static_link "$archive" "$work/sqlite_static" && "$work/sqlite_static" "$HYDROPLOT_TEST_DATA/yahara_sample.gpkg"; then
+    sq_pass=$((sq_pass + 1))
+else
+    echo "NOTE: $archive is not isolated yet: apply tests/bindings/isolate_sqlite.sh when installing it"
+    sq_ignored=1
+fi
+rm -f "$work/libhydroplot-isolated.a"
+result sqlite "$sq_pass" "$sq_fail" "$sq_ignored"
+
+section "C++: the example against the mock"
+cxx_out="$work/cpp"
+rm -rf "$cxx_out"
+mkdir -p "$cxx_out"
+c++ -std=c++17 -Wall -Wextra -Wpedantic -Werror -I"$root/include" -I"$prefix/include" examples-cpp/plot_trace.cpp \
+    -L"$prefix/lib" -Wl,-rpath,"$prefix/lib" -lhydroplot -o "$work/plot_trace"
+"$with_mock" "$work/plot_trace" 13293970 "$cxx_out" | tee "$work/plot_trace.out"
+cpp_pass=0
+cpp_fail=0
+for want in "flowline           251" "catchment          250" "network_wtbd       14" "off_network_wtbd   103" \
+    'upstreamFlowline comid 13297178 "Yahara River" reachcode 07090002007369 raindrop_pathDist 242.09 measure 30.15' \
+    "HYDROPLOT_ERR_HTTP (HTTP 500)"; do
+    if grep -qF "$want" "$work/plot_trace.out"; then cpp_pass=$((cpp_pass + 1)); else cpp_fail=$((cpp_fail + 1)); echo "missing: $want"; fi
+done
+for png in basin trace; do
+    if head -c 8 "$cxx_out/$png.png" | od -An -tx1 | grep -q '89 50 4e 47 0d 0a 1a 0a'; then
+        cpp_pass=$((cpp_pass + 1))
+    else
+        cpp_fail=$((cpp_fail + 1)); echo "not a PNG: $cxx_out/$png.png"
+    fi
+done
+result c++ "$cpp_pass" "$cpp_fail"
+
+section "Python: pytest (plots, traces, Dask)"
+venv="$work/venv"
+[ -x "$venv/bin/python" ] || python3 -m venv "$venv"
+"$venv/bin/python" -c 'import pytest, numpy, dask.distributed' 2>/dev/null ||
+    "$venv/bin/pip" install -q pytest numpy "dask[distributed]"
+py_log="$work/pytest.log"
+rc=0
+(cd bindings/python && HYDROPLOT_LIBRARY="$libso" PYTHONPATH="$root/bindings/python" \
+    "$venv/bin/python" -m pytest -q -p no:cacheprovider tests) 2>&1 | tee "$py_log" || rc=$?
+line=$(grep -E '^[0-9]+ (passed|failed)|^=+ .*(passed|failed)' "$py_log" | tail -n 1)
+count() { echo "$line" | grep -oE "[0-9]+ ($1)" | awk '{ s += $1 } END { print s + 0 }'; }
+py_pass=$(count passed)
+py_fail=$(count 'failed|errors?')
+py_skip=$(count skipped)
+[ "$rc" -eq 0 ] || [ "${py_fail:-0}" -gt 0 ] || py_fail=1
+result python "${py_pass:-0}" "${py_fail:-0}" "${py_skip:-0}"
+
+section "R: R CMD INSTALL, tests with sf, without sf, and sf with our library in one session"
+rlib="$work/rlib"
+rsrc="$work/r-src"
+rm -rf "$rlib" "$rsrc"
+mkdir -p "$rlib"
+cp -r bindings/r "$rsrc"
+HYDROPLOT_PREFIX="$prefix" R CMD INSTALL --no-docs -l "$rlib" "$rsrc" >"$work/r-install.log" 2>&1 ||
+    { cat "$work/r-install.log"; exit 1; }
+r_pass=0
+r_fail=0
+for mode in sf no-sf; do
+    log="$work/r-$mode.log"
+    rc=0
+    if [ "$mode" = no-sf ]; then export HYDROPLOT_R_NO_SF=1; else unset HYDROPLOT_R_NO_SF; fi
+    R_LIBS="$rlib" "$with_mock" Rscript bindings/r/tests/test_hydroplot.R 2>&1 | tee "$log" || rc=$?
+    unset HYDROPLOT_R_NO_SF
+    counts=$(sed -n 's/^hydroplot-r: \([0-9]*\) passed, \([0-9]*\) failed$/\1 \2/p' "$log")
+    r_pass=$((r_pass + ${counts% *}))
+    r_fail=$((r_fail + ${counts#* }))
+    [ "$rc" -eq 0 ] || [ "${counts#* }" -gt 0 ] || r_fail=$((r_fail + 1))
+done
+rc=0
+R_LIBS="$rlib" Rscript tests/bindings/sf_together.R "$HYDROPLOT_TEST_DATA/yahara_sample.gpkg" || rc=$?
+if [ "$rc" -eq 0 ]; then r_pass=$((r_pass + 1)); else r_fail=$((r_fail + 1)); fi
+result R "$r_pass" "$r_fail"
+
+section "docs: API reference and the guides' code"
+rm -rf "$work/api"
+(cat docs/Doxyfile; echo "OUTPUT_DIRECTORY = $work/api") | doxygen - >"$work/doxygen.log" 2>&1
+doc_pass=0
+doc_fail=0
+if [ -s "$work/api/html/hydroplot_8h.html" ] && ! grep -qE 'warning:|error:' "$work/doxygen.log"; then
+    doc_pass=$((doc_pass + 1))
+else
+    doc_fail=$((doc_fail + 1)); grep -E 'warning:|error:' "$work/doxygen.log" | head
+fi
+rc=0
+"$root/tests/bindings/doc_snippets.sh" "$prefix" "$libso" "$rlib" "$venv/bin/python" || rc=$?
+if [ "$rc" -eq 0 ]; then doc_pass=$((doc_pass + 1)); else doc_fail=$((doc_fail + 1)); fi
+result docs "$doc_pass" "$doc_fail"
+
+echo
+echo "=== bindings summary ==="
+cat "$summary"
+! grep -q 'test result: FAILED' "$summary"
