@@ -21,6 +21,7 @@ mkdir -p "$work"
 summary="$work/summary"
 : >"$summary"
 export HYDROPLOT_TEST_DATA="$root/tests/data"
+export PYTHONDONTWRITEBYTECODE=1
 export HYDROPLOT_TEST_MOCK_BIN="$target/debug/hydroplot-mock"
 with_mock="$root/tests/bindings/with-mock.sh"
 
@@ -164,8 +165,8 @@ py_log="$work/pytest.log"
 rc=0
 (cd bindings/python && HYDROPLOT_LIBRARY="$libso" PYTHONPATH="$root/bindings/python" \
     "$venv/bin/python" -m pytest -q -p no:cacheprovider tests) 2>&1 | tee "$py_log" || rc=$?
-line=$(grep -E '^[0-9]+ (passed|failed)|^=+ .*(passed|failed)' "$py_log" | tail -n 1)
-count() { echo "$line" | grep -oE "[0-9]+ ($1)" | awk '{ s += $1 } END { print s + 0 }'; }
+line=$(grep -E '^[0-9]+ (passed|failed)|^=+ .*(passed|failed)' "$py_log" | tail -n 1 || true)
+count() { echo "$line" | { grep -oE "[0-9]+ ($1)" || true; } | awk '{ s += $1 } END { print s + 0 }'; }
 py_pass=$(count passed)
 py_fail=$(count 'failed|errors?')
 py_skip=$(count skipped)
@@ -189,6 +190,7 @@ for mode in sf no-sf; do
     R_LIBS="$rlib" "$with_mock" Rscript bindings/r/tests/test_hydroplot.R 2>&1 | tee "$log" || rc=$?
     unset HYDROPLOT_R_NO_SF
     counts=$(sed -n 's/^hydroplot-r: \([0-9]*\) passed, \([0-9]*\) failed$/\1 \2/p' "$log")
+    [ -n "$counts" ] || counts="0 1" # the script died before its summary
     r_pass=$((r_pass + ${counts% *}))
     r_fail=$((r_fail + ${counts#* }))
     [ "$rc" -eq 0 ] || [ "${counts#* }" -gt 0 ] || r_fail=$((r_fail + 1))
