@@ -53,7 +53,6 @@ R --version | head -n 1
 doxygen --version
 
 section "library and mock"
-cargo build -q --lib
 cargo build -q --features mock --bin hydroplot-mock
 # The install prefix the bindings use: the CMake install of .ci/run when there
 # is one (so its layout is what gets tested), else the debug build laid out the same way.
@@ -61,6 +60,7 @@ soname="libhydroplot.so.$(sed -n 's/^version = "\([0-9.]*\)"/\1/p' Cargo.toml | 
 if [ -f "$target/stage/lib/$soname" ]; then
     prefix="$target/stage"
 else
+    cargo build -q --lib
     prefix="$work/prefix"
     rm -rf "$prefix"
     mkdir -p "$prefix/include" "$prefix/lib"
