@@ -10,8 +10,8 @@
  *
  * Services and tiles are the public ones unless HYDROPLOT_INDEX_URL (and
  * HYDROPLOT_TILE_URL) point elsewhere (the tests point them at the mock).
- * The trace itself is never cached; set HYDROPLOT_TILE_CACHE_DIR to keep the
- * basemap tiles away from the user's cache. */
+ * As in the spec's example, caching is off: the trace is never cached, and
+ * the context's `tile_cache` option is set to `off` so no tile is kept. */
 #include "hydroplot.h"
 
 #include <stdio.h>
@@ -56,6 +56,10 @@ int main(int argc, char **argv) {
     int rc = 0;
 
     if ((s = hydroplot_context_new(&ctx)) != HYDROPLOT_OK) return fail("context", s);
+    if ((s = hydroplot_context_set_option(ctx, "tile_cache", "off")) != HYDROPLOT_OK) {
+        hydroplot_context_free(ctx);
+        return fail("tile_cache", s);
+    }
     if ((s = hydroplot_raindrop_trace(ctx, lon, lat, NULL, direction, &trace)) != HYDROPLOT_OK) {
         rc = fail("trace", s);
         goto done;

@@ -198,7 +198,7 @@ enum hydroplot_status hydroplot_context_new(struct hydroplot_context **out);
 
 /**
  * Sets one option (keys and values in the API documentation: `index_url`,
- * `process_url`, `fabric_url`, `names`, `tile_url`, `tile_cache_dir`,
+ * `process_url`, `fabric_url`, `names`, `tile_url`, `tile_cache_dir`, `tile_cache` (`on`/`off`),
  * `timeout_s`, `connect_timeout_s`, `retries`, `concurrency`, `user_agent`,
  * `page_size`, `rate_limit_per_s`, `max_features`). An unknown key or an
  * invalid value gives `HYDROPLOT_ERR_INVALID_ARGUMENT` naming the key and
@@ -303,7 +303,8 @@ const char *hydroplot_status_str(enum hydroplot_status status);
  * (`"Esri.NatGeoWorldMap"`, `"OpenStreetMap"`, `"CartoDB.Positron"`,
  * `"Esri.WorldImagery"`, `"Esri.WorldTopoMap"`; NULL: the default
  * `Esri.NatGeoWorldMap`) or `"none"`. The context's `tile_url` overrides the
- * provider's tiles; tiles are cached in its `tile_cache_dir`.
+ * provider's tiles; tiles are cached in its `tile_cache_dir` unless its
+ * `tile_cache` option is `off`.
  *
  * Tiles that cannot be fetched are left blank and reported to the log
  * callback as warnings; they never fail the call. On success `*out` owns

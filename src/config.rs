@@ -48,6 +48,7 @@ pub const OPTION_KEYS: &[&str] = &[
     "names",
     "tile_url",
     "tile_cache_dir",
+    "tile_cache",
     "timeout_s",
     "connect_timeout_s",
     "retries",
@@ -73,6 +74,8 @@ pub struct Config {
     pub tile_url: Option<String>,
     /// Persistent tile cache directory.
     pub tile_cache_dir: PathBuf,
+    /// Whether tiles are cached on disk at all (`tile_cache` = `on`/`off`).
+    pub tile_cache: bool,
     /// Whole-request timeout.
     pub timeout: Duration,
     /// Connect timeout.
@@ -100,6 +103,7 @@ impl Default for Config {
             names: Names::Usgs,
             tile_url: None,
             tile_cache_dir: default_tile_cache_dir(),
+            tile_cache: true,
             timeout: Duration::from_secs(60),
             connect_timeout: Duration::from_secs(10),
             retries: 3,
@@ -126,7 +130,9 @@ impl Config {
                 let value = value.into_string().map_err(|_| {
                     Error::InvalidArgument(format!("environment variable {var} is not valid UTF-8"))
                 })?;
-                config.set(key, &value).map_err(|e| e.context(&format!("environment variable {var}")))?;
+                config
+                    .set(key, &value)
+                    .map_err(|e| e.context(&format!("environment variable {var}")))?;
             }
         }
         Ok(config)
@@ -135,7 +141,8 @@ impl Config {
     /// Sets one option from its string form. Unknown keys and invalid values
     /// are `Error::InvalidArgument` naming the key; nothing changes on error.
     pub fn set(&mut self, key: &str, value: &str) -> Result<()> {
-        let bad = |why: &str| Error::InvalidArgument(format!("option {key}: {why} (got {value:?})"));
+        let bad =
+            |why: &str| Error::InvalidArgument(format!("option {key}: {why} (got {value:?})"));
         match key {
             "index_url" => self.index_url = parse_url(value).map_err(|w| bad(&w))?,
             "process_url" => self.process_url = Some(parse_url(value).map_err(|w| bad(&w))?),
@@ -160,17 +167,30 @@ impl Config {
                 }
                 self.tile_cache_dir = PathBuf::from(value);
             }
+            "tile_cache" => {
+                self.tile_cache = match value {
+                    "on" | "true" | "1" => true,
+                    "off" | "false" | "0" => false,
+                    _ => return Err(bad("expected on or off")),
+                }
+            }
             "timeout_s" => self.timeout = parse_seconds(value).map_err(|w| bad(&w))?,
-            "connect_timeout_s" => self.connect_timeout = parse_seconds(value).map_err(|w| bad(&w))?,
+            "connect_timeout_s" => {
+                self.connect_timeout = parse_seconds(value).map_err(|w| bad(&w))?
+            }
             "retries" => self.retries = parse_int(value, 0, 20).map_err(|w| bad(&w))? as u32,
-            "concurrency" => self.concurrency = parse_int(value, 1, 64).map_err(|w| bad(&w))? as usize,
+            "concurrency" => {
+                self.concurrency = parse_int(value, 1, 64).map_err(|w| bad(&w))? as usize
+            }
             "user_agent" => {
                 if value.trim().is_empty() || value.chars().any(|c| c.is_control()) {
                     return Err(bad("a user agent must be non-empty printable text"));
                 }
                 self.user_agent = value.to_string();
             }
-            "page_size" => self.page_size = parse_int(value, 1, 10_000).map_err(|w| bad(&w))? as u32,
+            "page_size" => {
+                self.page_size = parse_int(value, 1, 10_000).map_err(|w| bad(&w))? as u32
+            }
             "rate_limit_per_s" => {
                 let r: f64 = value.trim().parse().map_err(|_| bad("not a number"))?;
                 if !(r.is_finite() && r >= 0.0) {
@@ -178,7 +198,9 @@ impl Config {
                 }
                 self.rate_limit_per_s = r;
             }
-            "max_features" => self.max_features = parse_int(value, 1, u64::MAX / 2).map_err(|w| bad(&w))?,
+            "max_features" => {
+                self.max_features = parse_int(value, 1, u64::MAX / 2).map_err(|w| bad(&w))?
+            }
             _ => {
                 return Err(Error::InvalidArgument(format!(
                     "unknown option key {key:?}; known keys: {}",
@@ -205,14 +227,20 @@ fn parse_url(value: &str) -> Result<String, String> {
         .strip_prefix("https://")
         .or_else(|| v.strip_prefix("http://"))
         .ok_or_else(|| "a URL must start with http:// or https://".to_string())?;
-    if rest.is_empty() || rest.starts_with('/') || v.chars().any(|c| c.is_whitespace() || c.is_control()) {
+    if rest.is_empty()
+        || rest.starts_with('/')
+        || v.chars().any(|c| c.is_whitespace() || c.is_control())
+    {
         return Err("not a valid URL".into());
     }
     Ok(v.trim_end_matches('/').to_string())
 }
 
 fn parse_seconds(value: &str) -> Result<Duration, String> {
-    let s: f64 = value.trim().parse().map_err(|_| "not a number of seconds".to_string())?;
+    let s: f64 = value
+        .trim()
+        .parse()
+        .map_err(|_| "not a number of seconds".to_string())?;
     if !(s.is_finite() && s > 0.0 && s <= 86_400.0) {
         return Err("seconds must be > 0 and <= 86400".into());
     }
@@ -220,7 +248,10 @@ fn parse_seconds(value: &str) -> Result<Duration, String> {
 }
 
 fn parse_int(value: &str, min: u64, max: u64) -> Result<u64, String> {
-    let n: u64 = value.trim().parse().map_err(|_| "not a whole number".to_string())?;
+    let n: u64 = value
+        .trim()
+        .parse()
+        .map_err(|_| "not a whole number".to_string())?;
     if n < min || n > max {
         return Err(format!("must be between {min} and {max}"));
     }
@@ -252,6 +283,7 @@ mod tests {
             ("names", "neutral"),
             ("tile_url", "http://127.0.0.1:1/t/{z}/{x}/{y}.png"),
             ("tile_cache_dir", "/tmp/x"),
+            ("tile_cache", "off"),
             ("timeout_s", "2.5"),
             ("connect_timeout_s", "1"),
             ("retries", "0"),

@@ -17,9 +17,11 @@ impl Opaque for hydroplot_buffer {
 /// Not NUL-terminated: use `hydroplot_buffer_len`.
 #[no_mangle]
 pub extern "C" fn hydroplot_buffer_data(b: *const hydroplot_buffer) -> *const u8 {
-    boundary_or(std::ptr::null(), || match unsafe { super::arg_ref(b, "b") } {
-        Ok(v) => v.as_ptr(),
-        Err(_) => std::ptr::null(),
+    boundary_or(std::ptr::null(), || {
+        match unsafe { super::arg_ref(b, "b") } {
+            Ok(v) => v.as_ptr(),
+            Err(_) => std::ptr::null(),
+        }
     })
 }
 

@@ -1,7 +1,7 @@
 //! `hydroplot_context`: services, network settings, caches and callbacks.
 
-use super::{arg_mut, arg_str, boundary, boundary_or, check_out, take_handle, write_out, Opaque};
 use super::hydroplot_status;
+use super::{arg_mut, arg_str, boundary, boundary_or, check_out, take_handle, write_out, Opaque};
 use crate::config::Config;
 use crate::context::{Context, LogLevel, Observer};
 use std::ffi::{c_char, c_void, CString};
@@ -28,7 +28,8 @@ impl Opaque for hydroplot_context {
 
 /// Receives a log line: `level` 1 error, 2 warning, 3 info, 4 debug;
 /// `message` is valid only during the call.
-pub type hydroplot_log_fn = Option<unsafe extern "C" fn(user: *mut c_void, level: i32, message: *const c_char)>;
+pub type hydroplot_log_fn =
+    Option<unsafe extern "C" fn(user: *mut c_void, level: i32, message: *const c_char)>;
 
 /// Receives progress of a stage (`"basin"`, `"flowline"`, `"tiles"`, ...);
 /// `total` is 0 when unknown; `stage` is valid only during the call.
@@ -99,7 +100,7 @@ pub extern "C" fn hydroplot_context_new(out: *mut *mut hydroplot_context) -> hyd
 }
 
 /// Sets one option (keys and values in the API documentation: `index_url`,
-/// `process_url`, `fabric_url`, `names`, `tile_url`, `tile_cache_dir`,
+/// `process_url`, `fabric_url`, `names`, `tile_url`, `tile_cache_dir`, `tile_cache` (`on`/`off`),
 /// `timeout_s`, `connect_timeout_s`, `retries`, `concurrency`, `user_agent`,
 /// `page_size`, `rate_limit_per_s`, `max_features`). An unknown key or an
 /// invalid value gives `HYDROPLOT_ERR_INVALID_ARGUMENT` naming the key and
@@ -132,7 +133,11 @@ pub extern "C" fn hydroplot_context_set_log_callback(
 ) -> hydroplot_status {
     boundary(|| {
         let ctx = unsafe { arg_mut(ctx, "ctx") }?;
-        let callbacks = Callbacks { log: r#fn, log_user: user, ..*ctx.callbacks };
+        let callbacks = Callbacks {
+            log: r#fn,
+            log_user: user,
+            ..*ctx.callbacks
+        };
         let config = ctx.core.config.clone();
         Ok(ctx.rebuild(config, callbacks)?)
     })
@@ -148,7 +153,11 @@ pub extern "C" fn hydroplot_context_set_progress_callback(
 ) -> hydroplot_status {
     boundary(|| {
         let ctx = unsafe { arg_mut(ctx, "ctx") }?;
-        let callbacks = Callbacks { progress: r#fn, progress_user: user, ..*ctx.callbacks };
+        let callbacks = Callbacks {
+            progress: r#fn,
+            progress_user: user,
+            ..*ctx.callbacks
+        };
         let config = ctx.core.config.clone();
         Ok(ctx.rebuild(config, callbacks)?)
     })

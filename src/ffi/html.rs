@@ -2,7 +2,6 @@
 
 // These functions are called from C, where `unsafe` means nothing; every
 // pointer goes through the NULL-checking `arg_*` helpers instead.
-#![allow(clippy::not_unsafe_ptr_arg_deref)]
 
 use super::buffer::{give, hydroplot_buffer};
 use super::context::hydroplot_context;
@@ -69,9 +68,15 @@ pub extern "C" fn hydroplot_trace_html(
     boundary(|| {
         let ctx = &unsafe { arg_ref(ctx, "ctx") }?.core;
         let trace = &unsafe { arg_ref(t, "t") }?.core;
-        let basemap = unsafe { arg_opt_str(basemap, "basemap") }?.unwrap_or(crate::render::tiles::DEFAULT_PROVIDER);
+        let basemap = unsafe { arg_opt_str(basemap, "basemap") }?
+            .unwrap_or(crate::render::tiles::DEFAULT_PROVIDER);
         check_out(out, "out")?;
-        let page = html::trace_html(trace, &TraceStyle::default(), basemap, ctx.config.tile_url.as_deref())?;
+        let page = html::trace_html(
+            trace,
+            &TraceStyle::default(),
+            basemap,
+            ctx.config.tile_url.as_deref(),
+        )?;
         for w in &page.warnings {
             ctx.warn(w.clone());
         }

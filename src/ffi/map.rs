@@ -2,7 +2,6 @@
 
 // These functions are called from C, where `unsafe` means nothing; every
 // pointer goes through the NULL-checking `arg_*` helpers instead.
-#![allow(clippy::not_unsafe_ptr_arg_deref)]
 
 use super::context::hydroplot_context;
 use super::trace::hydroplot_trace;
@@ -37,7 +36,8 @@ const DEFAULT_SIZE: (u32, u32) = (1024, 768);
 /// (`"Esri.NatGeoWorldMap"`, `"OpenStreetMap"`, `"CartoDB.Positron"`,
 /// `"Esri.WorldImagery"`, `"Esri.WorldTopoMap"`; NULL: the default
 /// `Esri.NatGeoWorldMap`) or `"none"`. The context's `tile_url` overrides the
-/// provider's tiles; tiles are cached in its `tile_cache_dir`.
+/// provider's tiles; tiles are cached in its `tile_cache_dir` unless its
+/// `tile_cache` option is `off`.
 ///
 /// Tiles that cannot be fetched are left blank and reported to the log
 /// callback as warnings; they never fail the call. On success `*out` owns
@@ -72,7 +72,7 @@ pub extern "C" fn hydroplot_map_new(
         } else {
             (width_px, height_px)
         };
-        let cache = TileCacheMode::Dir(ctx.config.tile_cache_dir.clone());
+        let cache = TileCacheMode::of(&ctx.config);
         // Warnings already went to the log callback; there is no result to keep them on.
         let mut warnings = Vec::new();
         let map = Map::new(

@@ -14,6 +14,9 @@
 //!   them as incomplete types (`typedef struct hydroplot_x hydroplot_x;`).
 
 #![allow(non_camel_case_types)]
+// Every pointer is checked (arg_ref and friends) before it is read; the
+// functions are safe to call with any pointer the contract allows.
+#![allow(clippy::not_unsafe_ptr_arg_deref)]
 
 pub mod buffer;
 pub mod context;
@@ -69,10 +72,19 @@ pub(crate) fn record(error: FfiError) -> hydroplot_status {
             format!("argument {name} is NULL"),
             0,
         ),
-        FfiError::Core(e) => (status::of_error(&e), e.to_string(), i32::from(e.http_status())),
+        FfiError::Core(e) => (
+            status::of_error(&e),
+            e.to_string(),
+            i32::from(e.http_status()),
+        ),
     };
     let message = CString::new(message.replace('\0', " ")).unwrap_or_default();
-    LAST_ERROR.with(|l| *l.borrow_mut() = LastError { message, http_status });
+    LAST_ERROR.with(|l| {
+        *l.borrow_mut() = LastError {
+            message,
+            http_status,
+        }
+    });
     status
 }
 
@@ -132,7 +144,10 @@ pub trait Opaque: Sized {
 ///
 /// # Safety
 /// `p` must be NULL or a live handle from [`Opaque::into_handle`].
-pub(crate) unsafe fn arg_ref<'a, C: Opaque>(p: *const C, name: &'static str) -> FfiResult<&'a C::Rust> {
+pub(crate) unsafe fn arg_ref<'a, C: Opaque>(
+    p: *const C,
+    name: &'static str,
+) -> FfiResult<&'a C::Rust> {
     unsafe { p.cast::<C::Rust>().as_ref() }.ok_or(FfiError::Null(name))
 }
 
@@ -140,7 +155,10 @@ pub(crate) unsafe fn arg_ref<'a, C: Opaque>(p: *const C, name: &'static str) -> 
 ///
 /// # Safety
 /// As [`arg_ref`], and no other reference to the value may be alive.
-pub(crate) unsafe fn arg_mut<'a, C: Opaque>(p: *mut C, name: &'static str) -> FfiResult<&'a mut C::Rust> {
+pub(crate) unsafe fn arg_mut<'a, C: Opaque>(
+    p: *mut C,
+    name: &'static str,
+) -> FfiResult<&'a mut C::Rust> {
     unsafe { p.cast::<C::Rust>().as_mut() }.ok_or(FfiError::Null(name))
 }
 
@@ -164,7 +182,10 @@ pub(crate) unsafe fn arg_str<'a>(p: *const c_char, name: &'static str) -> FfiRes
 ///
 /// # Safety
 /// As [`arg_str`].
-pub(crate) unsafe fn arg_opt_str<'a>(p: *const c_char, name: &'static str) -> FfiResult<Option<&'a str>> {
+pub(crate) unsafe fn arg_opt_str<'a>(
+    p: *const c_char,
+    name: &'static str,
+) -> FfiResult<Option<&'a str>> {
     if p.is_null() {
         return Ok(None);
     }
@@ -178,7 +199,11 @@ pub(crate) unsafe fn arg_opt_str<'a>(p: *const c_char, name: &'static str) -> Ff
 ///
 /// # Safety
 /// `p` must be NULL or point to `n` initialized elements alive for `'a`.
-pub(crate) unsafe fn arg_slice<'a, T>(p: *const T, n: usize, name: &'static str) -> FfiResult<&'a [T]> {
+pub(crate) unsafe fn arg_slice<'a, T>(
+    p: *const T,
+    n: usize,
+    name: &'static str,
+) -> FfiResult<&'a [T]> {
     match (p.is_null(), n) {
         (true, 0) => Ok(&[]),
         (true, _) => Err(FfiError::Null(name)),

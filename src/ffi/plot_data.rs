@@ -24,7 +24,11 @@ pub struct FfiPlotData {
 
 impl FfiPlotData {
     pub(crate) fn new(data: PlotData) -> FfiPlotData {
-        let warnings = data.warnings.iter().map(|w| CString::new(w.replace('\0', " ")).unwrap_or_default()).collect();
+        let warnings = data
+            .warnings
+            .iter()
+            .map(|w| CString::new(w.replace('\0', " ")).unwrap_or_default())
+            .collect();
         FfiPlotData { data, warnings }
     }
 }
@@ -44,7 +48,11 @@ fn layer_arg(layer: *const c_char) -> FfiResult<Layer> {
     let name = unsafe { arg_str(layer, "layer") }?;
     Layer::from_name(name).ok_or_else(|| {
         let known: Vec<&str> = Layer::ALL.iter().map(|l| l.name()).collect();
-        Error::InvalidArgument(format!("unknown layer {name:?}; layers: {}", known.join(", "))).into()
+        Error::InvalidArgument(format!(
+            "unknown layer {name:?}; layers: {}",
+            known.join(", ")
+        ))
+        .into()
     })
 }
 
@@ -102,7 +110,10 @@ pub extern "C" fn hydroplot_plot_data_flowline_comids(
 
 /// The plot bbox (xmin, ymin, xmax, ymax; NAD83 lon/lat) into the 4 doubles at `out_xmin_ymin_xmax_ymax`.
 #[no_mangle]
-pub extern "C" fn hydroplot_plot_data_bbox(pd: *const hydroplot_plot_data, out_xmin_ymin_xmax_ymax: *mut f64) -> hydroplot_status {
+pub extern "C" fn hydroplot_plot_data_bbox(
+    pd: *const hydroplot_plot_data,
+    out_xmin_ymin_xmax_ymax: *mut f64,
+) -> hydroplot_status {
     boundary(|| {
         let pd = unsafe { arg_ref(pd, "pd") }?;
         check_out(out_xmin_ymin_xmax_ymax, "out_xmin_ymin_xmax_ymax")?;
@@ -117,7 +128,10 @@ pub extern "C" fn hydroplot_plot_data_bbox(pd: *const hydroplot_plot_data, out_x
 /// layers were drawn onto a caller's map (use `hydroplot_map_png`), or the
 /// map was taken.
 #[no_mangle]
-pub extern "C" fn hydroplot_plot_data_png(pd: *const hydroplot_plot_data, out: *mut *mut hydroplot_buffer) -> hydroplot_status {
+pub extern "C" fn hydroplot_plot_data_png(
+    pd: *const hydroplot_plot_data,
+    out: *mut *mut hydroplot_buffer,
+) -> hydroplot_status {
     boundary(|| {
         let pd = unsafe { arg_ref(pd, "pd") }?;
         check_out(out, "out")?;
@@ -132,11 +146,18 @@ pub extern "C" fn hydroplot_plot_data_png(pd: *const hydroplot_plot_data, out: *
 /// caller owns it (free with `hydroplot_map_free`). `HYDROPLOT_ERR_RENDER`
 /// when `pd` holds no map. Not while other threads read `pd`.
 #[no_mangle]
-pub extern "C" fn hydroplot_plot_data_take_map(pd: *mut hydroplot_plot_data, out: *mut *mut hydroplot_map) -> hydroplot_status {
+pub extern "C" fn hydroplot_plot_data_take_map(
+    pd: *mut hydroplot_plot_data,
+    out: *mut *mut hydroplot_map,
+) -> hydroplot_status {
     boundary(|| {
         let pd = unsafe { arg_mut(pd, "pd") }?;
         check_out(out, "out")?;
-        let map = pd.data.map.take().ok_or_else(|| Error::Render("this plot data holds no map to take".into()))?;
+        let map = pd
+            .data
+            .map
+            .take()
+            .ok_or_else(|| Error::Render("this plot data holds no map to take".into()))?;
         unsafe { write_out(out, hydroplot_map::into_handle(map), "out") }
     })
 }
@@ -144,13 +165,18 @@ pub extern "C" fn hydroplot_plot_data_take_map(pd: *mut hydroplot_plot_data, out
 /// The number of warnings met while building `pd` (0 when `pd` is NULL).
 #[no_mangle]
 pub extern "C" fn hydroplot_plot_data_warning_count(pd: *const hydroplot_plot_data) -> usize {
-    boundary_or(0, || unsafe { arg_ref(pd, "pd") }.map_or(0, |pd| pd.warnings.len()))
+    boundary_or(0, || {
+        unsafe { arg_ref(pd, "pd") }.map_or(0, |pd| pd.warnings.len())
+    })
 }
 
 /// Warning `i`, owned by `pd` and valid until it is freed; NULL when `i` is
 /// out of range or `pd` is NULL.
 #[no_mangle]
-pub extern "C" fn hydroplot_plot_data_warning(pd: *const hydroplot_plot_data, i: usize) -> *const c_char {
+pub extern "C" fn hydroplot_plot_data_warning(
+    pd: *const hydroplot_plot_data,
+    i: usize,
+) -> *const c_char {
     boundary_or(std::ptr::null(), || {
         unsafe { arg_ref(pd, "pd") }
             .ok()

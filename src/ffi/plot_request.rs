@@ -3,7 +3,10 @@
 use super::context::hydroplot_context;
 use super::map::hydroplot_map;
 use super::plot_data::{hydroplot_plot_data, FfiPlotData};
-use super::{arg_mut, arg_ref, arg_slice, arg_str, arg_opt_str, boundary, boundary_or, check_out, take_handle, write_out};
+use super::{
+    arg_mut, arg_opt_str, arg_ref, arg_slice, arg_str, boundary, boundary_or, check_out,
+    take_handle, write_out,
+};
 use super::{hydroplot_status, FfiResult, Opaque};
 use crate::plot::{CacheSetting, Outlet, PlotRequest};
 use crate::Error;
@@ -28,7 +31,9 @@ impl Opaque for hydroplot_plot_request {
 /// Never NULL; free it with `hydroplot_plot_request_free`.
 #[no_mangle]
 pub extern "C" fn hydroplot_plot_request_new() -> *mut hydroplot_plot_request {
-    boundary_or(std::ptr::null_mut(), || hydroplot_plot_request::into_handle(PlotRequest::default()))
+    boundary_or(std::ptr::null_mut(), || {
+        hydroplot_plot_request::into_handle(PlotRequest::default())
+    })
 }
 
 /// Frees a request. NULL is a no-op. Never free twice.
@@ -38,16 +43,24 @@ pub extern "C" fn hydroplot_plot_request_free(req: *mut hydroplot_plot_request) 
 }
 
 /// Runs `change` on the request behind `req`.
-fn with_request(req: *mut hydroplot_plot_request, change: impl FnOnce(&mut PlotRequest) -> FfiResult) -> hydroplot_status {
+fn with_request(
+    req: *mut hydroplot_plot_request,
+    change: impl FnOnce(&mut PlotRequest) -> FfiResult,
+) -> hydroplot_status {
     boundary(|| change(unsafe { arg_mut(req, "req") }?))
 }
 
 /// Adds a comid outlet: its upstream tributaries are plotted (outlet form 2).
 #[no_mangle]
-pub extern "C" fn hydroplot_plot_request_add_comid(req: *mut hydroplot_plot_request, comid: i64) -> hydroplot_status {
+pub extern "C" fn hydroplot_plot_request_add_comid(
+    req: *mut hydroplot_plot_request,
+    comid: i64,
+) -> hydroplot_status {
     with_request(req, |r| {
         if comid <= 0 {
-            return Err(Error::InvalidArgument(format!("comid {comid} is not a positive integer")).into());
+            return Err(
+                Error::InvalidArgument(format!("comid {comid} is not a positive integer")).into(),
+            );
         }
         r.outlets.push(Outlet::Comid(comid));
         Ok(())
@@ -65,7 +78,10 @@ pub extern "C" fn hydroplot_plot_request_set_comid_set(
     with_request(req, |r| {
         let comids = unsafe { arg_slice(comids, n, "comids") }?;
         if comids.is_empty() || comids.iter().any(|&c| c <= 0) {
-            return Err(Error::InvalidArgument("a comid set needs at least one comid, all positive".into()).into());
+            return Err(Error::InvalidArgument(
+                "a comid set needs at least one comid, all positive".into(),
+            )
+            .into());
         }
         r.comid_set = Some(comids.to_vec());
         Ok(())
@@ -75,7 +91,10 @@ pub extern "C" fn hydroplot_plot_request_set_comid_set(
 /// Adds a gauge site outlet, `"05428500"` (the `USGS-` prefix is added) or
 /// `"USGS-05428500"` (outlet form 4). The string is copied.
 #[no_mangle]
-pub extern "C" fn hydroplot_plot_request_add_site(req: *mut hydroplot_plot_request, site_id: *const c_char) -> hydroplot_status {
+pub extern "C" fn hydroplot_plot_request_add_site(
+    req: *mut hydroplot_plot_request,
+    site_id: *const c_char,
+) -> hydroplot_status {
     with_request(req, |r| {
         let site = unsafe { arg_str(site_id, "site_id") }?.trim();
         if site.is_empty() {
@@ -99,13 +118,19 @@ pub extern "C" fn hydroplot_plot_request_add_feature(
         let source = unsafe { arg_str(source, "source") }?.trim();
         let id = unsafe { arg_str(id, "id") }?.trim();
         if source.is_empty() || id.is_empty() || source.contains('/') || id.contains('/') {
-            return Err(Error::InvalidArgument(format!("feature ({source:?}, {id:?}) needs a non-empty source and id without '/'")).into());
+            return Err(Error::InvalidArgument(format!(
+                "feature ({source:?}, {id:?}) needs a non-empty source and id without '/'"
+            ))
+            .into());
         }
         r.outlets.push(match source.to_ascii_lowercase().as_str() {
-            "comid" => Outlet::Comid(
-                id.parse().map_err(|_| Error::InvalidArgument(format!("comid feature id {id:?} is not an integer")))?,
-            ),
-            lower => Outlet::Feature { source: lower.to_string(), id: id.to_string() },
+            "comid" => Outlet::Comid(id.parse().map_err(|_| {
+                Error::InvalidArgument(format!("comid feature id {id:?} is not an integer"))
+            })?),
+            lower => Outlet::Feature {
+                source: lower.to_string(),
+                id: id.to_string(),
+            },
         });
         Ok(())
     })
@@ -159,10 +184,16 @@ pub extern "C" fn hydroplot_plot_request_set_bbox(
 /// the largest basin's area (the reference's rule, which also turns on
 /// flowline_only unless it was set).
 #[no_mangle]
-pub extern "C" fn hydroplot_plot_request_set_streamorder(req: *mut hydroplot_plot_request, min_order: i32) -> hydroplot_status {
+pub extern "C" fn hydroplot_plot_request_set_streamorder(
+    req: *mut hydroplot_plot_request,
+    min_order: i32,
+) -> hydroplot_status {
     with_request(req, |r| {
         if !(min_order == -1 || (1..=12).contains(&min_order)) {
-            return Err(Error::InvalidArgument(format!("stream order {min_order} must be 1..12 or -1 (automatic)")).into());
+            return Err(Error::InvalidArgument(format!(
+                "stream order {min_order} must be 1..12 or -1 (automatic)"
+            ))
+            .into());
         }
         r.streamorder = Some(min_order);
         Ok(())
@@ -172,7 +203,10 @@ pub extern "C" fn hydroplot_plot_request_set_streamorder(req: *mut hydroplot_plo
 /// Reads a local NHDPlus GeoPackage instead of downloading (`hydro_data`).
 /// The path is copied; the file is opened by `hydroplot_plot`.
 #[no_mangle]
-pub extern "C" fn hydroplot_plot_request_set_hydro_data(req: *mut hydroplot_plot_request, gpkg_path: *const c_char) -> hydroplot_status {
+pub extern "C" fn hydroplot_plot_request_set_hydro_data(
+    req: *mut hydroplot_plot_request,
+    gpkg_path: *const c_char,
+) -> hydroplot_status {
     with_request(req, |r| {
         r.hydro_data = Some(PathBuf::from(unsafe { arg_str(gpkg_path, "gpkg_path") }?));
         Ok(())
@@ -181,11 +215,16 @@ pub extern "C" fn hydroplot_plot_request_set_hydro_data(req: *mut hydroplot_plot
 
 /// Writes the subset to a GeoPackage at `out_path`, which must end in `.gpkg`.
 #[no_mangle]
-pub extern "C" fn hydroplot_plot_request_set_gpkg(req: *mut hydroplot_plot_request, out_path: *const c_char) -> hydroplot_status {
+pub extern "C" fn hydroplot_plot_request_set_gpkg(
+    req: *mut hydroplot_plot_request,
+    out_path: *const c_char,
+) -> hydroplot_status {
     with_request(req, |r| {
         let path = unsafe { arg_str(out_path, "out_path") }?;
         if !path.to_ascii_lowercase().ends_with(".gpkg") {
-            return Err(Error::InvalidArgument(format!("gpkg output {path:?} must end in .gpkg")).into());
+            return Err(
+                Error::InvalidArgument(format!("gpkg output {path:?} must end in .gpkg")).into(),
+            );
         }
         r.gpkg = Some(PathBuf::from(path));
         Ok(())
@@ -196,7 +235,10 @@ pub extern "C" fn hydroplot_plot_request_set_gpkg(req: *mut hydroplot_plot_reque
 /// an existing file, `hydroplot_plot` fails with `HYDROPLOT_ERR_EXISTS` and
 /// leaves the file untouched.
 #[no_mangle]
-pub extern "C" fn hydroplot_plot_request_set_overwrite(req: *mut hydroplot_plot_request, overwrite: bool) -> hydroplot_status {
+pub extern "C" fn hydroplot_plot_request_set_overwrite(
+    req: *mut hydroplot_plot_request,
+    overwrite: bool,
+) -> hydroplot_status {
     with_request(req, |r| {
         r.overwrite = overwrite;
         Ok(())
@@ -206,7 +248,10 @@ pub extern "C" fn hydroplot_plot_request_set_overwrite(req: *mut hydroplot_plot_
 /// Only flowlines are subset and plotted. Unset = automatic: false, unless
 /// stream order is automatic (-1) and the basin is large.
 #[no_mangle]
-pub extern "C" fn hydroplot_plot_request_set_flowline_only(req: *mut hydroplot_plot_request, flowline_only: bool) -> hydroplot_status {
+pub extern "C" fn hydroplot_plot_request_set_flowline_only(
+    req: *mut hydroplot_plot_request,
+    flowline_only: bool,
+) -> hydroplot_status {
     with_request(req, |r| {
         r.flowline_only = Some(flowline_only);
         Ok(())
@@ -235,7 +280,10 @@ pub extern "C" fn hydroplot_plot_request_set_style(
 /// Sets the basemap provider (`Esri.NatGeoWorldMap`, `OpenStreetMap`,
 /// `CartoDB.Positron`, `Esri.WorldImagery`, `Esri.WorldTopoMap`) or `"none"`.
 #[no_mangle]
-pub extern "C" fn hydroplot_plot_request_set_basemap(req: *mut hydroplot_plot_request, provider: *const c_char) -> hydroplot_status {
+pub extern "C" fn hydroplot_plot_request_set_basemap(
+    req: *mut hydroplot_plot_request,
+    provider: *const c_char,
+) -> hydroplot_status {
     with_request(req, |r| {
         let provider = unsafe { arg_str(provider, "provider") }?;
         if !provider.eq_ignore_ascii_case("none") {
@@ -248,20 +296,31 @@ pub extern "C" fn hydroplot_plot_request_set_basemap(req: *mut hydroplot_plot_re
 
 /// Sets the tile zoom level (0..=22), overriding the automatic choice.
 #[no_mangle]
-pub extern "C" fn hydroplot_plot_request_set_zoom(req: *mut hydroplot_plot_request, zoom: i32) -> hydroplot_status {
+pub extern "C" fn hydroplot_plot_request_set_zoom(
+    req: *mut hydroplot_plot_request,
+    zoom: i32,
+) -> hydroplot_status {
     with_request(req, |r| {
         let z = u8::try_from(zoom).ok().filter(|z| *z <= 22);
-        r.zoom = Some(z.ok_or_else(|| Error::InvalidArgument(format!("zoom {zoom} must be 0..=22")))?);
+        r.zoom =
+            Some(z.ok_or_else(|| Error::InvalidArgument(format!("zoom {zoom} must be 0..=22")))?);
         Ok(())
     })
 }
 
 /// Sets the map size in pixels (each side 16..=16384; default 1024 x 768).
 #[no_mangle]
-pub extern "C" fn hydroplot_plot_request_set_size(req: *mut hydroplot_plot_request, width_px: u32, height_px: u32) -> hydroplot_status {
+pub extern "C" fn hydroplot_plot_request_set_size(
+    req: *mut hydroplot_plot_request,
+    width_px: u32,
+    height_px: u32,
+) -> hydroplot_status {
     with_request(req, |r| {
         if !((16..=16384).contains(&width_px) && (16..=16384).contains(&height_px)) {
-            return Err(Error::InvalidArgument(format!("size {width_px} x {height_px}: each side must be 16..=16384")).into());
+            return Err(Error::InvalidArgument(format!(
+                "size {width_px} x {height_px}: each side must be 16..=16384"
+            ))
+            .into());
         }
         r.size = (width_px, height_px);
         Ok(())
@@ -270,7 +329,10 @@ pub extern "C" fn hydroplot_plot_request_set_size(req: *mut hydroplot_plot_reque
 
 /// With false, nothing is drawn (no tiles fetched); only the data is built.
 #[no_mangle]
-pub extern "C" fn hydroplot_plot_request_set_actually_plot(req: *mut hydroplot_plot_request, plot: bool) -> hydroplot_status {
+pub extern "C" fn hydroplot_plot_request_set_actually_plot(
+    req: *mut hydroplot_plot_request,
+    plot: bool,
+) -> hydroplot_status {
     with_request(req, |r| {
         r.actually_plot = plot;
         Ok(())
@@ -280,7 +342,10 @@ pub extern "C" fn hydroplot_plot_request_set_actually_plot(req: *mut hydroplot_p
 /// Caches the plot data in the file at `path` (`cache_data = path`),
 /// created when absent; entries are keyed by the request.
 #[no_mangle]
-pub extern "C" fn hydroplot_plot_request_set_cache_file(req: *mut hydroplot_plot_request, path: *const c_char) -> hydroplot_status {
+pub extern "C" fn hydroplot_plot_request_set_cache_file(
+    req: *mut hydroplot_plot_request,
+    path: *const c_char,
+) -> hydroplot_status {
     with_request(req, |r| {
         let path = unsafe { arg_str(path, "path") }?;
         if path.is_empty() {
@@ -293,7 +358,9 @@ pub extern "C" fn hydroplot_plot_request_set_cache_file(req: *mut hydroplot_plot
 
 /// `cache_data = FALSE`: no plot-data cache and no persistent tile cache for this request.
 #[no_mangle]
-pub extern "C" fn hydroplot_plot_request_disable_cache(req: *mut hydroplot_plot_request) -> hydroplot_status {
+pub extern "C" fn hydroplot_plot_request_disable_cache(
+    req: *mut hydroplot_plot_request,
+) -> hydroplot_status {
     with_request(req, |r| {
         r.cache = CacheSetting::Disabled;
         Ok(())
@@ -316,8 +383,18 @@ pub extern "C" fn hydroplot_plot(
         let ctx = unsafe { arg_ref(ctx, "ctx") }?;
         let req = unsafe { arg_ref(req, "req") }?;
         check_out(out, "out")?;
-        let map = if map.is_null() { None } else { Some(unsafe { arg_mut(map, "map") }?) };
+        let map = if map.is_null() {
+            None
+        } else {
+            Some(unsafe { arg_mut(map, "map") }?)
+        };
         let data = crate::plot::plot_hydro(&ctx.core, req, map)?;
-        unsafe { write_out(out, hydroplot_plot_data::into_handle(FfiPlotData::new(data)), "out") }
+        unsafe {
+            write_out(
+                out,
+                hydroplot_plot_data::into_handle(FfiPlotData::new(data)),
+                "out",
+            )
+        }
     })
 }

@@ -35,8 +35,12 @@ fn upstream_of_outlets(ctx: &Context, req: &PlotRequest) -> Result<Subset> {
         .outlets
         .iter()
         .map(|o| match o {
-            Outlet::Point { x, y, crs } => point_comid(ctx, *x, *y, crs).map(|c| ("comid".into(), c.to_string())),
-            other => Ok(linked_data_id(other, names).expect("non-point outlets have a linked-data id")),
+            Outlet::Point { x, y, crs } => {
+                point_comid(ctx, *x, *y, crs).map(|c| ("comid".into(), c.to_string()))
+            }
+            other => {
+                Ok(linked_data_id(other, names).expect("non-point outlets have a linked-data id"))
+            }
         })
         .collect::<Result<_>>()?;
 
@@ -48,13 +52,26 @@ fn upstream_of_outlets(ctx: &Context, req: &PlotRequest) -> Result<Subset> {
         |(source, id)| -> Result<(Resolved, Feature)> {
             let feature = index::feature(ctx, source, id)
                 .map_err(|e| e.context(&format!("outlet {source}/{id}")))?;
-            let comid = feature.get_i64("comid").or_else(|| (source == "comid").then(|| id.parse().ok()).flatten());
+            let comid = feature
+                .get_i64("comid")
+                .or_else(|| (source == "comid").then(|| id.parse().ok()).flatten());
             let comid = comid.ok_or_else(|| {
-                Error::Service(format!("the index service's feature {source}/{id} carries no comid"))
+                Error::Service(format!(
+                    "the index service's feature {source}/{id} carries no comid"
+                ))
             })?;
-            let basin = index::basin(ctx, source, id).map_err(|e| e.context(&format!("basin of outlet {source}/{id}")))?;
+            let basin = index::basin(ctx, source, id)
+                .map_err(|e| e.context(&format!("basin of outlet {source}/{id}")))?;
             let point = feature.geometry.as_ref().and_then(outlet_point);
-            Ok((Resolved { source: source.clone(), id: id.clone(), comid, point }, basin))
+            Ok((
+                Resolved {
+                    source: source.clone(),
+                    id: id.clone(),
+                    comid,
+                    point,
+                },
+                basin,
+            ))
         },
         |_, _| {
             done += 1;
@@ -70,7 +87,13 @@ fn upstream_of_outlets(ctx: &Context, req: &PlotRequest) -> Result<Subset> {
         basins.push(basin);
     }
     let bbox = bbox_of(basins.iter())
-        .or_else(|| resolved.iter().filter_map(|o| o.point).map(|p| [p.x(), p.y(), p.x(), p.y()]).reduce(union_bbox))
+        .or_else(|| {
+            resolved
+                .iter()
+                .filter_map(|o| o.point)
+                .map(|p| [p.x(), p.y(), p.x(), p.y()])
+                .reduce(union_bbox)
+        })
         .ok_or_else(|| Error::Service("the basins of the outlets have no geometry".into()))?;
 
     let thinning = Thinning::decide(req, &basins);
@@ -86,7 +109,9 @@ fn upstream_of_outlets(ctx: &Context, req: &PlotRequest) -> Result<Subset> {
             )));
         }
     }
-    let upstream: HashSet<i64> = upstream_comids(&reaches, &outlet_comids).into_iter().collect();
+    let upstream: HashSet<i64> = upstream_comids(&reaches, &outlet_comids)
+        .into_iter()
+        .collect();
     retain_keys(&mut flowlines, "comid", &upstream);
 
     let mut subset = Subset {
@@ -109,24 +134,37 @@ fn comid_set(ctx: &Context, req: &PlotRequest, comids: &[i64]) -> Result<Subset>
     let flowlines = fabric::items(
         ctx,
         Collection::FlowlineNetwork,
-        &ItemsQuery::In { property: "comid", ids: comids },
+        &ItemsQuery::In {
+            property: "comid",
+            ids: comids,
+        },
         "flowline",
     )?;
     if flowlines.is_empty() {
-        return Err(Error::not_found(format!("none of the {} comids of the comid set is a network flowline", comids.len())));
+        return Err(Error::not_found(format!(
+            "none of the {} comids of the comid set is a network flowline",
+            comids.len()
+        )));
     }
-    let mut subset = Subset { flowlines, ..Default::default() };
+    let mut subset = Subset {
+        flowlines,
+        ..Default::default()
+    };
     if !req.flowline_only.unwrap_or(false) {
         subset.catchments = fabric::items(
             ctx,
             Collection::Catchment,
-            &ItemsQuery::In { property: "featureid", ids: comids },
+            &ItemsQuery::In {
+                property: "featureid",
+                ids: comids,
+            },
             "catchment",
         )?;
         if !subset.catchments.is_empty() {
             subset.basins = vec![union_basin(&subset.catchments, Default::default())];
         }
-        let bbox = bbox_of(subset.catchments.iter().chain(&subset.flowlines)).expect("flowlines have geometry");
+        let bbox = bbox_of(subset.catchments.iter().chain(&subset.flowlines))
+            .expect("flowlines have geometry");
         let catchments = std::mem::take(&mut subset.catchments);
         add_bbox_layers(ctx, &mut subset, bbox)?;
         subset.catchments = catchments;
@@ -138,7 +176,11 @@ fn comid_set(ctx: &Context, req: &PlotRequest, comids: &[i64]) -> Result<Subset>
 fn in_bbox(ctx: &Context, req: &PlotRequest, bbox: [f64; 4]) -> Result<Subset> {
     let streamorder = req.streamorder.filter(|&n| n > 0);
     let flowlines = flowlines_in(ctx, bbox, streamorder)?;
-    let mut subset = Subset { flowlines, requested_bbox: Some(bbox), ..Default::default() };
+    let mut subset = Subset {
+        flowlines,
+        requested_bbox: Some(bbox),
+        ..Default::default()
+    };
     if !req.flowline_only.unwrap_or(false) {
         add_bbox_layers(ctx, &mut subset, bbox)?;
     }
@@ -148,7 +190,12 @@ fn in_bbox(ctx: &Context, req: &PlotRequest, bbox: [f64; 4]) -> Result<Subset> {
 /// R4: network flowlines in `bbox`, with `filter=streamorde > N-1` for stream order N.
 fn flowlines_in(ctx: &Context, bbox: [f64; 4], streamorder: Option<i32>) -> Result<Vec<Feature>> {
     let filter = streamorder.map(|n| format!("streamorde > {}", n - 1));
-    fabric::items(ctx, Collection::FlowlineNetwork, &ItemsQuery::BBox { bbox, filter }, "flowline")
+    fabric::items(
+        ctx,
+        Collection::FlowlineNetwork,
+        &ItemsQuery::BBox { bbox, filter },
+        "flowline",
+    )
 }
 
 /// Catchments, waterbodies, NHDArea and non-network flowlines by the same bbox.
@@ -163,7 +210,9 @@ fn add_bbox_layers(ctx: &Context, subset: &mut Subset, bbox: [f64; 4]) -> Result
         let features = match fabric::items(ctx, collection, &query, stage) {
             Ok(f) => f,
             Err(Error::NotFound { .. }) => {
-                subset.warnings.push(ctx.warn(format!("the fabric service has no {stage} layer; it is left out")));
+                subset.warnings.push(ctx.warn(format!(
+                    "the fabric service has no {stage} layer; it is left out"
+                )));
                 Vec::new()
             }
             Err(e) => return Err(e),

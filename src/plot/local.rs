@@ -21,7 +21,10 @@ use std::path::Path;
 pub fn subset(ctx: &Context, req: &PlotRequest, path: &Path) -> Result<Subset> {
     let gpkg = GeoPackage::open(path)?;
     if !gpkg.has_layer(Collection::FlowlineNetwork) {
-        return Err(Error::Gpkg(format!("{} has no network flowline layer (NHDFlowline_Network)", path.display())));
+        return Err(Error::Gpkg(format!(
+            "{} has no network flowline layer (NHDFlowline_Network)",
+            path.display()
+        )));
     }
     if let Some((bbox, crs)) = &req.bbox {
         let bbox = Transformer::new(crs, "EPSG:4269")?.bbox(*bbox)?;
@@ -33,22 +36,42 @@ pub fn subset(ctx: &Context, req: &PlotRequest, path: &Path) -> Result<Subset> {
         let keep: HashSet<i64> = comids.iter().copied().collect();
         return with_flowlines(&gpkg, req, &reaches, &keep, Vec::new(), None);
     }
-    let outlets = req.outlets.iter().map(|o| resolve(ctx, &gpkg, o)).collect::<Result<Vec<_>>>()?;
+    let outlets = req
+        .outlets
+        .iter()
+        .map(|o| resolve(ctx, &gpkg, o))
+        .collect::<Result<Vec<_>>>()?;
 
     let mut per_outlet = Vec::with_capacity(outlets.len());
     let mut all = vec![false; reaches.len()];
     for o in &outlets {
         let i = network.index_of(o.comid).ok_or_else(|| {
-            Error::not_found(format!("outlet {}/{}: comid {} is not in {}", o.source, o.id, o.comid, path.display()))
+            Error::not_found(format!(
+                "outlet {}/{}: comid {} is not in {}",
+                o.source,
+                o.id,
+                o.comid,
+                path.display()
+            ))
         })?;
         let mask = network.upstream_mask(&[i]);
-        let comids: HashSet<i64> = reaches.iter().zip(&mask).filter(|(_, &m)| m).map(|(r, _)| r.comid).collect();
+        let comids: HashSet<i64> = reaches
+            .iter()
+            .zip(&mask)
+            .filter(|(_, &m)| m)
+            .map(|(r, _)| r.comid)
+            .collect();
         for (a, m) in all.iter_mut().zip(mask) {
             *a |= m;
         }
         per_outlet.push(comids);
     }
-    let keep: HashSet<i64> = reaches.iter().zip(&all).filter(|(_, &m)| m).map(|(r, _)| r.comid).collect();
+    let keep: HashSet<i64> = reaches
+        .iter()
+        .zip(&all)
+        .filter(|(_, &m)| m)
+        .map(|(r, _)| r.comid)
+        .collect();
     with_flowlines(&gpkg, req, &reaches, &keep, outlets, Some(per_outlet))
 }
 
@@ -63,15 +86,22 @@ fn with_flowlines(
     outlets: Vec<Resolved>,
     per_outlet: Option<Vec<HashSet<i64>>>,
 ) -> Result<Subset> {
-    let ids: Vec<i64> = reaches.iter().filter(|r| keep.contains(&r.comid)).map(|r| r.comid).collect();
+    let ids: Vec<i64> = reaches
+        .iter()
+        .filter(|r| keep.contains(&r.comid))
+        .map(|r| r.comid)
+        .collect();
     let catchments = gpkg.read_by_ids(Collection::Catchment, &ids)?;
     let basins: Vec<Feature> = match &per_outlet {
         Some(sets) => outlets
             .iter()
             .zip(sets)
             .map(|(o, set)| {
-                let parts: Vec<Feature> =
-                    catchments.iter().filter(|c| c.get_i64("featureid").is_some_and(|id| set.contains(&id))).cloned().collect();
+                let parts: Vec<Feature> = catchments
+                    .iter()
+                    .filter(|c| c.get_i64("featureid").is_some_and(|id| set.contains(&id)))
+                    .cloned()
+                    .collect();
                 union_basin(&parts, o.basin_properties())
             })
             .collect(),
@@ -89,7 +119,9 @@ fn with_flowlines(
     };
     let flowlines = gpkg.read_by_ids(Collection::FlowlineNetwork, &ids)?;
     if flowlines.is_empty() {
-        return Err(Error::not_found("no network flowline of the request is in the GeoPackage"));
+        return Err(Error::not_found(
+            "no network flowline of the request is in the GeoPackage",
+        ));
     }
     let mut subset = Subset {
         outlets: outlets.iter().map(Resolved::to_feature).collect(),
@@ -98,7 +130,8 @@ fn with_flowlines(
         ..Default::default()
     };
     if !thinning.flowline_only {
-        let bbox = bbox_of(catchments.iter().chain(&subset.flowlines)).expect("flowlines have geometry");
+        let bbox =
+            bbox_of(catchments.iter().chain(&subset.flowlines)).expect("flowlines have geometry");
         subset.catchments = catchments;
         add_bbox_layers(gpkg, &mut subset, bbox)?;
     }
@@ -149,32 +182,68 @@ fn resolve(ctx: &Context, gpkg: &GeoPackage, outlet: &Outlet) -> Result<Resolved
     if let Outlet::Point { x, y, crs } = outlet {
         let (lon, lat) = Transformer::new(crs, "EPSG:4269")?.point(*x, *y)?;
         let hits = gpkg.read_bbox(Collection::Catchment, [lon, lat, lon, lat])?;
-        let comid = hits.iter().find_map(|c| c.get_i64("featureid")).ok_or_else(|| {
-            Error::not_found(format!("no catchment of the GeoPackage holds the point ({x}, {y}) in {crs}"))
-        })?;
-        return Ok(Resolved { source: "comid".into(), id: comid.to_string(), comid, point: Some(Point::new(lon, lat)) });
+        let comid = hits
+            .iter()
+            .find_map(|c| c.get_i64("featureid"))
+            .ok_or_else(|| {
+                Error::not_found(format!(
+                    "no catchment of the GeoPackage holds the point ({x}, {y}) in {crs}"
+                ))
+            })?;
+        return Ok(Resolved {
+            source: "comid".into(),
+            id: comid.to_string(),
+            comid,
+            point: Some(Point::new(lon, lat)),
+        });
     }
-    let (source, id) = linked_data_id(outlet, ctx.config.names).expect("non-point outlets have a linked-data id");
+    let (source, id) =
+        linked_data_id(outlet, ctx.config.names).expect("non-point outlets have a linked-data id");
     if source == "comid" {
-        let comid = id.parse().map_err(|_| Error::InvalidArgument(format!("comid {id:?} is not an integer")))?;
+        let comid = id
+            .parse()
+            .map_err(|_| Error::InvalidArgument(format!("comid {id:?} is not an integer")))?;
         let flowline = gpkg.read_by_ids(Collection::FlowlineNetwork, &[comid])?;
-        let point = flowline.first().and_then(|f| f.geometry.as_ref()).and_then(outlet_point);
-        return Ok(Resolved { source, id, comid, point });
+        let point = flowline
+            .first()
+            .and_then(|f| f.geometry.as_ref())
+            .and_then(outlet_point);
+        return Ok(Resolved {
+            source,
+            id,
+            comid,
+            point,
+        });
     }
     if source == ctx.config.names.gauge_source() && gpkg.has_layer(Collection::Gage) {
-        let gage = gpkg
-            .gage(site_number(&id))?
-            .ok_or_else(|| Error::not_found(format!("gauge site {id} is not in the GeoPackage's Gage layer")))?;
-        let comid = gage
-            .get_i64("flcomid")
-            .ok_or_else(|| Error::Gpkg(format!("gauge site {id} has no FLComID in the Gage layer")))?;
+        let gage = gpkg.gage(site_number(&id))?.ok_or_else(|| {
+            Error::not_found(format!(
+                "gauge site {id} is not in the GeoPackage's Gage layer"
+            ))
+        })?;
+        let comid = gage.get_i64("flcomid").ok_or_else(|| {
+            Error::Gpkg(format!("gauge site {id} has no FLComID in the Gage layer"))
+        })?;
         let point = gage.geometry.as_ref().and_then(outlet_point);
-        return Ok(Resolved { source, id, comid, point });
+        return Ok(Resolved {
+            source,
+            id,
+            comid,
+            point,
+        });
     }
-    let feature = index::feature(ctx, &source, &id).map_err(|e| e.context(&format!("outlet {source}/{id}")))?;
-    let comid = feature
-        .get_i64("comid")
-        .ok_or_else(|| Error::Service(format!("the index service's feature {source}/{id} carries no comid")))?;
+    let feature = index::feature(ctx, &source, &id)
+        .map_err(|e| e.context(&format!("outlet {source}/{id}")))?;
+    let comid = feature.get_i64("comid").ok_or_else(|| {
+        Error::Service(format!(
+            "the index service's feature {source}/{id} carries no comid"
+        ))
+    })?;
     let point = feature.geometry.as_ref().and_then(outlet_point);
-    Ok(Resolved { source, id, comid, point })
+    Ok(Resolved {
+        source,
+        id,
+        comid,
+        point,
+    })
 }

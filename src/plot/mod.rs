@@ -41,7 +41,7 @@ pub fn plot_hydro(ctx: &Context, req: &PlotRequest, map: Option<&mut Map>) -> Re
             None => {
                 let tiles = match req.cache {
                     CacheSetting::Disabled => TileCacheMode::Off,
-                    _ => TileCacheMode::Dir(ctx.config.tile_cache_dir.clone()),
+                    _ => TileCacheMode::of(&ctx.config),
                 };
                 let mut map = Map::new(
                     ctx,
@@ -77,7 +77,10 @@ fn cached_plot_data(ctx: &Context, req: &PlotRequest, path: &std::path::Path) ->
     let mut warnings = Vec::new();
     let cache = crate::cache::PlotCache::open(ctx, path, &mut warnings);
     if let Some(mut hit) = cache.as_ref().and_then(|c| c.get(&key)) {
-        ctx.log(crate::context::LogLevel::Info, &format!("plot data from the cache {}", path.display()));
+        ctx.log(
+            crate::context::LogLevel::Info,
+            &format!("plot data from the cache {}", path.display()),
+        );
         hit.warnings.extend(warnings);
         return Ok(hit);
     }
@@ -94,14 +97,21 @@ fn cached_plot_data(ctx: &Context, req: &PlotRequest, path: &std::path::Path) ->
 /// Writes the subset as a GeoPackage with the NHDPlus layer names (so it can
 /// serve as `hydro_data` again), plus the basins and outlets.
 fn write_gpkg(data: &PlotData, path: &std::path::Path, overwrite: bool) -> Result<()> {
-    let waterbodies: Vec<Feature> =
-        data.layer(Layer::NetworkWtbd).iter().chain(data.layer(Layer::OffNetworkWtbd)).cloned().collect();
+    let waterbodies: Vec<Feature> = data
+        .layer(Layer::NetworkWtbd)
+        .iter()
+        .chain(data.layer(Layer::OffNetworkWtbd))
+        .cloned()
+        .collect();
     let layers: Vec<(&str, &[Feature])> = [
         ("NHDFlowline_Network", data.layer(Layer::Flowline)),
         ("CatchmentSP", data.layer(Layer::Catchment)),
         ("NHDWaterbody", waterbodies.as_slice()),
         ("NHDArea", data.layer(Layer::Area)),
-        ("NHDFlowline_NonNetwork", data.layer(Layer::FlowlineNonNetwork)),
+        (
+            "NHDFlowline_NonNetwork",
+            data.layer(Layer::FlowlineNonNetwork),
+        ),
         ("Gage", data.layer(Layer::Gage)),
         ("basin", data.layer(Layer::Basin)),
         ("outlets", data.layer(Layer::Outlets)),
@@ -126,9 +136,15 @@ impl Thinning {
             Some(-1) => {
                 let largest = basins.iter().map(subset::area_km2).fold(0.0, f64::max);
                 let streamorder = crate::network::auto_streamorder(largest);
-                Thinning { streamorder, flowline_only: req.flowline_only.unwrap_or(streamorder.is_some()) }
+                Thinning {
+                    streamorder,
+                    flowline_only: req.flowline_only.unwrap_or(streamorder.is_some()),
+                }
             }
-            n => Thinning { streamorder: n.filter(|&n| n > 0), flowline_only: req.flowline_only.unwrap_or(false) },
+            n => Thinning {
+                streamorder: n.filter(|&n| n > 0),
+                flowline_only: req.flowline_only.unwrap_or(false),
+            },
         }
     }
 }

@@ -27,7 +27,11 @@ impl Resolved {
         properties.insert("type".into(), Value::from(self.source.clone()));
         properties.insert("id".into(), Value::from(self.id.clone()));
         properties.insert("comid".into(), Value::from(self.comid));
-        Feature { id: Some(Value::from(self.id.clone())), geometry: self.point.map(Geometry::Point), properties }
+        Feature {
+            id: Some(Value::from(self.id.clone())),
+            geometry: self.point.map(Geometry::Point),
+            properties,
+        }
     }
 
     /// The properties a basin feature of this outlet carries.
@@ -76,7 +80,9 @@ pub fn outlet_point(g: &Geometry<f64>) -> Option<Point<f64>> {
         Geometry::Point(p) => Some(*p),
         Geometry::MultiPoint(mp) => mp.0.first().copied(),
         Geometry::LineString(l) => l.0.last().map(|c| Point::from(*c)),
-        Geometry::MultiLineString(m) => m.0.last().and_then(|l| l.0.last()).map(|c| Point::from(*c)),
+        Geometry::MultiLineString(m) => {
+            m.0.last().and_then(|l| l.0.last()).map(|c| Point::from(*c))
+        }
         _ => None,
     }
 }
@@ -95,7 +101,13 @@ mod tests {
             linked_data_id(&o, Names::Neutral),
             Some(("gaugesite".into(), "USGS-05428500".into()))
         );
-        let f = Outlet::Feature { source: "nwissite".into(), id: "05428500".into() };
-        assert_eq!(linked_data_id(&f, Names::Usgs), Some(("nwissite".into(), "USGS-05428500".into())));
+        let f = Outlet::Feature {
+            source: "nwissite".into(),
+            id: "05428500".into(),
+        };
+        assert_eq!(
+            linked_data_id(&f, Names::Usgs),
+            Some(("nwissite".into(), "USGS-05428500".into()))
+        );
     }
 }

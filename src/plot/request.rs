@@ -112,7 +112,8 @@ impl PlotRequest {
         let has_bbox = self.bbox.is_some();
         match (has_outlets, has_set, has_bbox) {
             (false, false, false) => Err(Error::InvalidArgument(
-                "neither outlets nor bbox given: give outlets, or a bbox to plot everything in it".into(),
+                "neither outlets nor bbox given: give outlets, or a bbox to plot everything in it"
+                    .into(),
             )),
             (true, _, true) | (_, true, true) => Err(Error::InvalidArgument(
                 "both outlets and bbox given: give one of them, not both".into(),

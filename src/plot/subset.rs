@@ -28,19 +28,30 @@ impl Subset {
     /// Splits the waterbodies and computes the plot bbox: the requested box,
     /// else the union of basins, catchments, flowlines and outlets.
     pub fn into_plot_data(self) -> PlotData {
-        let wbareacomi = self.network_wbareacomi.unwrap_or_else(|| wbareacomi_of(&self.flowlines));
+        let wbareacomi = self
+            .network_wbareacomi
+            .unwrap_or_else(|| wbareacomi_of(&self.flowlines));
         let (network, off_network): (Vec<Feature>, Vec<Feature>) = self
             .waterbodies
             .into_iter()
             .partition(|w| w.get_i64("comid").is_some_and(|c| wbareacomi.contains(&c)));
         let bbox = self.requested_bbox.unwrap_or_else(|| {
-            [&self.basins, &self.catchments, &self.flowlines, &self.outlets]
-                .into_iter()
-                .filter_map(|l| bbox_of(l.iter()))
-                .reduce(union_bbox)
-                .unwrap_or([0.0; 4])
+            [
+                &self.basins,
+                &self.catchments,
+                &self.flowlines,
+                &self.outlets,
+            ]
+            .into_iter()
+            .filter_map(|l| bbox_of(l.iter()))
+            .reduce(union_bbox)
+            .unwrap_or([0.0; 4])
         });
-        let mut data = PlotData { bbox, warnings: self.warnings, ..Default::default() };
+        let mut data = PlotData {
+            bbox,
+            warnings: self.warnings,
+            ..Default::default()
+        };
         for (layer, features) in [
             (Layer::Outlets, self.outlets),
             (Layer::Basin, self.basins),
@@ -60,7 +71,11 @@ impl Subset {
 
 /// The non-zero `wbareacomi` values of flowlines.
 pub fn wbareacomi_of(flowlines: &[Feature]) -> HashSet<i64> {
-    flowlines.iter().filter_map(|f| f.get_i64("wbareacomi")).filter(|&c| c != 0).collect()
+    flowlines
+        .iter()
+        .filter_map(|f| f.get_i64("wbareacomi"))
+        .filter(|&c| c != 0)
+        .collect()
 }
 
 /// Keeps the features whose `key` property is in `keep`.
@@ -82,13 +97,21 @@ pub fn union_basin(parts: &[Feature], properties: crate::feature::Properties) ->
     let union: MultiPolygon<f64> = geo::unary_union(polygons.iter());
     let geometry = match union.0.len() {
         0 => None,
-        1 => Some(Geometry::Polygon(union.0.into_iter().next().expect("one polygon"))),
+        1 => Some(Geometry::Polygon(
+            union.0.into_iter().next().expect("one polygon"),
+        )),
         _ => Some(Geometry::MultiPolygon(union)),
     };
-    Feature { id: None, geometry, properties }
+    Feature {
+        id: None,
+        geometry,
+        properties,
+    }
 }
 
 /// The area of a (lon/lat) feature's geometry in km².
 pub fn area_km2(f: &Feature) -> f64 {
-    f.geometry.as_ref().map_or(0.0, |g| g.chamberlain_duquette_unsigned_area() / 1e6)
+    f.geometry
+        .as_ref()
+        .map_or(0.0, |g| g.chamberlain_duquette_unsigned_area() / 1e6)
 }

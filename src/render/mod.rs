@@ -44,6 +44,17 @@ pub enum TileCacheMode {
     Off,
 }
 
+impl TileCacheMode {
+    /// The context's tile cache: its directory, or off when the `tile_cache` option is off.
+    pub fn of(config: &crate::config::Config) -> TileCacheMode {
+        if config.tile_cache {
+            TileCacheMode::Dir(config.tile_cache_dir.clone())
+        } else {
+            TileCacheMode::Off
+        }
+    }
+}
+
 /// What a new map shows: the parameters of [`Map::new`] plus the HiDPI scale.
 #[derive(Debug, Clone, PartialEq)]
 pub struct MapSpec<'a> {
