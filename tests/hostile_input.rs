@@ -583,3 +583,145 @@ fn tile_templates_with_path_tricks_never_leave_the_cache_directory() {
     }
     assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 4);
 }
+
+#[test]
+fn https_is_the_default_and_secrets_never_reach_messages() {
+    let defaults = hydroplot::config::Config::default();
+    assert!(
+        defaults.index_url.starts_with("https://"),
+        "{}",
+        defaults.index_url
+    );
+    assert!(
+        defaults.fabric_url.starts_with("https://"),
+        "{}",
+        defaults.fabric_url
+    );
+
+    // Credentials in the service URL and a key in the tile template.
+    let server = MockServer::start();
+    let ctx = context(Some(&server));
+    let port = server.base_url().rsplit(':').next().unwrap().to_string();
+    let index = format!("http://user:s3cret@127.0.0.1:{port}/nldi");
+    let tiles = format!("http://127.0.0.1:{port}/tiles/{{z}}/{{x}}/{{y}}.png?apikey=s3cret");
+    for (k, v) in [("index_url", index), ("tile_url", tiles)] {
+        assert_eq!(
+            hydroplot_context_set_option(ctx, c(k).as_ptr(), c(&v).as_ptr()),
+            HYDROPLOT_OK
+        );
+    }
+    server.set_fault(hydroplot::mock::Fault {
+        path_contains: "/".into(),
+        kind: hydroplot::mock::FaultKind::Status(500),
+        times: None,
+    });
+    let mut t = null_mut();
+    let s = hydroplot_raindrop_trace(ctx, -89.2158, 42.9561, null(), null(), &mut t);
+    assert_eq!(s, HYDROPLOT_ERR_HTTP);
+    let message = last_error();
+    assert!(
+        message.contains("flowtrace process") && message.contains("127.0.0.1"),
+        "{message}"
+    );
+    assert!(
+        !message.contains("s3cret") && !message.contains("user:"),
+        "{message}"
+    );
+
+    let req = hydroplot_plot_request_new();
+    assert_eq!(
+        hydroplot_plot_request_add_comid(req, 13293970),
+        HYDROPLOT_OK
+    );
+    assert_eq!(
+        hydroplot_plot_request_set_hydro_data(
+            req,
+            c(&data("yahara_sample.gpkg").to_string_lossy()).as_ptr()
+        ),
+        HYDROPLOT_OK
+    );
+    assert_eq!(
+        hydroplot_plot_request_set_basemap(req, c("OpenStreetMap").as_ptr()),
+        HYDROPLOT_OK
+    );
+    assert_eq!(hydroplot_plot_request_disable_cache(req), HYDROPLOT_OK);
+    assert_eq!(hydroplot_plot_request_set_size(req, 256, 256), HYDROPLOT_OK);
+    let mut pd = null_mut();
+    assert_eq!(
+        hydroplot_plot(ctx, req, null_mut(), &mut pd),
+        HYDROPLOT_OK,
+        "{}",
+        last_error()
+    );
+    assert_eq!(hydroplot_plot_data_warning_count(pd), 1);
+    let warning = unsafe { CStr::from_ptr(hydroplot_plot_data_warning(pd, 0)) }
+        .to_string_lossy()
+        .into_owned();
+    assert!(
+        warning.contains("tile server") && warning.contains("apikey=***"),
+        "{warning}"
+    );
+    assert!(!warning.contains("s3cret"), "{warning}");
+    hydroplot_plot_data_free(pd);
+    hydroplot_plot_request_free(req);
+    hydroplot_context_free(ctx);
+}
+
+#[test]
+fn written_files_are_not_world_writable_and_leave_no_temp_files() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = temp_dir("permissions");
+    let out = dir.join("out.gpkg");
+    let _ = std::fs::remove_file(&out);
+    let ctx = context(None);
+    let req = hydroplot_plot_request_new();
+    assert_eq!(
+        hydroplot_plot_request_add_comid(req, 13293970),
+        HYDROPLOT_OK
+    );
+    assert_eq!(
+        hydroplot_plot_request_set_hydro_data(
+            req,
+            c(&data("yahara_sample.gpkg").to_string_lossy()).as_ptr()
+        ),
+        HYDROPLOT_OK
+    );
+    assert_eq!(
+        hydroplot_plot_request_set_gpkg(req, c(&out.to_string_lossy()).as_ptr()),
+        HYDROPLOT_OK
+    );
+    assert_eq!(
+        hydroplot_plot_request_set_actually_plot(req, false),
+        HYDROPLOT_OK
+    );
+    assert_eq!(plot(ctx, req), HYDROPLOT_OK, "{}", last_error());
+    let mode = std::fs::metadata(&out).unwrap().permissions().mode();
+    assert_eq!(mode & 0o002, 0, "world-writable: {mode:o}");
+    let names: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names, vec!["out.gpkg".to_string()]);
+    hydroplot_plot_request_free(req);
+    hydroplot_context_free(ctx);
+}
+
+#[test]
+fn the_tile_cache_never_follows_a_symlink_out_of_its_directory() {
+    let dir = temp_dir("symlink-cache");
+    let outside = temp_dir("symlink-outside").join("victim.txt");
+    std::fs::write(&outside, b"precious").unwrap();
+    let cache = TileCache::open(&dir, 1 << 20).unwrap();
+    let url = "http://127.0.0.1/tiles/3/1/2.png";
+    let entry = cache.path_for(url);
+    let _ = std::fs::remove_file(&entry);
+    std::os::unix::fs::symlink(&outside, &entry).unwrap();
+    assert_eq!(cache.get(url), None, "a link is a miss");
+    cache.put(url, &[], b"tile").unwrap();
+    assert_eq!(std::fs::read(&outside).unwrap(), b"precious");
+    assert!(!std::fs::symlink_metadata(&entry)
+        .unwrap()
+        .file_type()
+        .is_symlink());
+    assert_eq!(cache.get(url).as_deref(), Some(&b"tile"[..]));
+}
