@@ -73,11 +73,18 @@ impl Data {
 
     /// Reads both GeoPackages.
     pub fn load() -> Result<Data> {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let files: Vec<_> = GEOPACKAGES.iter().map(|f| root.join(f)).collect();
+        Data::load_from(&files)
+    }
+
+    /// Reads these GeoPackages (in order) instead of the fixtures, e.g. the
+    /// generated benchmark network.
+    pub fn load_from(files: &[std::path::PathBuf]) -> Result<Data> {
         let mut layers: HashMap<Collection, Vec<Item>> = HashMap::new();
         let mut gages = Vec::new();
-        for file in GEOPACKAGES {
-            let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(file);
-            let gpkg = GeoPackage::open(&path).map_err(|e| e.context("mock data"))?;
+        for path in files {
+            let gpkg = GeoPackage::open(path).map_err(|e| e.context("mock data"))?;
             for &collection in SERVED {
                 if !gpkg.has_layer(collection) {
                     continue;

@@ -116,7 +116,16 @@ impl MockServer {
 
     /// Serves on `port` (0 = a free one).
     pub fn start_on(port: u16) -> crate::Result<MockServer> {
-        let data = data::Data::shared()?;
+        MockServer::serve(data::Data::shared()?, port)
+    }
+
+    /// Serves the GeoPackages `files` instead of the fixtures (benchmarks),
+    /// on `port` (0 = a free one).
+    pub fn start_with_data(files: &[std::path::PathBuf], port: u16) -> crate::Result<MockServer> {
+        MockServer::serve(Arc::new(data::Data::load_from(files)?), port)
+    }
+
+    fn serve(data: Arc<data::Data>, port: u16) -> crate::Result<MockServer> {
         let listener = std::net::TcpListener::bind(("127.0.0.1", port)).map_err(|e| {
             crate::Error::Io(format!(
                 "the mock server cannot listen on 127.0.0.1:{port}: {e}"

@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# hydroplot against the Python stack a user would pick, on the same loopback
+# mock, in one run; prints every figure and the ratios against the targets of
+# issue 10. Needs cargo, python3 (with venv) and network access to PyPI once.
+#
+#   bench/compare.sh            # everything (national-scale file: ~2.7 GB, a few minutes once)
+#   NATIONAL=0 bench/compare.sh # skip the national-scale local-mode benchmark
+#
+# Generated data and the virtualenv live under target/ (never committed).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+DATA=target/bench-data
+VENV=target/bench-venv
+BIN=target/release/examples
+mkdir -p "$DATA"
+
+echo "== machine"
+uname -srm
+grep -m1 "model name" /proc/cpuinfo || true
+echo "cores: $(nproc), memory: $(awk '/MemTotal/ {printf "%.1f GB", $2/1048576}' /proc/meminfo)"
+
+echo "== build (release)"
+cargo build --release --features mock \
+  --example bench_make_network --example bench_mock_server --example bench_hydroplot
+
+echo "== data"
+[ -f "$DATA/network_50k.gpkg" ] ||
+  "$BIN/bench_make_network" --cols 5 --rows 10 --out "$DATA/network_50k.gpkg"
+if [ "${NATIONAL:-1}" != 0 ] && [ ! -f "$DATA/national_2m.gpkg" ]; then
+  "$BIN/bench_make_network" --cols 50 --rows 40 --out "$DATA/national_2m.gpkg"
+fi
+
+echo "== python stack (throwaway virtualenv $VENV)"
+if [ ! -x "$VENV/bin/python" ]; then
+  python3 -m venv "$VENV"
+  "$VENV/bin/pip" install -q pynhd geopandas matplotlib contextily
+fi
+"$VENV/bin/python" -c "import pynhd, geopandas, contextily; print('pynhd', pynhd.__version__, 'geopandas', geopandas.__version__, 'contextily', contextily.__version__)"
+
+echo "== hydroplot"
+"$BIN/bench_hydroplot" navigation 1000000 | tee "$DATA/navigation.txt"
+"$BIN/bench_hydroplot" services "$DATA/network_50k.gpkg" "$DATA/rust.json"
+if [ -f "$DATA/national_2m.gpkg" ]; then
+  "$BIN/bench_hydroplot" local "$DATA/national_2m.gpkg" "$DATA/local.json"
+fi
+
+echo "== python stack, same mock"
+FIFO=$(mktemp -u)
+mkfifo "$FIFO"
+"$BIN/bench_mock_server" "$DATA/network_50k.gpkg" <"$FIFO" >"$DATA/mock.out" &
+MOCK=$!
+exec 3>"$FIFO" # keeps the mock's stdin open until the end
+trap 'exec 3>&-; kill $MOCK 2>/dev/null || true; rm -f "$FIFO"' EXIT
+until grep -q listening "$DATA/mock.out" 2>/dev/null; do sleep 0.2; done
+BASE=$(awk '/listening/ {print $2}' "$DATA/mock.out")
+for basin in 1k 10k all; do
+  MAP=""
+  [ "$basin" = all ] && MAP="--map"
+  "$VENV/bin/python" bench/peer.py "$BASE" "$DATA/network_50k.json" "$basin" "$DATA/py_$basin.json" $MAP
+done
+
+echo "== ratios"
+"$VENV/bin/python" - "$DATA" <<'EOF'
+import json, os, sys
+d = sys.argv[1]
+f = {}
+for name in ["rust.json", "local.json", "py_1k.json", "py_10k.json", "py_all.json"]:
+    p = os.path.join(d, name)
+    if os.path.exists(p):
+        f.update(json.load(open(p)))
+nav = {l.split()[0]: float(l.split()[1]) for l in open(os.path.join(d, "navigation.txt")) if l.strip()}
+def row(what, value, target, ok):
+    print(f"{what:<62} {value:>10} {target:>14}  {'MET' if ok else 'NOT MET'}")
+print(f"{'':<62} {'measured':>10} {'target':>14}")
+for b in ["1k", "10k", "all"]:
+    r = f[f"py_e2e_{b}_wall"] / f[f"e2e_{b}_wall"]
+    row(f"end to end {b} ({f[f'e2e_{b}_flowlines']:.0f} flowlines): python / hydroplot", f"{r:.1f}x", ">= 10x" if b == "all" else "", r >= 10 or b != "all")
+r = f["e2e_all_over_transfer_bound"]
+row("end to end all / loopback transfer bound", f"{r:.2f}x", "<= 2x", r <= 2)
+r = f["render_cached_wall"]
+row("render 50k flowlines 2048x2048, cached tiles (s)", f"{r:.3f}", "< 0.5 s", r < 0.5)
+if "py_render_cached_wall" in f:
+    row("  python render (same layers, cached tiles) / hydroplot", f"{f['py_render_cached_wall'] / r:.1f}x", "", True)
+r = nav["navigation_walk_all"]
+row("navigation, 10^6 flowlines, walk (ms)", f"{r:.1f}", "< 100 ms", r < 100)
+r = nav["navigation_upstream_comids_total"]
+row("navigation, 10^6 flowlines, build + walk (ms)", f"{r:.1f}", "< 100 ms", r < 100)
+r = f["e2e_all_rss_over_bytes"]
+row("peak RSS / response bytes (all)", f"{r:.2f}x", "< 3x", r < 3)
+if "local_wall_with_png" in f:
+    row("local 2M file, 10k basin subset + map (s)", f"{f['local_wall_with_png']:.2f}", "< 2 s", f["local_wall_with_png"] < 2)
+    row("local 2M file, peak RSS (MB)", f"{f['local_peak_rss']:.0f}", "< 500 MB", f["local_peak_rss"] < 500)
+print(f"{'1,000 raindrop traces in a batch (s)':<62} {f['traces_wall']:>10.2f}")
+print(f"{'page decode throughput (MB/s)':<62} {f['decode_throughput']:>10.1f}")
+print(f"{'GeoPackage write / read of the 50k subset (s)':<62} {f['gpkg_write']:>5.2f} / {f['gpkg_read']:.2f}")
+EOF

@@ -1,0 +1,526 @@
+//! hydroplot's benchmarks as one timed program printing figures (never run in
+//! CI; `bench/compare.sh` runs it). Build once:
+//! `cargo build --release --features mock --examples`.
+//!
+//! - `bench_hydroplot services NETWORK.gpkg [OUT.json]`: starts
+//!   `bench_mock_server` on the generated network (see `bench_make_network`)
+//!   and measures, for the 1k, 10k and all-flowline basins: end to end
+//!   (outlet -> basin -> all pages -> upstream set -> layers: wall time,
+//!   requests, bytes, peak RSS), the loopback transfer bound (the same
+//!   requests replayed as raw parallel GETs, no parsing), page decode
+//!   throughput, rendering the largest basin at 2048 x 2048 with tiles from
+//!   the local cache, GeoPackage write and read of it, and 1,000 raindrop
+//!   traces in one batch.
+//! - `bench_hydroplot navigation [N]`: upstream navigation over N (10^6)
+//!   synthetic flowlines.
+//! - `bench_hydroplot local NATIONAL.gpkg [OUT.json]`: local mode, the upstream
+//!   subset of the 10k-flowline basin of a national-scale file and its map.
+//!
+//! Figures go to stdout as `name value unit` lines and, as a JSON object, to OUT.json.
+
+use hydroplot::config::Config;
+use hydroplot::feature::{from_geojson_feature, Feature};
+use hydroplot::network::{Network, Reach};
+use hydroplot::plot::{plot_hydro, Layer, Outlet, PlotData, PlotRequest};
+use hydroplot::render::{Map, TileCacheMode};
+use hydroplot::Context;
+use serde_json::{json, Map as JsonMap, Value};
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// Features per page, for hydroplot and the Python peer alike (pynhd's
+/// FabricData maximum).
+const PAGE_SIZE: u32 = 1000;
+/// Concurrent requests, hydroplot's default.
+const CONCURRENCY: usize = 4;
+const MAP_SIZE: (u32, u32) = (2048, 2048);
+
+/// Figures, printed as they are measured and kept for the JSON output.
+#[derive(Default)]
+struct Figures(JsonMap<String, Value>);
+
+impl Figures {
+    fn put(&mut self, name: &str, value: f64, unit: &str) {
+        println!("{name:<40} {value:>14.3} {unit}");
+        self.0.insert(name.to_string(), json!(value));
+    }
+
+    fn save(self, out: Option<String>) {
+        if let Some(out) = out {
+            std::fs::write(&out, Value::Object(self.0).to_string()).expect("writing the figures");
+        }
+    }
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let arg = |i: usize| args.get(i).cloned();
+    let mut figures = Figures::default();
+    match arg(0).as_deref() {
+        Some("services") => services(Path::new(&arg(1).expect("NETWORK.gpkg")), &mut figures),
+        Some("navigation") => navigation(
+            arg(1).map_or(1_000_000, |n| n.parse().expect("N")),
+            &mut figures,
+        ),
+        Some("local") => local(Path::new(&arg(1).expect("NATIONAL.gpkg")), &mut figures),
+        _ => {
+            eprintln!("usage: bench_hydroplot services NETWORK.gpkg [OUT.json] | navigation [N] | local NATIONAL.gpkg [OUT.json]");
+            std::process::exit(2);
+        }
+    }
+    let out = match arg(0).as_deref() {
+        Some("navigation") => None,
+        _ => arg(2),
+    };
+    figures.save(out);
+}
+
+/// CPU seconds used by this process so far (all threads). The machine the
+/// benchmarks ran on was shared, so CPU time is reported beside wall time.
+fn cpu_s() -> f64 {
+    let mut t = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `t` is a valid timespec for clock_gettime to fill.
+    unsafe { libc::clock_gettime(libc::CLOCK_PROCESS_CPUTIME_ID, &mut t) };
+    t.tv_sec as f64 + t.tv_nsec as f64 * 1e-9
+}
+
+/// Resets the peak resident set size of this process (Linux, `clear_refs` 5).
+fn reset_peak_rss() {
+    let _ = std::fs::write("/proc/self/clear_refs", "5");
+}
+
+/// Peak resident set size since the last reset, MB.
+fn peak_rss_mb() -> f64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
+        .map_or(f64::NAN, |kb| kb / 1024.0)
+}
+
+/// The outlet comids the network generator wrote beside the file.
+fn outlets(network: &Path) -> Vec<(String, i64)> {
+    let sidecar: Value = serde_json::from_slice(
+        &std::fs::read(network.with_extension("json")).expect("the network's .json sidecar"),
+    )
+    .expect("sidecar JSON");
+    ["1k", "10k", "all"]
+        .iter()
+        .map(|k| {
+            (
+                k.to_string(),
+                sidecar["outlets"][k].as_i64().expect("outlet comid"),
+            )
+        })
+        .collect()
+}
+
+/// The mock server child process and its command pipe.
+struct Mock {
+    child: Child,
+    stdin: ChildStdin,
+    stdout: BufReader<std::process::ChildStdout>,
+    base_url: String,
+}
+
+impl Mock {
+    fn start(network: &Path) -> Mock {
+        let exe = std::env::current_exe().expect("current exe");
+        let server = exe.with_file_name("bench_mock_server");
+        let mut child = Command::new(&server)
+            .arg(network)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot start {}: {e}", server.display()));
+        let stdin = child.stdin.take().expect("stdin");
+        let mut stdout = BufReader::new(child.stdout.take().expect("stdout"));
+        let mut line = String::new();
+        stdout.read_line(&mut line).expect("the mock's first line");
+        let base_url = line
+            .trim()
+            .strip_prefix("listening ")
+            .expect("listening <url>")
+            .to_string();
+        Mock {
+            child,
+            stdin,
+            stdout,
+            base_url,
+        }
+    }
+
+    /// The requests received since the last call: (method, url, body).
+    fn take_log(&mut self) -> Vec<(String, String, String)> {
+        let path = std::env::temp_dir().join(format!("bench-log-{}.jsonl", std::process::id()));
+        writeln!(self.stdin, "log {}", path.display()).expect("mock command");
+        let mut line = String::new();
+        self.stdout.read_line(&mut line).expect("mock answer");
+        let text = std::fs::read_to_string(&path).expect("request log");
+        let _ = std::fs::remove_file(&path);
+        text.lines()
+            .map(|l| {
+                let v: Value = serde_json::from_str(l).expect("log line");
+                let s = |k: &str| v[k].as_str().unwrap_or_default().to_string();
+                (
+                    s("method"),
+                    format!("{}{}", self.base_url, s("target")),
+                    s("body"),
+                )
+            })
+            .collect()
+    }
+
+    fn context(&self, tile_cache: &Path) -> Context {
+        let config = Config {
+            index_url: format!("{}/nldi", self.base_url),
+            fabric_url: format!("{}/fabric/pygeoapi", self.base_url),
+            tile_url: Some(format!("{}/tiles/{{z}}/{{x}}/{{y}}.png", self.base_url)),
+            tile_cache_dir: tile_cache.to_path_buf(),
+            timeout: Duration::from_secs(600),
+            page_size: PAGE_SIZE,
+            concurrency: CONCURRENCY,
+            ..Config::default()
+        };
+        Context::new(config).expect("context")
+    }
+}
+
+impl Drop for Mock {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn services(network: &Path, figures: &mut Figures) {
+    let mut mock = Mock::start(network);
+    let tile_cache = std::env::temp_dir().join(format!("bench-tiles-{}", std::process::id()));
+    let ctx = mock.context(&tile_cache);
+    let mut largest = None;
+    for (name, comid) in outlets(network) {
+        mock.take_log();
+        reset_peak_rss();
+        let (t, cpu) = (Instant::now(), cpu_s());
+        let req = PlotRequest {
+            outlets: vec![Outlet::Comid(comid)],
+            actually_plot: false,
+            ..PlotRequest::default()
+        };
+        let data = plot_hydro(&ctx, &req, None).expect("plot_hydro");
+        let wall = t.elapsed().as_secs_f64();
+        let cpu = cpu_s() - cpu;
+        let rss = peak_rss_mb();
+        let log = mock.take_log();
+        let n = data.layer(Layer::Flowline).len();
+        figures.put(&format!("e2e_{name}_flowlines"), n as f64, "flowlines");
+        figures.put(&format!("e2e_{name}_wall"), wall, "s");
+        figures.put(&format!("e2e_{name}_cpu"), cpu, "s");
+        figures.put(
+            &format!("e2e_{name}_requests"),
+            log.len() as f64,
+            "requests",
+        );
+        figures.put(&format!("e2e_{name}_peak_rss"), rss, "MB");
+        let (bound, bytes, bodies) = replay(&log);
+        figures.put(&format!("e2e_{name}_bytes"), bytes as f64 / 1e6, "MB");
+        figures.put(&format!("transfer_bound_{name}_wall"), bound, "s");
+        figures.put(
+            &format!("e2e_{name}_over_transfer_bound"),
+            wall / bound,
+            "x",
+        );
+        figures.put(
+            &format!("e2e_{name}_rss_over_bytes"),
+            rss / (bytes as f64 / 1e6),
+            "x",
+        );
+        if name == "all" {
+            decode(&bodies, figures);
+            largest = Some(data);
+        }
+    }
+    let data = largest.expect("the largest basin");
+    render(&ctx, &data, &tile_cache, figures);
+    gpkg_io(&data, figures);
+    traces(&ctx, &data, figures);
+    let _ = std::fs::remove_dir_all(&tile_cache);
+}
+
+/// The logged requests replayed with `CONCURRENCY` raw parallel requests,
+/// bodies read and not parsed: (wall s, bytes, the fabric flowline page bodies).
+fn replay(log: &[(String, String, String)]) -> (f64, usize, Vec<Vec<u8>>) {
+    let agent: ureq::Agent = ureq::Agent::config_builder()
+        .timeout_global(Some(Duration::from_secs(600)))
+        .build()
+        .into();
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let t = Instant::now();
+    let results: Vec<Vec<(usize, Vec<u8>)>> = std::thread::scope(|s| {
+        let workers: Vec<_> = (0..CONCURRENCY)
+            .map(|_| {
+                s.spawn(|| {
+                    let mut got = Vec::new();
+                    loop {
+                        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        let Some((method, url, body)) = log.get(i) else {
+                            break;
+                        };
+                        let response = match method.as_str() {
+                            "POST" => agent
+                                .post(url)
+                                .header("Content-Type", "application/query-cql-json")
+                                .send(body.as_bytes()),
+                            _ => agent.get(url).call(),
+                        };
+                        let bytes = response
+                            .expect("replayed request")
+                            .body_mut()
+                            .with_config()
+                            .limit(u64::MAX)
+                            .read_to_vec()
+                            .expect("replayed body");
+                        got.push((i, bytes));
+                    }
+                    got
+                })
+            })
+            .collect();
+        workers
+            .into_iter()
+            .map(|w| w.join().expect("worker"))
+            .collect()
+    });
+    let wall = t.elapsed().as_secs_f64();
+    let mut all: Vec<(usize, Vec<u8>)> = results.into_iter().flatten().collect();
+    all.sort_by_key(|(i, _)| *i);
+    let bytes = all.iter().map(|(_, b)| b.len()).sum();
+    let pages = all
+        .into_iter()
+        .filter(|(i, _)| log[*i].1.contains("/collections/nhdflowline_network/items"))
+        .map(|(_, b)| b)
+        .collect();
+    (wall, bytes, pages)
+}
+
+/// GeoJSON pages to features, one thread, as the fabric client decodes them.
+fn decode(pages: &[Vec<u8>], figures: &mut Figures) {
+    let bytes: usize = pages.iter().map(Vec::len).sum();
+    let (t, cpu) = (Instant::now(), cpu_s());
+    let mut n = 0;
+    for page in pages {
+        let fc: geojson::FeatureCollection = serde_json::from_slice(page).expect("a page");
+        for f in fc.features {
+            from_geojson_feature(f).expect("a feature");
+            n += 1;
+        }
+    }
+    let s = t.elapsed().as_secs_f64();
+    let cpu = cpu_s() - cpu;
+    figures.put("decode_features", n as f64, "features");
+    figures.put("decode_throughput", bytes as f64 / 1e6 / s, "MB/s");
+    figures.put(
+        "decode_throughput_cpu",
+        bytes as f64 / 1e6 / cpu,
+        "MB/cpu-s",
+    );
+}
+
+/// The largest basin drawn at 2048 x 2048: once to fill the tile cache, then
+/// timed with every tile from the cache (new map, all layers, PNG).
+fn render(ctx: &Context, data: &PlotData, cache: &Path, figures: &mut Figures) {
+    let draw = || -> (f64, f64, f64, usize) {
+        let mut warnings = Vec::new();
+        let (t, cpu) = (Instant::now(), cpu_s());
+        let mut map = Map::new(
+            ctx,
+            data.bbox,
+            "EPSG:4269",
+            MAP_SIZE,
+            hydroplot::render::tiles::DEFAULT_PROVIDER,
+            None,
+            &TileCacheMode::Dir(cache.to_path_buf()),
+            &mut warnings,
+        )
+        .expect("map");
+        let basemap = t.elapsed().as_secs_f64();
+        map.draw_plot_data(data, &PlotRequest::default().styles)
+            .expect("draw");
+        let png = map.png().expect("png");
+        (basemap, t.elapsed().as_secs_f64(), cpu_s() - cpu, png.len())
+    };
+    let (cold_basemap, cold, _, _) = draw();
+    let (basemap, total, cpu, png) = draw();
+    figures.put(
+        "render_flowlines",
+        data.layer(Layer::Flowline).len() as f64,
+        "flowlines",
+    );
+    figures.put("render_cold_tiles_wall", cold, "s");
+    figures.put("render_cold_basemap", cold_basemap, "s");
+    figures.put("render_cached_basemap", basemap, "s");
+    figures.put("render_cached_wall", total, "s");
+    figures.put("render_cached_cpu", cpu, "s");
+    figures.put("render_png", png as f64 / 1e6, "MB");
+}
+
+fn gpkg_io(data: &PlotData, figures: &mut Figures) {
+    let path = std::env::temp_dir().join(format!("bench-{}.gpkg", std::process::id()));
+    let layers: Vec<(&str, &[Feature])> = vec![
+        ("NHDFlowline_Network", data.layer(Layer::Flowline)),
+        ("CatchmentSP", data.layer(Layer::Catchment)),
+        ("NHDWaterbody", data.layer(Layer::OffNetworkWtbd)),
+        ("NHDArea", data.layer(Layer::Area)),
+    ];
+    let features: usize = layers.iter().map(|(_, f)| f.len()).sum();
+    let t = Instant::now();
+    hydroplot::gpkg::write(&path, &layers, true).expect("gpkg write");
+    figures.put("gpkg_features", features as f64, "features");
+    figures.put("gpkg_write", t.elapsed().as_secs_f64(), "s");
+    figures.put(
+        "gpkg_size",
+        std::fs::metadata(&path).map_or(0, |m| m.len()) as f64 / 1e6,
+        "MB",
+    );
+    let t = Instant::now();
+    let gpkg = hydroplot::gpkg::GeoPackage::open(&path).expect("gpkg open");
+    let mut read = 0;
+    for c in [
+        hydroplot::collection::Collection::FlowlineNetwork,
+        hydroplot::collection::Collection::Catchment,
+        hydroplot::collection::Collection::Waterbody,
+        hydroplot::collection::Collection::Area,
+    ] {
+        read += gpkg.read_all(c).expect("gpkg read").len();
+    }
+    figures.put("gpkg_read", t.elapsed().as_secs_f64(), "s");
+    assert_eq!(read, features, "every feature written reads back");
+    let _ = std::fs::remove_file(&path);
+}
+
+/// 1,000 raindrop traces from catchment interior points, one batch.
+fn traces(ctx: &Context, data: &PlotData, figures: &mut Figures) {
+    use geo::InteriorPoint;
+    let points: Vec<(f64, f64)> = data
+        .layer(Layer::Catchment)
+        .iter()
+        .filter_map(|c| c.geometry.as_ref()?.interior_point())
+        .map(|p| (p.x(), p.y()))
+        .take(1000)
+        .collect();
+    let t = Instant::now();
+    let results = hydroplot::services::flowtrace::raindrop_trace_batch(
+        ctx,
+        &points,
+        Some("EPSG:4269"),
+        Some("down"),
+    )
+    .expect("trace batch");
+    let s = t.elapsed().as_secs_f64();
+    figures.put("traces", points.len() as f64, "points");
+    figures.put(
+        "traces_ok",
+        results.iter().filter(|r| r.is_ok()).count() as f64,
+        "traces",
+    );
+    figures.put("traces_wall", s, "s");
+}
+
+/// A deterministic random tree of `n` reaches: reach i drains into one of the
+/// 1,000 reaches before it (so the whole network drains to reach 0).
+fn synthetic_reaches(n: usize) -> Vec<Reach> {
+    let mut state = 0x2545_f491_4f6c_dd1du64;
+    (0..n)
+        .map(|i| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            let down = if i == 0 {
+                None
+            } else {
+                Some(i - 1 - (state as usize % i.min(1000)))
+            };
+            Reach {
+                comid: 1_000_000_000 + i as i64,
+                hydroseq: i as i64 + 1,
+                dnhydroseq: down.map_or(0, |d| d as i64 + 1),
+                streamorder: 1,
+            }
+        })
+        .collect()
+}
+
+fn navigation(n: usize, figures: &mut Figures) {
+    let reaches = synthetic_reaches(n);
+    let (t, cpu) = (Instant::now(), cpu_s());
+    let network = Network::new(&reaches);
+    let (build, build_cpu) = (t.elapsed().as_secs_f64(), cpu_s() - cpu);
+    let (t, cpu) = (Instant::now(), cpu_s());
+    let mask = network.upstream_mask(&[0]);
+    let (walk, walk_cpu) = (t.elapsed().as_secs_f64(), cpu_s() - cpu);
+    let (t, cpu) = (Instant::now(), cpu_s());
+    let comids = hydroplot::network::upstream_comids(&reaches, &[reaches[n / 2].comid]);
+    let (both, both_cpu) = (t.elapsed().as_secs_f64(), cpu_s() - cpu);
+    figures.put("navigation_reaches", n as f64, "reaches");
+    figures.put("navigation_build", build * 1e3, "ms");
+    figures.put("navigation_build_cpu", build_cpu * 1e3, "ms");
+    figures.put("navigation_walk_all", walk * 1e3, "ms");
+    figures.put("navigation_walk_all_cpu", walk_cpu * 1e3, "ms");
+    figures.put(
+        "navigation_upstream_marked",
+        mask.iter().filter(|m| **m).count() as f64,
+        "reaches",
+    );
+    figures.put("navigation_upstream_comids_total", both * 1e3, "ms");
+    figures.put("navigation_upstream_comids_total_cpu", both_cpu * 1e3, "ms");
+    figures.put(
+        "navigation_upstream_comids_found",
+        comids.len() as f64,
+        "reaches",
+    );
+}
+
+/// Local mode on a national-scale file: upstream subset of its 10k basin and
+/// the map (no basemap: local mode works offline).
+fn local(national: &Path, figures: &mut Figures) {
+    let comid = outlets(national)
+        .into_iter()
+        .find(|(k, _)| k == "10k")
+        .map(|(_, c)| c)
+        .expect("10k outlet");
+    let ctx = Context::new(Config::default()).expect("context");
+    reset_peak_rss();
+    let (t, cpu) = (Instant::now(), cpu_s());
+    let req = PlotRequest {
+        outlets: vec![Outlet::Comid(comid)],
+        hydro_data: Some(PathBuf::from(national)),
+        basemap: "none".into(),
+        size: MAP_SIZE,
+        ..PlotRequest::default()
+    };
+    let data = plot_hydro(&ctx, &req, None).expect("local plot_hydro");
+    let subset_and_map = t.elapsed().as_secs_f64();
+    let png = data.map.as_ref().expect("a map").png().expect("png");
+    let wall = t.elapsed().as_secs_f64();
+    figures.put(
+        "local_flowlines",
+        data.layer(Layer::Flowline).len() as f64,
+        "flowlines",
+    );
+    figures.put(
+        "local_catchments",
+        data.layer(Layer::Catchment).len() as f64,
+        "catchments",
+    );
+    figures.put("local_subset_and_draw", subset_and_map, "s");
+    figures.put("local_wall_with_png", wall, "s");
+    figures.put("local_cpu_with_png", cpu, "s");
+    figures.put("local_png", png.len() as f64 / 1e6, "MB");
+    figures.put("local_peak_rss", peak_rss_mb(), "MB");
+}
