@@ -47,16 +47,7 @@ pub fn symbol_icon(style: &Style) -> Result<Value> {
     let px = (size_css * ICON_SCALE) as u32;
     let mut pixmap = tiny_skia::Pixmap::new(px, px)
         .ok_or_else(|| crate::Error::Render(format!("a {px}x{px} symbol icon cannot be allocated")))?;
-    let paint = match style.pch {
-        21..=25 => SymbolPaint {
-            col: style.border,
-            bg: style.col,
-        },
-        _ => SymbolPaint {
-            col: style.col,
-            bg: None,
-        },
-    };
+    let paint = SymbolPaint::of(style);
     let centre = px as f32 / 2.0;
     symbols::draw(&mut pixmap, centre, centre, style.pch, paint, style.cex, ICON_SCALE);
     let png = crate::render::encode_png(&pixmap)?;

@@ -325,16 +325,7 @@ impl Map {
         let point_at = |pixmap: &mut Pixmap, p: &geo::Point<f64>| {
             if let Some(style) = points {
                 let (x, y) = view.to_px(p.x(), p.y());
-                let paint = match style.pch {
-                    21..=25 => SymbolPaint {
-                        col: style.border,
-                        bg: style.col,
-                    },
-                    _ => SymbolPaint {
-                        col: style.col,
-                        bg: None,
-                    },
-                };
+                let paint = SymbolPaint::of(style);
                 symbols::draw(pixmap, x, y, style.pch, paint, style.cex, view.scale);
             }
         };

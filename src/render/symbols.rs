@@ -31,6 +31,17 @@ pub struct SymbolPaint {
     pub bg: RColor,
 }
 
+impl SymbolPaint {
+    /// The paint of an outlet style: pch 21-25 are filled with `col` and
+    /// outlined with `border` (plot_config's convention); the others use `col`.
+    pub fn of(style: &super::style::Style) -> SymbolPaint {
+        match style.pch {
+            21..=25 => SymbolPaint { col: style.border, bg: style.col },
+            _ => SymbolPaint { col: style.col, bg: None },
+        }
+    }
+}
+
 enum Shape {
     Circle(f32),
     Square(f32),
