@@ -78,6 +78,10 @@ static void trace(const hydroplot_context *ctx) {
     CHECK(hydroplot_trace_coords(t, 0, NULL) != NULL);
     CHECK_FAILS(hydroplot_trace_bbox(t, NULL), HYDROPLOT_ERR_NULL_ARGUMENT, "out");
     CHECK_FAILS(hydroplot_trace_geojson(t, NULL), HYDROPLOT_ERR_NULL_ARGUMENT, "out");
+    CHECK_FAILS(hydroplot_trace_html(NULL, t, "none", &geojson), HYDROPLOT_ERR_NULL_ARGUMENT, "ctx");
+    CHECK_FAILS(hydroplot_trace_html(ctx, NULL, "none", &geojson), HYDROPLOT_ERR_NULL_ARGUMENT, "t");
+    CHECK_FAILS(hydroplot_trace_html(ctx, t, "none", NULL), HYDROPLOT_ERR_NULL_ARGUMENT, "out");
+    CHECK(geojson == NULL);
     hydroplot_trace_free(t);
 }
 
@@ -225,6 +229,10 @@ static void plot_data_and_map(const hydroplot_context *ctx) {
                 "out_xmin_ymin_xmax_ymax");
     CHECK_FAILS(hydroplot_plot_data_png(NULL, &buf), HYDROPLOT_ERR_NULL_ARGUMENT, "pd");
     CHECK_FAILS(hydroplot_plot_data_png(pd, NULL), HYDROPLOT_ERR_NULL_ARGUMENT, "out");
+    CHECK_FAILS(hydroplot_plot_data_html(NULL, &buf), HYDROPLOT_ERR_NULL_ARGUMENT, "pd");
+    CHECK_FAILS(hydroplot_plot_data_html(pd, NULL), HYDROPLOT_ERR_NULL_ARGUMENT, "out");
+    CHECK_FAILS(hydroplot_plot_data_html_ex(NULL, false, &buf), HYDROPLOT_ERR_NULL_ARGUMENT, "pd");
+    CHECK_FAILS(hydroplot_plot_data_html_ex(pd, false, NULL), HYDROPLOT_ERR_NULL_ARGUMENT, "out");
     CHECK_FAILS(hydroplot_plot_data_take_map(NULL, &map), HYDROPLOT_ERR_NULL_ARGUMENT, "pd");
     CHECK_FAILS(hydroplot_plot_data_take_map(pd, NULL), HYDROPLOT_ERR_NULL_ARGUMENT, "out");
     CHECK(hydroplot_plot_data_warning_count(NULL) == 0);
