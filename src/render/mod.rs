@@ -477,6 +477,9 @@ pub(crate) fn encode_png(pixmap: &Pixmap) -> Result<Vec<u8>> {
     let mut encoder = png::Encoder::new(&mut out, pixmap.width(), pixmap.height());
     encoder.set_color(png::ColorType::Rgba);
     encoder.set_depth(png::BitDepth::Eight);
+    // Fast deflate: a 2048 x 2048 map encodes in 0.04 s instead of 0.3 s,
+    // for a file about 14% larger (bench/RESULTS.md).
+    encoder.set_compression(png::Compression::Fast);
     encoder
         .write_header()
         .map_err(fail)?
