@@ -96,10 +96,15 @@ fn reset_peak_rss() {
 
 /// Peak resident set size since the last reset, MB.
 fn peak_rss_mb() -> f64 {
+    status_mb("VmHWM:")
+}
+
+/// A size line of /proc/self/status (`VmHWM:`, `VmRSS:`), MB.
+fn status_mb(key: &str) -> f64 {
     let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
     status
         .lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .find_map(|l| l.strip_prefix(key))
         .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
         .map_or(f64::NAN, |kb| kb / 1024.0)
 }
@@ -228,6 +233,11 @@ fn services(network: &Path, figures: &mut Figures) {
             "requests",
         );
         figures.put(&format!("e2e_{name}_peak_rss"), rss, "MB");
+        figures.put(
+            &format!("e2e_{name}_rss_holding_result"),
+            status_mb("VmRSS:"),
+            "MB",
+        );
         let (bound, bytes, bodies) = replay(&log);
         figures.put(&format!("e2e_{name}_bytes"), bytes as f64 / 1e6, "MB");
         figures.put(&format!("transfer_bound_{name}_wall"), bound, "s");
@@ -335,7 +345,7 @@ fn decode(pages: &[Vec<u8>], figures: &mut Figures) {
 /// The largest basin drawn at 2048 x 2048: once to fill the tile cache, then
 /// timed with every tile from the cache (new map, all layers, PNG).
 fn render(ctx: &Context, data: &PlotData, cache: &Path, figures: &mut Figures) {
-    let draw = || -> (f64, f64, f64, usize) {
+    let draw = || -> (f64, f64, f64, f64, usize) {
         let mut warnings = Vec::new();
         let (t, cpu) = (Instant::now(), cpu_s());
         let mut map = Map::new(
@@ -352,11 +362,18 @@ fn render(ctx: &Context, data: &PlotData, cache: &Path, figures: &mut Figures) {
         let basemap = t.elapsed().as_secs_f64();
         map.draw_plot_data(data, &PlotRequest::default().styles)
             .expect("draw");
+        let layers = t.elapsed().as_secs_f64() - basemap;
         let png = map.png().expect("png");
-        (basemap, t.elapsed().as_secs_f64(), cpu_s() - cpu, png.len())
+        (
+            basemap,
+            layers,
+            t.elapsed().as_secs_f64(),
+            cpu_s() - cpu,
+            png.len(),
+        )
     };
-    let (cold_basemap, cold, _, _) = draw();
-    let (basemap, total, cpu, png) = draw();
+    let (cold_basemap, _, cold, _, _) = draw();
+    let (basemap, layers, total, cpu, png) = draw();
     figures.put(
         "render_flowlines",
         data.layer(Layer::Flowline).len() as f64,
@@ -365,9 +382,60 @@ fn render(ctx: &Context, data: &PlotData, cache: &Path, figures: &mut Figures) {
     figures.put("render_cold_tiles_wall", cold, "s");
     figures.put("render_cold_basemap", cold_basemap, "s");
     figures.put("render_cached_basemap", basemap, "s");
+    figures.put("render_cached_layers", layers, "s");
+    figures.put("render_cached_png", total - basemap - layers, "s");
     figures.put("render_cached_wall", total, "s");
     figures.put("render_cached_cpu", cpu, "s");
     figures.put("render_png", png as f64 / 1e6, "MB");
+    fast_png(ctx, data, cache, figures);
+}
+
+/// A proposal measured: the same map encoded with the png crate's fast
+/// compression instead of the default the renderer uses.
+fn fast_png(ctx: &Context, data: &PlotData, cache: &Path, figures: &mut Figures) {
+    let mut warnings = Vec::new();
+    let mut map = Map::new(
+        ctx,
+        data.bbox,
+        "EPSG:4269",
+        MAP_SIZE,
+        hydroplot::render::tiles::DEFAULT_PROVIDER,
+        None,
+        &TileCacheMode::Dir(cache.to_path_buf()),
+        &mut warnings,
+    )
+    .expect("map");
+    map.draw_plot_data(data, &PlotRequest::default().styles)
+        .expect("draw");
+    let t = Instant::now();
+    let pixmap = map.pixmap();
+    let rgba: Vec<u8> = pixmap
+        .pixels()
+        .iter()
+        .flat_map(|p| {
+            let c = p.demultiply();
+            [c.red(), c.green(), c.blue(), c.alpha()]
+        })
+        .collect();
+    let mut out = Vec::new();
+    let mut encoder = png::Encoder::new(&mut out, pixmap.width(), pixmap.height());
+    encoder.set_color(png::ColorType::Rgba);
+    encoder.set_depth(png::BitDepth::Eight);
+    encoder.set_compression(png::Compression::Fast);
+    encoder
+        .write_header()
+        .and_then(|mut w| w.write_image_data(&rgba))
+        .expect("png");
+    figures.put(
+        "render_png_fast_compression",
+        t.elapsed().as_secs_f64(),
+        "s",
+    );
+    figures.put(
+        "render_png_fast_compression_size",
+        out.len() as f64 / 1e6,
+        "MB",
+    );
 }
 
 fn gpkg_io(data: &PlotData, figures: &mut Figures) {
@@ -508,6 +576,7 @@ fn local(national: &Path, figures: &mut Figures) {
     let subset_and_map = t.elapsed().as_secs_f64();
     let png = data.map.as_ref().expect("a map").png().expect("png");
     let wall = t.elapsed().as_secs_f64();
+    let cpu = cpu_s() - cpu;
     figures.put(
         "local_flowlines",
         data.layer(Layer::Flowline).len() as f64,
