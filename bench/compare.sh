@@ -3,7 +3,7 @@
 # mock, in one run; prints every figure and the ratios against the targets of
 # issue 10. Needs cargo, python3 (with venv) and network access to PyPI once.
 #
-#   bench/compare.sh            # everything (national-scale file: ~2.7 GB, a few minutes once)
+#   bench/compare.sh            # everything (national-scale files: 2 x 5.7 GB, ~3 min each, once)
 #   NATIONAL=0 bench/compare.sh # skip the national-scale local-mode benchmark
 #
 # Generated data and the virtualenv live under target/ (never committed).
