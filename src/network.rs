@@ -49,7 +49,11 @@ type IdMap<V> = HashMap<i64, V, BuildHasherDefault<IdHasher>>;
 /// The flowline network as an upstream adjacency (compressed rows), built
 /// once in linear time and navigated without recursion.
 pub struct Network {
-    comid_index: IdMap<usize>,
+    /// The comid of each reach.
+    comids: Vec<i64>,
+    /// comid -> first reach index, built on the first [`Network::index_of`]
+    /// (navigation from a few outlets finds them in one pass instead).
+    comid_index: once_cell::sync::OnceCell<IdMap<usize>>,
     /// `upstream[first[i]..first[i + 1]]` are the reaches draining directly into reach `i`.
     first: Vec<usize>,
     upstream: Vec<usize>,
@@ -60,10 +64,8 @@ impl Network {
     pub fn new(reaches: &[Reach]) -> Network {
         let n = reaches.len();
         let mut by_hydroseq = IdMap::with_capacity_and_hasher(n, Default::default());
-        let mut comid_index = IdMap::with_capacity_and_hasher(n, Default::default());
         for (i, r) in reaches.iter().enumerate() {
             by_hydroseq.entry(r.hydroseq).or_insert(i);
-            comid_index.entry(r.comid).or_insert(i);
         }
         let downstream: Vec<Option<usize>> = reaches
             .iter()
@@ -90,12 +92,36 @@ impl Network {
                 fill[d] += 1;
             }
         }
-        Network { comid_index, first, upstream }
+        Network {
+            comids: reaches.iter().map(|r| r.comid).collect(),
+            comid_index: once_cell::sync::OnceCell::new(),
+            first,
+            upstream,
+        }
     }
 
-    /// The index of a comid's reach.
+    /// The index of a comid's reach (the first, when a comid repeats).
     pub fn index_of(&self, comid: i64) -> Option<usize> {
-        self.comid_index.get(&comid).copied()
+        let index = self.comid_index.get_or_init(|| {
+            let mut index = IdMap::with_capacity_and_hasher(self.comids.len(), Default::default());
+            for (i, &c) in self.comids.iter().enumerate() {
+                index.entry(c).or_insert(i);
+            }
+            index
+        });
+        index.get(&comid).copied()
+    }
+
+    /// The indexes of the reaches of `comids` (each the first reach with
+    /// that comid; comids without a reach are skipped), found in one pass.
+    fn indexes_of(&self, comids: &[i64]) -> Vec<usize> {
+        let mut found: IdMap<Option<usize>> = comids.iter().map(|&c| (c, None)).collect();
+        for (i, c) in self.comids.iter().enumerate() {
+            if let Some(slot @ None) = found.get_mut(c) {
+                *slot = Some(i);
+            }
+        }
+        comids.iter().filter_map(|c| found.get(c).copied().flatten()).collect()
     }
 
     /// Marks every reach upstream of (and including) the `outlets` (reach
@@ -124,7 +150,7 @@ impl Network {
 /// `reaches`. Outlets missing from `reaches` contribute nothing.
 pub fn upstream_comids(reaches: &[Reach], outlet_comids: &[i64]) -> Vec<i64> {
     let network = Network::new(reaches);
-    let outlets: Vec<usize> = outlet_comids.iter().filter_map(|&c| network.index_of(c)).collect();
+    let outlets = network.indexes_of(outlet_comids);
     let mask = network.upstream_mask(&outlets);
     reaches.iter().zip(mask).filter_map(|(r, keep)| keep.then_some(r.comid)).collect()
 }
@@ -158,6 +184,15 @@ mod tests {
         assert_eq!(upstream_comids(&r, &[4]), vec![1, 2, 3, 4]);
         assert_eq!(upstream_comids(&r, &[1, 5]), vec![1, 5]);
         assert!(upstream_comids(&r, &[99]).is_empty());
+    }
+
+    #[test]
+    fn a_repeated_comid_is_found_at_its_first_reach() {
+        let r = [reach(7, 10, 0), reach(8, 20, 10), reach(7, 30, 20), reach(9, 40, 30)];
+        let network = Network::new(&r);
+        assert_eq!(network.index_of(7), Some(0));
+        assert_eq!(network.indexes_of(&[9, 7, 5]), vec![3, 0]);
+        assert_eq!(upstream_comids(&r, &[8]), vec![8, 7, 9]);
     }
 
     #[test]
