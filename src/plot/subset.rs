@@ -93,6 +93,9 @@ pub fn union_basin(parts: &[Feature], properties: crate::feature::Properties) ->
             Geometry::MultiPolygon(mp) => mp.0.clone(),
             _ => Vec::new(),
         })
+        // geo::unary_union takes its fill rule from the first ring it sees
+        // and drops polygons winding the other way; sources differ in winding.
+        .map(|p| geo::orient::Orient::orient(&p, geo::orient::Direction::Default))
         .collect();
     let union: MultiPolygon<f64> = geo::unary_union(polygons.iter());
     let geometry = match union.0.len() {
@@ -114,4 +117,31 @@ pub fn area_km2(f: &Feature) -> f64 {
     f.geometry
         .as_ref()
         .map_or(0.0, |g| g.chamberlain_duquette_unsigned_area() / 1e6)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn square(x: f64, clockwise: bool) -> Feature {
+        let mut ring = vec![(x, 0.0), (x + 1.0, 0.0), (x + 1.0, 1.0), (x, 1.0), (x, 0.0)];
+        if clockwise {
+            ring.reverse();
+        }
+        Feature {
+            geometry: Some(Geometry::Polygon(geo::Polygon::new(ring.into(), Vec::new()))),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn basins_keep_parts_of_either_winding() {
+        let basin = union_basin(&[square(0.0, true), square(5.0, false), square(0.5, false)], Default::default());
+        let Some(Geometry::MultiPolygon(parts)) = basin.geometry else {
+            panic!("two separate parts expected, got {:?}", basin.geometry);
+        };
+        assert_eq!(parts.0.len(), 2);
+        let area: f64 = geo::Area::unsigned_area(&parts);
+        assert!((area - 2.5).abs() < 1e-9, "{area}");
+    }
 }
