@@ -81,6 +81,29 @@ pub fn union_bbox(a: [f64; 4], b: [f64; 4]) -> [f64; 4] {
     [a[0].min(b[0]), a[1].min(b[1]), a[2].max(b[2]), a[3].max(b[3])]
 }
 
+/// The union of the polygons among `geometries` (others are ignored): one
+/// Polygon, a MultiPolygon, or `None` when there is nothing to unite.
+pub fn union_polygons<'a>(geometries: impl IntoIterator<Item = &'a Geometry<f64>>) -> Option<Geometry<f64>> {
+    use geo::orient::{Direction, Orient};
+    let polygons: Vec<geo::Polygon<f64>> = geometries
+        .into_iter()
+        .flat_map(|g| match g {
+            Geometry::Polygon(p) => vec![p.clone()],
+            Geometry::MultiPolygon(mp) => mp.0.clone(),
+            _ => Vec::new(),
+        })
+        // geo::unary_union takes its fill rule from the first ring it sees
+        // and drops polygons winding the other way; sources differ in winding.
+        .map(|p| p.orient(Direction::Default))
+        .collect();
+    let mut union = geo::unary_union(polygons.iter());
+    match union.0.len() {
+        0 => None,
+        1 => union.0.pop().map(Geometry::Polygon),
+        _ => Some(Geometry::MultiPolygon(union)),
+    }
+}
+
 /// Serializes features as an RFC 7946 FeatureCollection (UTF-8 JSON bytes).
 pub fn to_geojson(features: &[Feature]) -> Vec<u8> {
     let collection = geojson::FeatureCollection {

@@ -4,7 +4,7 @@
 use super::data::{Data, SYNTHETIC_FEATURES};
 use super::http::{Reply, Request};
 use crate::feature::Feature;
-use geo::{Geometry, LineString, MultiPolygon, Point, Polygon};
+use geo::{Geometry, LineString, Point};
 use serde_json::{json, Value};
 
 /// A resolved linked-data feature: its comid and its GeoJSON feature.
@@ -149,25 +149,7 @@ fn downstream_end(flowline: &Feature) -> Option<Point<f64>> {
 
 /// The union of the catchments of `comid` and everything upstream of it.
 fn basin_of(comid: i64, data: &Data) -> Option<geojson::Geometry> {
-    let polygons: Vec<Polygon<f64>> = data
-        .upstream(comid)
-        .into_iter()
-        .filter_map(|c| data.catchment(c)?.geometry.clone())
-        .flat_map(|g| match g {
-            Geometry::Polygon(p) => vec![p],
-            Geometry::MultiPolygon(m) => m.0,
-            _ => Vec::new(),
-        })
-        .collect();
-    if polygons.is_empty() {
-        return None;
-    }
-    let union: MultiPolygon<f64> = geo::unary_union(&polygons);
-    let geometry = match union.0.len() {
-        1 => Geometry::Polygon(union.0.into_iter().next()?),
-        _ => Geometry::MultiPolygon(union),
-    };
-    Some(geojson::Geometry::new(geojson::GeometryValue::from(
-        &geometry,
-    )))
+    let catchments: Vec<&Feature> = data.upstream(comid).into_iter().filter_map(|c| data.catchment(c)).collect();
+    let geometry = crate::feature::union_polygons(catchments.iter().filter_map(|f| f.geometry.as_ref()))?;
+    Some(geojson::Geometry::new(geojson::GeometryValue::from(&geometry)))
 }

@@ -3,7 +3,7 @@
 
 use super::data::{Layer, PlotData};
 use crate::feature::{bbox_of, union_bbox, Feature};
-use geo::{ChamberlainDuquetteArea, Geometry, MultiPolygon};
+use geo::ChamberlainDuquetteArea;
 use std::collections::HashSet;
 
 /// Everything selected for a plot, before assembly.
@@ -85,29 +85,9 @@ pub fn retain_keys(features: &mut Vec<Feature>, key: &str, keep: &HashSet<i64>) 
 
 /// The union of polygonal geometries as one basin feature with `properties`.
 pub fn union_basin(parts: &[Feature], properties: crate::feature::Properties) -> Feature {
-    let polygons: Vec<geo::Polygon<f64>> = parts
-        .iter()
-        .filter_map(|f| f.geometry.as_ref())
-        .flat_map(|g| match g {
-            Geometry::Polygon(p) => vec![p.clone()],
-            Geometry::MultiPolygon(mp) => mp.0.clone(),
-            _ => Vec::new(),
-        })
-        // geo::unary_union takes its fill rule from the first ring it sees
-        // and drops polygons winding the other way; sources differ in winding.
-        .map(|p| geo::orient::Orient::orient(&p, geo::orient::Direction::Default))
-        .collect();
-    let union: MultiPolygon<f64> = geo::unary_union(polygons.iter());
-    let geometry = match union.0.len() {
-        0 => None,
-        1 => Some(Geometry::Polygon(
-            union.0.into_iter().next().expect("one polygon"),
-        )),
-        _ => Some(Geometry::MultiPolygon(union)),
-    };
     Feature {
         id: None,
-        geometry,
+        geometry: crate::feature::union_polygons(parts.iter().filter_map(|f| f.geometry.as_ref())),
         properties,
     }
 }
@@ -122,6 +102,7 @@ pub fn area_km2(f: &Feature) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use geo::Geometry;
 
     fn square(x: f64, clockwise: bool) -> Feature {
         let mut ring = vec![(x, 0.0), (x + 1.0, 0.0), (x + 1.0, 1.0), (x, 1.0), (x, 0.0)];
