@@ -110,14 +110,14 @@ sq_ignored=0
 if "$work/sqlite_together" "$HYDROPLOT_TEST_DATA/yahara_sample.gpkg"; then sq_pass=1; else sq_fail=1; fi
 # The static archive bundles SQLite with global symbols: linked beside the
 # system libsqlite3 its copy answers the host's calls (docs/packaging.md).
-# tests/bindings/isolate_sqlite.sh renames them; check that recipe, and the
+# cmake/isolate_sqlite.sh renames them; check that recipe, and the
 # installed archive, which is isolated once the CMake build applies it.
 static_link() { # static_link ARCHIVE OUT
     cc -std=c99 -I"$prefix/include" tests/bindings/sqlite_together.c "$1" -lsqlite3 -lpthread -ldl -lm -o "$2"
 }
 archive="$prefix/lib/libhydroplot.a"
 [ -f "$archive" ] || archive="$target/debug/libhydroplot.a"
-tests/bindings/isolate_sqlite.sh "$archive" "$work/libhydroplot-isolated.a"
+cmake/isolate_sqlite.sh "$archive" "$work/libhydroplot-isolated.a"
 if static_link "$work/libhydroplot-isolated.a" "$work/sqlite_static_isolated" &&
     "$work/sqlite_static_isolated" "$HYDROPLOT_TEST_DATA/yahara_sample.gpkg"; then
     sq_pass=$((sq_pass + 1))
@@ -127,7 +127,7 @@ fi
 if static_link "$archive" "$work/sqlite_static" && "$work/sqlite_static" "$HYDROPLOT_TEST_DATA/yahara_sample.gpkg"; then
     sq_pass=$((sq_pass + 1))
 else
-    echo "NOTE: $archive is not isolated yet: apply tests/bindings/isolate_sqlite.sh when installing it"
+    echo "NOTE: $archive is not isolated yet: apply cmake/isolate_sqlite.sh when installing it"
     sq_ignored=1
 fi
 rm -f "$work/libhydroplot-isolated.a"

@@ -5,7 +5,7 @@
 # SQLite for its own calls and for every library it loads (GDAL, PROJ, ...).
 # Without it the archive's copy answers the host's sqlite3_* calls.
 #
-#   tests/bindings/isolate_sqlite.sh IN.a OUT.a
+#   cmake/isolate_sqlite.sh IN.a OUT.a   (CMake runs it on every build)
 set -euo pipefail
 in="$1"
 out="$2"
