@@ -72,7 +72,7 @@ fn scale_bar(pixmap: &mut Pixmap, view: &View) {
     if len <= 0.0 {
         return;
     }
-    let fpx = s.round().max(1.0);
+    let fpx = (2.0 * s).round();
     let text_h = font::HEIGHT as f32 * fpx;
     let x = INSET as f32 * s;
     let bottom = view.height as f32 - INSET as f32 * s;
@@ -109,7 +109,7 @@ fn scale_bar(pixmap: &mut Pixmap, view: &View) {
 
 fn north_arrow(pixmap: &mut Pixmap, view: &View) {
     let s = view.scale as f32;
-    let (w, h) = (14.0 * s, 22.0 * s);
+    let (w, h) = (20.0 * s, 32.0 * s);
     let cx = view.width as f32 - INSET as f32 * s - w / 2.0;
     let top = INSET as f32 * s;
     let fpx = (2.0 * s).round();
