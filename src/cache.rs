@@ -41,7 +41,10 @@ impl PlotCache {
         match Self::try_open(path) {
             Ok(cache) => return Some(cache),
             Err(Error::Io(why)) => {
-                warnings.push(ctx.warn(format!("plot-data cache {} cannot be used ({why}); not caching", path.display())));
+                warnings.push(ctx.warn(format!(
+                    "plot-data cache {} cannot be used ({why}); not caching",
+                    path.display()
+                )));
                 return None;
             }
             Err(why) => warnings.push(ctx.warn(format!(
@@ -50,26 +53,42 @@ impl PlotCache {
             ))),
         }
         if let Err(e) = std::fs::remove_file(path) {
-            warnings.push(ctx.warn(format!("plot-data cache {} cannot be replaced ({e}); not caching", path.display())));
+            warnings.push(ctx.warn(format!(
+                "plot-data cache {} cannot be replaced ({e}); not caching",
+                path.display()
+            )));
             return None;
         }
         match Self::try_open(path) {
             Ok(cache) => Some(cache),
             Err(e) => {
-                warnings.push(ctx.warn(format!("plot-data cache {} cannot be created ({e}); not caching", path.display())));
+                warnings.push(ctx.warn(format!(
+                    "plot-data cache {} cannot be created ({e}); not caching",
+                    path.display()
+                )));
                 None
             }
         }
     }
 
     fn try_open(path: &Path) -> Result<PlotCache> {
-        let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+        let dir = path
+            .parent()
+            .filter(|d| !d.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
         if !dir.is_dir() {
-            return Err(Error::Io(format!("directory {} does not exist", dir.display())));
+            return Err(Error::Io(format!(
+                "directory {} does not exist",
+                dir.display()
+            )));
         }
-        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-        let conn = Connection::open_with_flags(path, flags).map_err(|e| Error::Io(e.to_string()))?;
-        conn.busy_timeout(BUSY_TIMEOUT).map_err(|e| Error::Io(e.to_string()))?;
+        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
+            | OpenFlags::SQLITE_OPEN_CREATE
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let conn =
+            Connection::open_with_flags(path, flags).map_err(|e| Error::Io(e.to_string()))?;
+        conn.busy_timeout(BUSY_TIMEOUT)
+            .map_err(|e| Error::Io(e.to_string()))?;
         let cache = PlotCache { conn };
         cache.check_or_init()?;
         Ok(cache)
@@ -78,7 +97,9 @@ impl PlotCache {
     /// Accepts our own format, initializes an empty file, rejects the rest.
     fn check_or_init(&self) -> Result<()> {
         let read = |pragma: &str| -> Result<i32> {
-            self.conn.query_row(&format!("PRAGMA {pragma}"), [], |r| r.get(0)).map_err(|e| Error::Service(e.to_string()))
+            self.conn
+                .query_row(&format!("PRAGMA {pragma}"), [], |r| r.get(0))
+                .map_err(|e| Error::Service(e.to_string()))
         };
         let (app, version) = (read("application_id")?, read("user_version")?);
         let tables: i64 = self
@@ -87,7 +108,9 @@ impl PlotCache {
             .map_err(|e| Error::Service(e.to_string()))?;
         match (app, version) {
             (APPLICATION_ID, FORMAT_VERSION) => Ok(()),
-            (APPLICATION_ID, v) => Err(Error::Service(format!("cache format {v}, this library reads {FORMAT_VERSION}"))),
+            (APPLICATION_ID, v) => Err(Error::Service(format!(
+                "cache format {v}, this library reads {FORMAT_VERSION}"
+            ))),
             (0, 0) if tables == 0 => {
                 let sql = format!(
                     "BEGIN IMMEDIATE;
@@ -96,12 +119,18 @@ impl PlotCache {
                      PRAGMA user_version = {FORMAT_VERSION};
                      COMMIT;"
                 );
-                self.conn.execute_batch(&sql).map_err(|e| match e.sqlite_error_code() {
-                    Some(rusqlite::ErrorCode::ReadOnly | rusqlite::ErrorCode::CannotOpen) => Error::Io(e.to_string()),
-                    _ => Error::Service(e.to_string()),
-                })
+                self.conn
+                    .execute_batch(&sql)
+                    .map_err(|e| match e.sqlite_error_code() {
+                        Some(rusqlite::ErrorCode::ReadOnly | rusqlite::ErrorCode::CannotOpen) => {
+                            Error::Io(e.to_string())
+                        }
+                        _ => Error::Service(e.to_string()),
+                    })
             }
-            _ => Err(Error::Service("a SQLite file of another application".into())),
+            _ => Err(Error::Service(
+                "a SQLite file of another application".into(),
+            )),
         }
     }
 
@@ -110,7 +139,11 @@ impl PlotCache {
     pub fn get(&self, key: &str) -> Option<PlotData> {
         let body: Vec<u8> = self
             .conn
-            .query_row("SELECT body FROM plot_data WHERE key = ?1", params![key], |r| r.get(0))
+            .query_row(
+                "SELECT body FROM plot_data WHERE key = ?1",
+                params![key],
+                |r| r.get(0),
+            )
             .optional()
             .ok()??;
         decode(&body).ok()
@@ -177,7 +210,8 @@ pub fn request_key(ctx: &Context, req: &PlotRequest) -> Result<String> {
 fn encode(data: &PlotData) -> Vec<u8> {
     let mut layers = serde_json::Map::new();
     for layer in Layer::ALL {
-        let fc: Value = serde_json::from_slice(&to_geojson(data.layer(layer))).expect("our own GeoJSON parses");
+        let fc: Value =
+            serde_json::from_slice(&to_geojson(data.layer(layer))).expect("our own GeoJSON parses");
         layers.insert(layer.name().into(), fc);
     }
     serde_json::to_vec(&json!({"bbox": data.bbox, "warnings": data.warnings, "layers": layers}))
@@ -192,11 +226,21 @@ pub fn decode(body: &[u8]) -> Result<PlotData> {
         warnings: Vec<String>,
         layers: std::collections::BTreeMap<String, geojson::FeatureCollection>,
     }
-    let entry: Entry = serde_json::from_slice(body).map_err(|e| Error::Service(format!("bad cache entry: {e}")))?;
-    let mut data = PlotData { bbox: entry.bbox, warnings: entry.warnings, ..Default::default() };
+    let entry: Entry = serde_json::from_slice(body)
+        .map_err(|e| Error::Service(format!("bad cache entry: {e}")))?;
+    let mut data = PlotData {
+        bbox: entry.bbox,
+        warnings: entry.warnings,
+        ..Default::default()
+    };
     for (name, fc) in entry.layers {
-        let layer = Layer::from_name(&name).ok_or_else(|| Error::Service(format!("bad cache entry: layer {name}")))?;
-        let features = fc.features.into_iter().map(from_geojson_feature).collect::<Result<Vec<_>>>()?;
+        let layer = Layer::from_name(&name)
+            .ok_or_else(|| Error::Service(format!("bad cache entry: layer {name}")))?;
+        let features = fc
+            .features
+            .into_iter()
+            .map(from_geojson_feature)
+            .collect::<Result<Vec<_>>>()?;
         data.set_layer(layer, features);
     }
     Ok(data)

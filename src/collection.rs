@@ -39,7 +39,9 @@ impl Collection {
     /// R, lower-case, and NHDPlus HR), matched case-insensitively, first wins.
     pub fn gpkg_names(self) -> &'static [&'static str] {
         match self {
-            Collection::FlowlineNetwork => &["NHDFlowline_Network", "NHDFlowline", "flowline_network"],
+            Collection::FlowlineNetwork => {
+                &["NHDFlowline_Network", "NHDFlowline", "flowline_network"]
+            }
             Collection::Catchment => &["CatchmentSP", "NHDPlusCatchment", "catchment"],
             Collection::Waterbody => &["NHDWaterbody", "waterbody"],
             Collection::Area => &["NHDArea", "area"],

@@ -57,7 +57,10 @@ impl Error {
 
     /// A local "no such feature" error (no HTTP status).
     pub fn not_found(message: impl Into<String>) -> Error {
-        Error::NotFound { http_status: 0, message: message.into() }
+        Error::NotFound {
+            http_status: 0,
+            message: message.into(),
+        }
     }
 
     /// Prefixes the message with `context: `, keeping the variant and status.
@@ -67,10 +70,17 @@ impl Error {
             Error::InvalidArgument(m) => Error::InvalidArgument(wrap(m)),
             Error::Crs(m) => Error::Crs(wrap(m)),
             Error::Network(m) => Error::Network(wrap(m)),
-            Error::Http { status, message } => Error::Http { status, message: wrap(message) },
-            Error::NotFound { http_status, message } => {
-                Error::NotFound { http_status, message: wrap(message) }
-            }
+            Error::Http { status, message } => Error::Http {
+                status,
+                message: wrap(message),
+            },
+            Error::NotFound {
+                http_status,
+                message,
+            } => Error::NotFound {
+                http_status,
+                message: wrap(message),
+            },
             Error::Service(m) => Error::Service(wrap(m)),
             Error::Io(m) => Error::Io(wrap(m)),
             Error::Gpkg(m) => Error::Gpkg(wrap(m)),

@@ -65,7 +65,11 @@ pub fn value_as_i64(v: &Value) -> Option<i64> {
 pub fn lowercase_keys(props: Properties) -> Properties {
     let mut out = Properties::with_capacity(props.len());
     for (k, v) in props {
-        let key = if k.bytes().any(|b| b.is_ascii_uppercase()) { k.to_ascii_lowercase() } else { k };
+        let key = if k.bytes().any(|b| b.is_ascii_uppercase()) {
+            k.to_ascii_lowercase()
+        } else {
+            k
+        };
         out.entry(key).or_insert(v);
     }
     out
@@ -73,17 +77,27 @@ pub fn lowercase_keys(props: Properties) -> Properties {
 
 /// The union of the bounding boxes of `features`, `None` when none has a geometry.
 pub fn bbox_of<'a>(features: impl IntoIterator<Item = &'a Feature>) -> Option<[f64; 4]> {
-    features.into_iter().filter_map(Feature::bbox).reduce(union_bbox)
+    features
+        .into_iter()
+        .filter_map(Feature::bbox)
+        .reduce(union_bbox)
 }
 
 /// The union of two `[xmin, ymin, xmax, ymax]` boxes.
 pub fn union_bbox(a: [f64; 4], b: [f64; 4]) -> [f64; 4] {
-    [a[0].min(b[0]), a[1].min(b[1]), a[2].max(b[2]), a[3].max(b[3])]
+    [
+        a[0].min(b[0]),
+        a[1].min(b[1]),
+        a[2].max(b[2]),
+        a[3].max(b[3]),
+    ]
 }
 
 /// The union of the polygons among `geometries` (others are ignored): one
 /// Polygon, a MultiPolygon, or `None` when there is nothing to unite.
-pub fn union_polygons<'a>(geometries: impl IntoIterator<Item = &'a Geometry<f64>>) -> Option<Geometry<f64>> {
+pub fn union_polygons<'a>(
+    geometries: impl IntoIterator<Item = &'a Geometry<f64>>,
+) -> Option<Geometry<f64>> {
     use geo::orient::{Direction, Orient};
     let polygons: Vec<geo::Polygon<f64>> = geometries
         .into_iter()
@@ -117,7 +131,10 @@ pub fn to_geojson(features: &[Feature]) -> Vec<u8> {
 fn to_geojson_feature(f: &Feature) -> geojson::Feature {
     geojson::Feature {
         bbox: None,
-        geometry: f.geometry.as_ref().map(|g| geojson::Geometry::new(geojson::GeometryValue::from(g))),
+        geometry: f
+            .geometry
+            .as_ref()
+            .map(|g| geojson::Geometry::new(geojson::GeometryValue::from(g))),
         id: f.id.as_ref().and_then(|v| match v {
             Value::String(s) => Some(geojson::feature::Id::String(s.clone())),
             Value::Number(n) => Some(geojson::feature::Id::Number(n.clone())),
@@ -148,7 +165,9 @@ fn positions_complete(g: &geojson::GeometryValue) -> bool {
             coordinates.iter().flatten().all(ok)
         }
         V::MultiPolygon { coordinates } => coordinates.iter().flatten().flatten().all(ok),
-        V::GeometryCollection { geometries } => geometries.iter().all(|g| positions_complete(&g.value)),
+        V::GeometryCollection { geometries } => {
+            geometries.iter().all(|g| positions_complete(&g.value))
+        }
     }
 }
 
@@ -206,7 +225,10 @@ mod tests {
 
     #[test]
     fn keys_are_lower_cased_once() {
-        let p = json!({"COMID": 1, "StreamOrde": 2}).as_object().unwrap().clone();
+        let p = json!({"COMID": 1, "StreamOrde": 2})
+            .as_object()
+            .unwrap()
+            .clone();
         let p = lowercase_keys(p);
         assert!(p.contains_key("comid") && p.contains_key("streamorde"));
     }

@@ -121,7 +121,10 @@ impl Network {
                 *slot = Some(i);
             }
         }
-        comids.iter().filter_map(|c| found.get(c).copied().flatten()).collect()
+        comids
+            .iter()
+            .filter_map(|c| found.get(c).copied().flatten())
+            .collect()
     }
 
     /// Marks every reach upstream of (and including) the `outlets` (reach
@@ -152,7 +155,11 @@ pub fn upstream_comids(reaches: &[Reach], outlet_comids: &[i64]) -> Vec<i64> {
     let network = Network::new(reaches);
     let outlets = network.indexes_of(outlet_comids);
     let mask = network.upstream_mask(&outlets);
-    reaches.iter().zip(mask).filter_map(|(r, keep)| keep.then_some(r.comid)).collect()
+    reaches
+        .iter()
+        .zip(mask)
+        .filter_map(|(r, keep)| keep.then_some(r.comid))
+        .collect()
 }
 
 /// The reference's automatic thinning (NOTES step 3): for the largest basin
@@ -173,13 +180,24 @@ mod tests {
     use super::*;
 
     fn reach(comid: i64, hydroseq: i64, dnhydroseq: i64) -> Reach {
-        Reach { comid, hydroseq, dnhydroseq, streamorder: 1 }
+        Reach {
+            comid,
+            hydroseq,
+            dnhydroseq,
+            streamorder: 1,
+        }
     }
 
     #[test]
     fn upstream_of_a_confluence() {
         // 1 and 2 join into 3, which flows into 4; 5 is elsewhere.
-        let r = [reach(1, 10, 30), reach(2, 20, 30), reach(3, 30, 40), reach(4, 40, 0), reach(5, 50, 0)];
+        let r = [
+            reach(1, 10, 30),
+            reach(2, 20, 30),
+            reach(3, 30, 40),
+            reach(4, 40, 0),
+            reach(5, 50, 0),
+        ];
         assert_eq!(upstream_comids(&r, &[3]), vec![1, 2, 3]);
         assert_eq!(upstream_comids(&r, &[4]), vec![1, 2, 3, 4]);
         assert_eq!(upstream_comids(&r, &[1, 5]), vec![1, 5]);
@@ -188,7 +206,12 @@ mod tests {
 
     #[test]
     fn a_repeated_comid_is_found_at_its_first_reach() {
-        let r = [reach(7, 10, 0), reach(8, 20, 10), reach(7, 30, 20), reach(9, 40, 30)];
+        let r = [
+            reach(7, 10, 0),
+            reach(8, 20, 10),
+            reach(7, 30, 20),
+            reach(9, 40, 30),
+        ];
         let network = Network::new(&r);
         assert_eq!(network.index_of(7), Some(0));
         assert_eq!(network.indexes_of(&[9, 7, 5]), vec![3, 0]);

@@ -63,16 +63,31 @@ fn corrupt_and_foreign_files_are_replaced_with_a_warning() {
     for (name, bytes) in [
         ("garbage.cache", b"this is not a database at all".to_vec()),
         ("truncated.cache", b"SQLite format 3\0\x10\x00".to_vec()),
-        ("foreign.cache", std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/yahara_sample.gpkg")).unwrap()),
+        (
+            "foreign.cache",
+            std::fs::read(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/tests/data/yahara_sample.gpkg"
+            ))
+            .unwrap(),
+        ),
     ] {
         let file = dir.join(name);
         std::fs::write(&file, &bytes).unwrap();
         let d = plot_hydro(&ctx, &cached(13293970, &file), None).unwrap();
         assert_eq!(d.layer(Layer::Flowline).len(), 251, "{name}");
-        assert!(d.warnings.iter().any(|w| w.contains("replacing")), "{name}: {:?}", d.warnings);
+        assert!(
+            d.warnings.iter().any(|w| w.contains("replacing")),
+            "{name}: {:?}",
+            d.warnings
+        );
         server.clear_requests();
         let again = plot_hydro(&ctx, &cached(13293970, &file), None).unwrap();
-        assert_eq!(server.requests().len(), 0, "{name}: the replacement works as a cache");
+        assert_eq!(
+            server.requests().len(),
+            0,
+            "{name}: the replacement works as a cache"
+        );
         same(&d, &again);
     }
 }
@@ -84,7 +99,11 @@ fn an_unwritable_location_is_a_warning_and_no_caching() {
     let file = PathBuf::from("/nonexistent-dir/hydroplot/plot.cache");
     let d = plot_hydro(&ctx, &cached(13293970, &file), None).unwrap();
     assert_eq!(d.layer(Layer::Flowline).len(), 251);
-    assert!(d.warnings.iter().any(|w| w.contains("not caching")), "{:?}", d.warnings);
+    assert!(
+        d.warnings.iter().any(|w| w.contains("not caching")),
+        "{:?}",
+        d.warnings
+    );
     assert!(!file.exists());
 }
 
@@ -123,6 +142,13 @@ fn disabled_cache_leaves_nothing_on_disk() {
     };
     let d = plot_hydro(&ctx, &req, None).unwrap();
     assert!(d.map.is_some());
-    assert!(server.requests().iter().any(|r| r.path.starts_with("/tiles/")));
-    assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0, "nothing written");
+    assert!(server
+        .requests()
+        .iter()
+        .any(|r| r.path.starts_with("/tiles/")));
+    assert_eq!(
+        std::fs::read_dir(&dir).unwrap().count(),
+        0,
+        "nothing written"
+    );
 }

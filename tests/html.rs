@@ -30,7 +30,9 @@ fn yahara(server: &MockServer) -> PlotData {
     let ctx = mock::context(server);
     let mut req = PlotRequest {
         outlets: vec![Outlet::Comid(COMID)],
-        hydro_data: Some(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/yahara_sample.gpkg")),
+        hydro_data: Some(
+            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/yahara_sample.gpkg"),
+        ),
         actually_plot: false,
         cache: CacheSetting::Disabled,
         ..PlotRequest::default()
@@ -44,13 +46,20 @@ fn catchment_interior(comid: i64) -> (f64, f64) {
     use geo::InteriorPoint;
     let data = mock::data::Data::shared().unwrap();
     let catchment = data.catchment(comid).expect("the mock has the catchment");
-    let p = catchment.geometry.as_ref().and_then(|g| g.interior_point()).unwrap();
+    let p = catchment
+        .geometry
+        .as_ref()
+        .and_then(|g| g.interior_point())
+        .unwrap();
     (p.x(), p.y())
 }
 
 /// The page's embedded data (`<script id="hydroplot-data">`).
 fn page_data(html: &str) -> Value {
-    let start = html.find("id=\"hydroplot-data\">").expect("the page has its data") + 20;
+    let start = html
+        .find("id=\"hydroplot-data\">")
+        .expect("the page has its data")
+        + 20;
     let end = start + html[start..].find("</script>").unwrap();
     serde_json::from_str(&html[start..end]).unwrap()
 }
@@ -98,11 +107,17 @@ fn yahara_page_holds_every_layer_small_and_rounded() {
     let data = yahara(&server);
     let page = plot_data_html(&data, &HtmlOptions::default()).unwrap();
     let size = page.html.len();
-    assert!(size < 2_000_000, "the Yahara page is {size} bytes, not under 2 MB");
+    assert!(
+        size < 2_000_000,
+        "the Yahara page is {size} bytes, not under 2 MB"
+    );
     assert!(page.warnings.is_empty() && size < SIZE_WARNING_BYTES);
     let embedded = page_data(&page.html);
     assert_eq!(layer_counts(&embedded), expected(&YAHARA_COUNTS));
-    assert_eq!(max_decimals(&embedded["layers"].to_string().replace("\"", " ")), 6);
+    assert_eq!(
+        max_decimals(&embedded["layers"].to_string().replace("\"", " ")),
+        6
+    );
     let basemap = &embedded["basemap"];
     assert_eq!(basemap["template"], server.tile_url());
     assert_eq!(basemap["attribution"], "Tiles: 127.0.0.1");
@@ -124,7 +139,10 @@ fn yahara_page_holds_every_layer_small_and_rounded() {
         embedded["layers"][3]["style"]["fillColor"], "#00008b",
         "off-network waterbodies darkblue"
     );
-    assert!(page.html.contains("BSD 2-Clause License"), "Leaflet's licence is kept");
+    assert!(
+        page.html.contains("BSD 2-Clause License"),
+        "Leaflet's licence is kept"
+    );
 
     let small = plot_data_html(&data, &HtmlOptions { catchments: false }).unwrap();
     let names: Vec<String> = layer_counts(&page_data(&small.html))
@@ -158,7 +176,10 @@ fn yahara_page_in_headless_chromium() {
 
     let result = browser.selftest(&file);
     for (layer, count) in YAHARA_COUNTS {
-        assert_eq!(result["counts"][layer], count, "layer {layer} in the DOM: {result}");
+        assert_eq!(
+            result["counts"][layer], count,
+            "layer {layer} in the DOM: {result}"
+        );
     }
     let popup = result["popup"]
         .as_str()
@@ -201,7 +222,9 @@ fn yahara_page_in_headless_chromium() {
     // The basemap shows: the top-left corner has the colour of a fetched mock tile.
     let corner = shot.pixel(2, 2);
     assert!(
-        tiles.iter().any(|t| mock::tile_color(t[0], t[1], t[2]) == corner),
+        tiles
+            .iter()
+            .any(|t| mock::tile_color(t[0], t[1], t[2]) == corner),
         "corner {corner:?} is no tile's colour"
     );
     if let Ok(readme_shot) = std::env::var("HYDROPLOT_HTML_SCREENSHOT") {
@@ -241,9 +264,15 @@ fn trace_page_in_headless_chromium() {
     server.clear_requests();
     let result = browser.selftest(&file);
     for (layer, count) in [("trace_flowline", 1), ("raindrop_path", 1), ("point", 1)] {
-        assert_eq!(result["counts"][layer], count, "layer {layer} in the DOM: {result}");
+        assert_eq!(
+            result["counts"][layer], count,
+            "layer {layer} in the DOM: {result}"
+        );
     }
-    assert!(server.requests().iter().all(|r| r.path.starts_with("/tiles/")));
+    assert!(server
+        .requests()
+        .iter()
+        .all(|r| r.path.starts_with("/tiles/")));
 }
 
 /// The C API: a page of `hydroplot_plot` data without a PNG, with and without catchments.
@@ -261,7 +290,9 @@ fn c_api_pages_of_plot_data() {
     let server = MockServer::start();
     let c = |s: &str| CString::new(s).unwrap();
     let page = |b: *mut hydroplot_buffer| {
-        let bytes = unsafe { std::slice::from_raw_parts(hydroplot_buffer_data(b), hydroplot_buffer_len(b)) };
+        let bytes = unsafe {
+            std::slice::from_raw_parts(hydroplot_buffer_data(b), hydroplot_buffer_len(b))
+        };
         let html = String::from_utf8(bytes.to_vec()).unwrap();
         hydroplot_buffer_free(b);
         html
@@ -274,10 +305,19 @@ fn c_api_pages_of_plot_data() {
         HYDROPLOT_OK
     );
     let req = hydroplot_plot_request_new();
-    let gpkg = c(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/yahara_sample.gpkg"));
+    let gpkg = c(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/data/yahara_sample.gpkg"
+    ));
     assert_eq!(hydroplot_plot_request_add_comid(req, COMID), HYDROPLOT_OK);
-    assert_eq!(hydroplot_plot_request_set_hydro_data(req, gpkg.as_ptr()), HYDROPLOT_OK);
-    assert_eq!(hydroplot_plot_request_set_actually_plot(req, false), HYDROPLOT_OK);
+    assert_eq!(
+        hydroplot_plot_request_set_hydro_data(req, gpkg.as_ptr()),
+        HYDROPLOT_OK
+    );
+    assert_eq!(
+        hydroplot_plot_request_set_actually_plot(req, false),
+        HYDROPLOT_OK
+    );
     let (flowline, col, red) = (c("flowline"), c("col"), c("red"));
     assert_eq!(
         hydroplot_plot_request_set_style(req, flowline.as_ptr(), col.as_ptr(), red.as_ptr()),
@@ -295,18 +335,33 @@ fn c_api_pages_of_plot_data() {
         "the request's flowline.col"
     );
     assert_eq!(full["basemap"]["template"], server.tile_url());
-    assert_eq!(hydroplot_plot_data_html_ex(pd, false, &mut buf), HYDROPLOT_OK);
+    assert_eq!(
+        hydroplot_plot_data_html_ex(pd, false, &mut buf),
+        HYDROPLOT_OK
+    );
     let names: Vec<String> = layer_counts(&page_data(&page(buf)))
         .into_iter()
         .map(|(n, _)| n)
         .collect();
     assert_eq!(
         names,
-        ["basin", "network_wtbd", "off_network_wtbd", "flowline", "outlets"]
+        [
+            "basin",
+            "network_wtbd",
+            "off_network_wtbd",
+            "flowline",
+            "outlets"
+        ]
     );
 
-    assert_eq!(hydroplot_plot_data_html(null(), &mut buf), HYDROPLOT_ERR_NULL_ARGUMENT);
-    assert_eq!(hydroplot_plot_data_html(pd, null_mut()), HYDROPLOT_ERR_NULL_ARGUMENT);
+    assert_eq!(
+        hydroplot_plot_data_html(null(), &mut buf),
+        HYDROPLOT_ERR_NULL_ARGUMENT
+    );
+    assert_eq!(
+        hydroplot_plot_data_html(pd, null_mut()),
+        HYDROPLOT_ERR_NULL_ARGUMENT
+    );
     assert_eq!(
         hydroplot_trace_html(ctx, null(), null(), &mut buf),
         HYDROPLOT_ERR_NULL_ARGUMENT

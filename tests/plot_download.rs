@@ -6,7 +6,11 @@ use hydroplot::plot::{plot_hydro, Layer, Outlet, PlotRequest};
 use hydroplot::Error;
 
 fn data_only(outlets: Vec<Outlet>) -> PlotRequest {
-    PlotRequest { outlets, actually_plot: false, ..Default::default() }
+    PlotRequest {
+        outlets,
+        actually_plot: false,
+        ..Default::default()
+    }
 }
 
 #[test]
@@ -21,16 +25,33 @@ fn upstream_of_13293970_is_251_flowlines_and_250_catchments() {
     assert_eq!(d.layer(Layer::Outlets)[0].get_str("type"), Some("comid"));
     // Requests: one feature lookup and one basin, then one R4 page per layer.
     let log = server.requests();
-    let paths: Vec<String> = log.iter().map(|r| format!("{} {}?{}", r.method, r.path, r.query)).collect();
-    assert!(paths.contains(&"GET /nldi/linked-data/comid/13293970?".to_string()), "{paths:#?}");
+    let paths: Vec<String> = log
+        .iter()
+        .map(|r| format!("{} {}?{}", r.method, r.path, r.query))
+        .collect();
     assert!(
-        paths.contains(&"GET /nldi/linked-data/comid/13293970/basin?simplify=true&splitCatchment=false".to_string()),
+        paths.contains(&"GET /nldi/linked-data/comid/13293970?".to_string()),
         "{paths:#?}"
     );
-    let flowline_pages: Vec<&String> = paths.iter().filter(|p| p.contains("nhdflowline_network/items")).collect();
+    assert!(
+        paths.contains(
+            &"GET /nldi/linked-data/comid/13293970/basin?simplify=true&splitCatchment=false"
+                .to_string()
+        ),
+        "{paths:#?}"
+    );
+    let flowline_pages: Vec<&String> = paths
+        .iter()
+        .filter(|p| p.contains("nhdflowline_network/items"))
+        .collect();
     assert_eq!(flowline_pages.len(), 1, "{paths:#?}");
-    assert!(flowline_pages[0].starts_with("GET /fabric/pygeoapi/collections/nhdflowline_network/items?bbox="));
-    assert!(flowline_pages[0].ends_with("&limit=500&offset=0"), "{}", flowline_pages[0]);
+    assert!(flowline_pages[0]
+        .starts_with("GET /fabric/pygeoapi/collections/nhdflowline_network/items?bbox="));
+    assert!(
+        flowline_pages[0].ends_with("&limit=500&offset=0"),
+        "{}",
+        flowline_pages[0]
+    );
 }
 
 #[test]
@@ -41,9 +62,19 @@ fn stream_order_n_sends_the_spec_filter() {
     req.streamorder = Some(3);
     let d = plot_hydro(&ctx, &req, None).unwrap();
     let log = server.requests();
-    let page = log.iter().find(|r| r.path.ends_with("nhdflowline_network/items")).unwrap();
-    assert!(page.query.contains("filter=streamorde%20%3E%202"), "{}", page.query);
-    assert!(d.layer(Layer::Flowline).iter().all(|f| f.get_i64("streamorde").unwrap() >= 3));
+    let page = log
+        .iter()
+        .find(|r| r.path.ends_with("nhdflowline_network/items"))
+        .unwrap();
+    assert!(
+        page.query.contains("filter=streamorde%20%3E%202"),
+        "{}",
+        page.query
+    );
+    assert!(d
+        .layer(Layer::Flowline)
+        .iter()
+        .all(|f| f.get_i64("streamorde").unwrap() >= 3));
     assert!(d.layer(Layer::Flowline).len() < 251);
 }
 
@@ -51,13 +82,21 @@ fn stream_order_n_sends_the_spec_filter() {
 fn a_gauge_site_gives_the_upstream_set_of_its_comid() {
     let server = MockServer::start();
     let ctx = context(&server);
-    let by_site = plot_hydro(&ctx, &data_only(vec![Outlet::Site("05429500".into())]), None).unwrap();
+    let by_site = plot_hydro(
+        &ctx,
+        &data_only(vec![Outlet::Site("05429500".into())]),
+        None,
+    )
+    .unwrap();
     let outlet = &by_site.layer(Layer::Outlets)[0];
     assert_eq!(outlet.get_str("id"), Some("USGS-05429500"));
     let comid = outlet.get_i64("comid").unwrap();
     let by_comid = plot_hydro(&ctx, &data_only(vec![Outlet::Comid(comid)]), None).unwrap();
     assert_eq!(by_site.flowline_comids, by_comid.flowline_comids);
-    assert!(server.requests().iter().any(|r| r.path == "/nldi/linked-data/nwissite/USGS-05429500"));
+    assert!(server
+        .requests()
+        .iter()
+        .any(|r| r.path == "/nldi/linked-data/nwissite/USGS-05429500"));
 }
 
 #[test]
@@ -65,7 +104,11 @@ fn the_integer_comid_set_returns_exactly_those_with_one_post() {
     let server = MockServer::start();
     let ctx = context(&server);
     let set = vec![13293970, 13294312, 13293454];
-    let req = PlotRequest { comid_set: Some(set.clone()), actually_plot: false, ..Default::default() };
+    let req = PlotRequest {
+        comid_set: Some(set.clone()),
+        actually_plot: false,
+        ..Default::default()
+    };
     let d = plot_hydro(&ctx, &req, None).unwrap();
     let mut got = d.flowline_comids.clone();
     got.sort();
@@ -91,7 +134,10 @@ fn a_bbox_over_several_pages_returns_every_feature_once() {
     config.set("page_size", "50").unwrap();
     let ctx = hydroplot::Context::new(config).unwrap();
     let req = PlotRequest {
-        bbox: Some(([-89.56684, 42.99816, -89.24681, 43.17192], "EPSG:4269".into())),
+        bbox: Some((
+            [-89.56684, 42.99816, -89.24681, 43.17192],
+            "EPSG:4269".into(),
+        )),
         actually_plot: false,
         flowline_only: Some(true),
         ..Default::default()
@@ -102,7 +148,11 @@ fn a_bbox_over_several_pages_returns_every_feature_once() {
     comids.sort();
     comids.dedup();
     assert_eq!(comids.len(), n, "duplicates");
-    let pages = server.requests().iter().filter(|r| r.path.ends_with("nhdflowline_network/items")).count();
+    let pages = server
+        .requests()
+        .iter()
+        .filter(|r| r.path.ends_with("nhdflowline_network/items"))
+        .count();
     assert_eq!(pages, n.div_ceil(50), "{n} features");
     assert!(n > 100, "{n}");
 }
@@ -111,23 +161,52 @@ fn a_bbox_over_several_pages_returns_every_feature_once() {
 fn errors_name_the_outlet() {
     let server = MockServer::start();
     let ctx = context(&server);
-    let e = plot_hydro(&ctx, &data_only(vec![Outlet::Comid(1)]), None).err().unwrap();
-    assert!(matches!(e, Error::NotFound { http_status: 404, .. }), "{e}");
+    let e = plot_hydro(&ctx, &data_only(vec![Outlet::Comid(1)]), None)
+        .err()
+        .unwrap();
+    assert!(
+        matches!(
+            e,
+            Error::NotFound {
+                http_status: 404,
+                ..
+            }
+        ),
+        "{e}"
+    );
     assert!(e.to_string().contains("comid/1"), "{e}");
-    let sea = Outlet::Point { x: -60.0, y: 30.0, crs: "EPSG:4326".into() };
+    let sea = Outlet::Point {
+        x: -60.0,
+        y: 30.0,
+        crs: "EPSG:4326".into(),
+    };
     let e = plot_hydro(&ctx, &data_only(vec![sea]), None).err().unwrap();
-    assert!(matches!(e, Error::NotFound { .. }) && e.to_string().contains("no catchment"), "{e}");
+    assert!(
+        matches!(e, Error::NotFound { .. }) && e.to_string().contains("no catchment"),
+        "{e}"
+    );
 }
 
 #[test]
 fn a_point_outlet_is_looked_up_with_r2() {
     let server = MockServer::start();
     let ctx = context(&server);
-    let p = Outlet::Point { x: -89.36, y: 43.09, crs: "EPSG:4326".into() };
+    let p = Outlet::Point {
+        x: -89.36,
+        y: 43.09,
+        crs: "EPSG:4326".into(),
+    };
     let d = plot_hydro(&ctx, &data_only(vec![p]), None).unwrap();
     assert!(!d.flowline_comids.is_empty());
-    let lookup = server.requests().into_iter().find(|r| r.path.ends_with("catchmentsp/items")).unwrap();
-    assert_eq!(lookup.query, "bbox=-89.36,43.09,-89.36,43.09&properties=featureid&skipGeometry=true");
+    let lookup = server
+        .requests()
+        .into_iter()
+        .find(|r| r.path.ends_with("catchmentsp/items"))
+        .unwrap();
+    assert_eq!(
+        lookup.query,
+        "bbox=-89.36,43.09,-89.36,43.09&properties=featureid&skipGeometry=true"
+    );
 }
 
 #[test]
@@ -137,20 +216,39 @@ fn a_multi_outlet_run_makes_one_basin_and_one_feature_request_per_outlet() {
     let outlets = vec![
         Outlet::Comid(13293970),
         Outlet::Site("05427718".into()),
-        Outlet::Feature { source: "huc12pp".into(), id: "070900020602".into() },
+        Outlet::Feature {
+            source: "huc12pp".into(),
+            id: "070900020602".into(),
+        },
     ];
     let d = plot_hydro(&ctx, &data_only(outlets), None).unwrap();
     assert_eq!(d.layer(Layer::Outlets).len(), 3);
     assert_eq!(d.layer(Layer::Basin).len(), 3);
-    let types: Vec<&str> = d.layer(Layer::Outlets).iter().filter_map(|f| f.get_str("type")).collect();
+    let types: Vec<&str> = d
+        .layer(Layer::Outlets)
+        .iter()
+        .filter_map(|f| f.get_str("type"))
+        .collect();
     assert_eq!(types, ["comid", "nwissite", "huc12pp"]);
     let log = server.requests();
     let basins = log.iter().filter(|r| r.path.ends_with("/basin")).count();
-    let features = log.iter().filter(|r| r.path.starts_with("/nldi/linked-data/") && !r.path.ends_with("/basin")).count();
+    let features = log
+        .iter()
+        .filter(|r| r.path.starts_with("/nldi/linked-data/") && !r.path.ends_with("/basin"))
+        .count();
     assert_eq!((basins, features), (3, 3));
     // Every layer fits one page of 500: one request per collection.
-    for collection in ["nhdflowline_network", "catchmentsp", "nhdwaterbody", "nhdarea", "nhdflowline_nonnetwork"] {
-        let pages = log.iter().filter(|r| r.path.contains(&format!("/collections/{collection}/items"))).count();
+    for collection in [
+        "nhdflowline_network",
+        "catchmentsp",
+        "nhdwaterbody",
+        "nhdarea",
+        "nhdflowline_nonnetwork",
+    ] {
+        let pages = log
+            .iter()
+            .filter(|r| r.path.contains(&format!("/collections/{collection}/items")))
+            .count();
         assert_eq!(pages, 1, "{collection}");
     }
     assert_eq!(log.len(), 3 + 3 + 5);
@@ -169,7 +267,10 @@ fn a_missing_optional_layer_is_a_warning_and_progress_sees_every_stage() {
             }
         }
         fn progress(&self, stage: &str, done: u64, total: u64) {
-            self.0.lock().unwrap().push((stage.to_string(), done, total));
+            self.0
+                .lock()
+                .unwrap()
+                .push((stage.to_string(), done, total));
         }
     }
     let server = MockServer::start();
@@ -185,10 +286,30 @@ fn a_missing_optional_layer_is_a_warning_and_progress_sees_every_stage() {
     assert_eq!(d.layer(Layer::Area).len(), 0);
     assert_eq!(d.warnings.len(), 1, "{:?}", d.warnings);
     assert!(d.warnings[0].contains("nhdarea"));
-    assert_eq!(*stages.1.lock().unwrap(), d.warnings, "warnings also go to the log");
-    let seen: Vec<String> = stages.0.lock().unwrap().iter().map(|(s, _, _)| s.clone()).collect();
-    for stage in ["basin", "flowline", "catchment", "waterbody", "flowline_nonnetwork"] {
+    assert_eq!(
+        *stages.1.lock().unwrap(),
+        d.warnings,
+        "warnings also go to the log"
+    );
+    let seen: Vec<String> = stages
+        .0
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|(s, _, _)| s.clone())
+        .collect();
+    for stage in [
+        "basin",
+        "flowline",
+        "catchment",
+        "waterbody",
+        "flowline_nonnetwork",
+    ] {
         assert!(seen.iter().any(|s| s == stage), "{stage} in {seen:?}");
     }
-    assert!(stages.0.lock().unwrap().contains(&("basin".to_string(), 1, 1)));
+    assert!(stages
+        .0
+        .lock()
+        .unwrap()
+        .contains(&("basin".to_string(), 1, 1)));
 }

@@ -55,7 +55,9 @@ fn main() -> ExitCode {
             print!("{HELP}");
             Ok(())
         }
-        Some(other) => Err(Error::InvalidArgument(format!("unknown command {other:?}; try `hydroplot help`"))),
+        Some(other) => Err(Error::InvalidArgument(format!(
+            "unknown command {other:?}; try `hydroplot help`"
+        ))),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -70,8 +72,14 @@ fn main() -> ExitCode {
 struct Flags(Vec<(String, String)>);
 
 impl Flags {
-    const SWITCHES: &'static [&'static str] =
-        &["--sample", "--no-overwrite", "--flowline-only", "--no-plot", "--no-cache", "--html-no-catchments"];
+    const SWITCHES: &'static [&'static str] = &[
+        "--sample",
+        "--no-overwrite",
+        "--flowline-only",
+        "--no-plot",
+        "--no-cache",
+        "--html-no-catchments",
+    ];
 
     fn parse(args: &[String]) -> Result<Flags> {
         let mut out = Vec::new();
@@ -83,7 +91,9 @@ impl Flags {
             let value = if Self::SWITCHES.contains(&flag.as_str()) {
                 String::new()
             } else {
-                it.next().ok_or_else(|| bad(&format!("{flag} needs a value")))?.clone()
+                it.next()
+                    .ok_or_else(|| bad(&format!("{flag} needs a value")))?
+                    .clone()
             };
             out.push((flag.clone(), value));
         }
@@ -98,12 +108,17 @@ fn bad(message: &str) -> Error {
 fn numbers(value: &str, flag: &str) -> Result<(Vec<f64>, Option<String>)> {
     let mut parts: Vec<&str> = value.split(',').map(str::trim).collect();
     let crs = match parts.last() {
-        Some(last) if last.parse::<f64>().is_err() => Some(parts.pop().unwrap_or_default().to_string()),
+        Some(last) if last.parse::<f64>().is_err() => {
+            Some(parts.pop().unwrap_or_default().to_string())
+        }
         _ => None,
     };
     let nums = parts
         .iter()
-        .map(|p| p.parse::<f64>().map_err(|_| bad(&format!("{flag}: {p:?} is not a number"))))
+        .map(|p| {
+            p.parse::<f64>()
+                .map_err(|_| bad(&format!("{flag}: {p:?} is not a number")))
+        })
         .collect::<Result<Vec<_>>>()?;
     Ok((nums, crs))
 }
@@ -112,7 +127,9 @@ fn context(flags: &Flags) -> Result<Context> {
     let mut config = Config::from_env()?;
     for (flag, value) in &flags.0 {
         if flag == "--option" {
-            let (k, v) = value.split_once('=').ok_or_else(|| bad("--option takes KEY=VALUE"))?;
+            let (k, v) = value
+                .split_once('=')
+                .ok_or_else(|| bad("--option takes KEY=VALUE"))?;
             config.set(k, v)?;
         }
     }
@@ -129,23 +146,40 @@ fn plot(args: &[String]) -> Result<()> {
     let mut html_options = hydroplot::html::HtmlOptions::default();
     let mut sample = false;
     for (flag, v) in &flags.0 {
-        let int = |v: &str| v.trim().parse::<i64>().map_err(|_| bad(&format!("{flag}: {v:?} is not an integer")));
+        let int = |v: &str| {
+            v.trim()
+                .parse::<i64>()
+                .map_err(|_| bad(&format!("{flag}: {v:?} is not an integer")))
+        };
         match flag.as_str() {
             "--comid" => req.outlets.push(Outlet::Comid(int(v)?)),
             "--site" => req.outlets.push(Outlet::Site(v.clone())),
             "--feature" => {
-                let (source, id) = v.split_once(':').ok_or_else(|| bad("--feature takes SOURCE:ID"))?;
-                req.outlets.push(Outlet::Feature { source: source.into(), id: id.into() });
+                let (source, id) = v
+                    .split_once(':')
+                    .ok_or_else(|| bad("--feature takes SOURCE:ID"))?;
+                req.outlets.push(Outlet::Feature {
+                    source: source.into(),
+                    id: id.into(),
+                });
             }
             "--point" => {
                 let (n, crs) = numbers(v, flag)?;
-                let [x, y] = n[..] else { return Err(bad("--point takes X,Y[,CRS]")) };
-                req.outlets.push(Outlet::Point { x, y, crs: hydroplot::crs::normalize(crs.as_deref())? });
+                let [x, y] = n[..] else {
+                    return Err(bad("--point takes X,Y[,CRS]"));
+                };
+                req.outlets.push(Outlet::Point {
+                    x,
+                    y,
+                    crs: hydroplot::crs::normalize(crs.as_deref())?,
+                });
             }
             "--comid-set" => req.comid_set = Some(v.split(',').map(int).collect::<Result<_>>()?),
             "--bbox" => {
                 let (n, crs) = numbers(v, flag)?;
-                let [a, b, c, d] = n[..] else { return Err(bad("--bbox takes XMIN,YMIN,XMAX,YMAX[,CRS]")) };
+                let [a, b, c, d] = n[..] else {
+                    return Err(bad("--bbox takes XMIN,YMIN,XMAX,YMAX[,CRS]"));
+                };
                 req.bbox = Some(([a, b, c, d], hydroplot::crs::normalize(crs.as_deref())?));
             }
             "--streamorder" => req.streamorder = Some(int(v)? as i32),
@@ -155,12 +189,18 @@ fn plot(args: &[String]) -> Result<()> {
             "--no-overwrite" => req.overwrite = false,
             "--flowline-only" => req.flowline_only = Some(true),
             "--style" => {
-                let (target, value) = v.split_once('=').ok_or_else(|| bad("--style takes ELEMENT.PROP=VALUE"))?;
-                let (element, property) = target.rsplit_once('.').ok_or_else(|| bad("--style takes ELEMENT.PROP=VALUE"))?;
+                let (target, value) = v
+                    .split_once('=')
+                    .ok_or_else(|| bad("--style takes ELEMENT.PROP=VALUE"))?;
+                let (element, property) = target
+                    .rsplit_once('.')
+                    .ok_or_else(|| bad("--style takes ELEMENT.PROP=VALUE"))?;
                 req.styles.set(element, property, value)?;
             }
             "--basemap" => req.basemap = v.clone(),
-            "--zoom" => req.zoom = Some(u8::try_from(int(v)?).map_err(|_| bad("--zoom takes 0..22"))?),
+            "--zoom" => {
+                req.zoom = Some(u8::try_from(int(v)?).map_err(|_| bad("--zoom takes 0..22"))?)
+            }
             "--size" => {
                 let (w, h) = v.split_once('x').ok_or_else(|| bad("--size takes WxH"))?;
                 req.size = (int(w)? as u32, int(h)? as u32);
@@ -194,7 +234,11 @@ fn plot(args: &[String]) -> Result<()> {
         eprintln!("warning: {w}");
     }
     for layer in Layer::ALL {
-        println!("{:<20} {:>7} features", layer.name(), data.layer(layer).len());
+        println!(
+            "{:<20} {:>7} features",
+            layer.name(),
+            data.layer(layer).len()
+        );
     }
     if let Some(map) = &data.map {
         hydroplot::output::write_atomically(&out, &map.png()?)?;
@@ -205,7 +249,10 @@ fn plot(args: &[String]) -> Result<()> {
         println!("geojson    {}", path.display());
     }
     if let Some(path) = html {
-        write_html(&path, hydroplot::html::plot_data_html(&data, &html_options)?)?;
+        write_html(
+            &path,
+            hydroplot::html::plot_data_html(&data, &html_options)?,
+        )?;
     }
     Ok(())
 }
@@ -233,7 +280,9 @@ fn trace(args: &[String]) -> Result<()> {
         match flag.as_str() {
             "--point" => {
                 let (n, c) = numbers(v, flag)?;
-                let [x, y] = n[..] else { return Err(bad("--point takes X,Y[,CRS]")) };
+                let [x, y] = n[..] else {
+                    return Err(bad("--point takes X,Y[,CRS]"));
+                };
                 point = Some((x, y));
                 crs = c;
             }
@@ -261,7 +310,8 @@ fn trace(args: &[String]) -> Result<()> {
     }
     if let Some(path) = html {
         let style = hydroplot::html::TraceStyle::default();
-        let page = hydroplot::html::trace_html(&t, &style, &basemap, ctx.config.tile_url.as_deref())?;
+        let page =
+            hydroplot::html::trace_html(&t, &style, &basemap, ctx.config.tile_url.as_deref())?;
         write_html(&path, page)?;
     }
     Ok(())
@@ -282,7 +332,8 @@ struct SampleFile(PathBuf);
 
 impl SampleFile {
     fn write() -> Result<SampleFile> {
-        let path = std::env::temp_dir().join(format!("hydroplot-sample-{}.gpkg", std::process::id()));
+        let path =
+            std::env::temp_dir().join(format!("hydroplot-sample-{}.gpkg", std::process::id()));
         hydroplot::output::write_atomically(&path, SAMPLE_GPKG)?;
         Ok(SampleFile(path))
     }

@@ -115,7 +115,6 @@ fn check_names(layers: &[(&str, &[Feature])]) -> Result<()> {
     Ok(())
 }
 
-
 /// Writes the whole GeoPackage into `file` (created empty) in one transaction.
 fn build(file: &Path, layers: &[(&str, &[Feature])]) -> Result<()> {
     let mut conn = Connection::open(file)?;

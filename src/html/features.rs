@@ -101,7 +101,10 @@ fn round_all(v: &mut Value) {
     match v {
         Value::Array(items) => items.iter_mut().for_each(round_all),
         Value::Number(n) => {
-            if let Some(x) = n.as_f64().and_then(|x| serde_json::Number::from_f64(round(x))) {
+            if let Some(x) = n
+                .as_f64()
+                .and_then(|x| serde_json::Number::from_f64(round(x)))
+            {
                 *n = x;
             }
         }
@@ -133,8 +136,18 @@ mod tests {
         f.properties.insert("lengthkm".into(), json!(1.5));
         let fc = collection(&[f, Feature::default()], &["comid", "gnis_name"]);
         let text = fc.to_string();
-        assert_eq!(fc["features"].as_array().unwrap().len(), 1, "no geometry, no feature");
-        assert!(text.contains("[[-89.123457,43.0],[-89.1,43.987654]]"), "{text}");
-        assert_eq!(fc["features"][0]["properties"], json!({ "comid": 13293970 }));
+        assert_eq!(
+            fc["features"].as_array().unwrap().len(),
+            1,
+            "no geometry, no feature"
+        );
+        assert!(
+            text.contains("[[-89.123457,43.0],[-89.1,43.987654]]"),
+            "{text}"
+        );
+        assert_eq!(
+            fc["features"][0]["properties"],
+            json!({ "comid": 13293970 })
+        );
     }
 }

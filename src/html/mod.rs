@@ -98,7 +98,11 @@ impl Default for TraceStyle {
 
 /// Catchments have no plot_config element (the PNG leaves them out): thin grey outlines.
 fn catchment_style() -> Value {
-    style::path_options(colors::parse("grey50").expect("grey50 is an R colour"), None, 0.5)
+    style::path_options(
+        colors::parse("grey50").expect("grey50 is an R colour"),
+        None,
+        0.5,
+    )
 }
 
 /// One layer of a page: its id, its label in the layer control, Leaflet
@@ -118,7 +122,10 @@ pub fn plot_data_html(data: &PlotData, options: &HtmlOptions) -> Result<HtmlPage
         Layer::Basin.name(),
         "Basin",
         polygon(&s.basin),
-        features::collection(data.layer(Layer::Basin), &["id", "comid", "identifier", "name"]),
+        features::collection(
+            data.layer(Layer::Basin),
+            &["id", "comid", "identifier", "name"],
+        ),
         None,
     )];
     if options.catchments {
@@ -177,7 +184,12 @@ pub fn plot_data_html(data: &PlotData, options: &HtmlOptions) -> Result<HtmlPage
 /// The HTML map of a raindrop trace: the flowline portion, the raindrop's
 /// path and the traced point (the path's start), over `basemap` (a provider
 /// name, `"none"` or empty for none; `tile_url` overrides its tiles).
-pub fn trace_html(trace: &Trace, style: &TraceStyle, basemap_name: &str, tile_url: Option<&str>) -> Result<HtmlPage> {
+pub fn trace_html(
+    trace: &Trace,
+    style: &TraceStyle,
+    basemap_name: &str,
+    tile_url: Option<&str>,
+) -> Result<HtmlPage> {
     let line = |c: RColor| style::path_options(c, None, style.lwd);
     let mut layers = vec![
         layer(
@@ -213,7 +225,12 @@ pub fn trace_html(trace: &Trace, style: &TraceStyle, basemap_name: &str, tile_ur
         ));
     }
     let basemap = basemap(basemap_name, tile_url)?;
-    Ok(page("hydroplot raindrop trace", trace.bbox(), basemap.as_ref(), layers))
+    Ok(page(
+        "hydroplot raindrop trace",
+        trace.bbox(),
+        basemap.as_ref(),
+        layers,
+    ))
 }
 
 /// The tile source of a basemap name; `None` for `"none"` or empty.
@@ -232,7 +249,11 @@ fn tile_origins(source: &TileSource) -> Vec<String> {
     };
     let template = origin(&source.template);
     if template.contains("{s}") {
-        source.subdomains.iter().map(|s| template.replace("{s}", s)).collect()
+        source
+            .subdomains
+            .iter()
+            .map(|s| template.replace("{s}", s))
+            .collect()
     } else {
         vec![template]
     }
@@ -330,7 +351,11 @@ mod tests {
                 .map(|s| format!("https://{s}.basemaps.cartocdn.com"))
                 .to_vec()
         );
-        let mock = TileSource::new("OpenStreetMap", Some("http://127.0.0.1:8123/tiles/{z}/{x}/{y}.png")).unwrap();
+        let mock = TileSource::new(
+            "OpenStreetMap",
+            Some("http://127.0.0.1:8123/tiles/{z}/{x}/{y}.png"),
+        )
+        .unwrap();
         let p = page("t", [0.0, 0.0, 1.0, 1.0], Some(&mock), vec![]);
         assert!(
             p.html.contains("img-src data: http://127.0.0.1:8123\""),
@@ -342,10 +367,20 @@ mod tests {
 
     #[test]
     fn pages_above_the_documented_size_warn() {
-        let big = layer("x", &"x".repeat(SIZE_WARNING_BYTES), Value::Null, json!({}), None);
+        let big = layer(
+            "x",
+            &"x".repeat(SIZE_WARNING_BYTES),
+            Value::Null,
+            json!({}),
+            None,
+        );
         let p = page("t", [0.0; 4], None, vec![big]);
         assert_eq!(p.warnings.len(), 1);
-        assert!(p.warnings[0].contains("above 5 MB") && p.warnings[0].contains("catchments"), "{}", p.warnings[0]);
+        assert!(
+            p.warnings[0].contains("above 5 MB") && p.warnings[0].contains("catchments"),
+            "{}",
+            p.warnings[0]
+        );
     }
 
     #[test]

@@ -45,11 +45,20 @@ fn css(c: RColor) -> (String, f64) {
 pub fn symbol_icon(style: &Style) -> Result<Value> {
     let size_css = (24.0 * style.cex.max(0.1)).ceil();
     let px = (size_css * ICON_SCALE) as u32;
-    let mut pixmap = tiny_skia::Pixmap::new(px, px)
-        .ok_or_else(|| crate::Error::Render(format!("a {px}x{px} symbol icon cannot be allocated")))?;
+    let mut pixmap = tiny_skia::Pixmap::new(px, px).ok_or_else(|| {
+        crate::Error::Render(format!("a {px}x{px} symbol icon cannot be allocated"))
+    })?;
     let paint = SymbolPaint::of(style);
     let centre = px as f32 / 2.0;
-    symbols::draw(&mut pixmap, centre, centre, style.pch, paint, style.cex, ICON_SCALE);
+    symbols::draw(
+        &mut pixmap,
+        centre,
+        centre,
+        style.pch,
+        paint,
+        style.cex,
+        ICON_SCALE,
+    );
     let png = crate::render::encode_png(&pixmap)?;
     Ok(json!({ "url": format!("data:image/png;base64,{}", base64(&png)), "size": size_css }))
 }
@@ -59,7 +68,11 @@ fn base64(bytes: &[u8]) -> String {
     const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
     let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
     for chunk in bytes.chunks(3) {
-        let b = [chunk[0], *chunk.get(1).unwrap_or(&0), *chunk.get(2).unwrap_or(&0)];
+        let b = [
+            chunk[0],
+            *chunk.get(1).unwrap_or(&0),
+            *chunk.get(2).unwrap_or(&0),
+        ];
         let n = u32::from(b[0]) << 16 | u32::from(b[1]) << 8 | u32::from(b[2]);
         for i in 0..4 {
             if i <= chunk.len() {
@@ -96,7 +109,10 @@ mod tests {
         let o = path_options(parse("blue").unwrap(), None, 2.0);
         assert_eq!(o["color"], "#0000ff");
         assert_eq!(o["weight"], 2.0);
-        assert_eq!((o["stroke"].as_bool(), o["fill"].as_bool()), (Some(true), Some(false)));
+        assert_eq!(
+            (o["stroke"].as_bool(), o["fill"].as_bool()),
+            (Some(true), Some(false))
+        );
         let o = path_options(parse("black").unwrap(), parse("#add8e680").unwrap(), 1.0);
         assert_eq!(o["fillColor"], "#add8e6");
         assert!((o["fillOpacity"].as_f64().unwrap() - 128.0 / 255.0).abs() < 1e-9);

@@ -149,7 +149,14 @@ fn downstream_end(flowline: &Feature) -> Option<Point<f64>> {
 
 /// The union of the catchments of `comid` and everything upstream of it.
 fn basin_of(comid: i64, data: &Data) -> Option<geojson::Geometry> {
-    let catchments: Vec<&Feature> = data.upstream(comid).into_iter().filter_map(|c| data.catchment(c)).collect();
-    let geometry = crate::feature::union_polygons(catchments.iter().filter_map(|f| f.geometry.as_ref()))?;
-    Some(geojson::Geometry::new(geojson::GeometryValue::from(&geometry)))
+    let catchments: Vec<&Feature> = data
+        .upstream(comid)
+        .into_iter()
+        .filter_map(|c| data.catchment(c))
+        .collect();
+    let geometry =
+        crate::feature::union_polygons(catchments.iter().filter_map(|f| f.geometry.as_ref()))?;
+    Some(geojson::Geometry::new(geojson::GeometryValue::from(
+        &geometry,
+    )))
 }

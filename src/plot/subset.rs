@@ -110,14 +110,20 @@ mod tests {
             ring.reverse();
         }
         Feature {
-            geometry: Some(Geometry::Polygon(geo::Polygon::new(ring.into(), Vec::new()))),
+            geometry: Some(Geometry::Polygon(geo::Polygon::new(
+                ring.into(),
+                Vec::new(),
+            ))),
             ..Default::default()
         }
     }
 
     #[test]
     fn basins_keep_parts_of_either_winding() {
-        let basin = union_basin(&[square(0.0, true), square(5.0, false), square(0.5, false)], Default::default());
+        let basin = union_basin(
+            &[square(0.0, true), square(5.0, false), square(0.5, false)],
+            Default::default(),
+        );
         let Some(Geometry::MultiPolygon(parts)) = basin.geometry else {
             panic!("two separate parts expected, got {:?}", basin.geometry);
         };

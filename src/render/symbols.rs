@@ -36,8 +36,14 @@ impl SymbolPaint {
     /// outlined with `border` (plot_config's convention); the others use `col`.
     pub fn of(style: &super::style::Style) -> SymbolPaint {
         match style.pch {
-            21..=25 => SymbolPaint { col: style.border, bg: style.col },
-            _ => SymbolPaint { col: style.col, bg: None },
+            21..=25 => SymbolPaint {
+                col: style.border,
+                bg: style.col,
+            },
+            _ => SymbolPaint {
+                col: style.col,
+                bg: None,
+            },
         }
     }
 }

@@ -24,7 +24,8 @@ impl TempDir {
             .duration_since(std::time::UNIX_EPOCH)
             .unwrap()
             .subsec_nanos();
-        let dir = std::env::temp_dir().join(format!("hydroplot-{tag}-{}-{nanos}", std::process::id()));
+        let dir =
+            std::env::temp_dir().join(format!("hydroplot-{tag}-{}-{nanos}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         TempDir(dir)
     }
@@ -131,13 +132,19 @@ impl Chromium {
     /// Opens `file#selftest` and returns what the page wrote into
     /// `<pre id="hydroplot-selftest">`.
     pub fn selftest(&self, file: &Path) -> Value {
-        let dom = self.run(&["--dump-dom".into(), format!("file://{}#selftest", file.display())]);
-        let start = dom.find("<pre id=\"hydroplot-selftest\">").unwrap_or_else(|| {
-            panic!(
-                "the page wrote no selftest result; DOM tail: {}",
-                &dom[dom.len().saturating_sub(2000)..]
-            )
-        }) + 29;
+        let dom = self.run(&[
+            "--dump-dom".into(),
+            format!("file://{}#selftest", file.display()),
+        ]);
+        let start = dom
+            .find("<pre id=\"hydroplot-selftest\">")
+            .unwrap_or_else(|| {
+                panic!(
+                    "the page wrote no selftest result; DOM tail: {}",
+                    &dom[dom.len().saturating_sub(2000)..]
+                )
+            })
+            + 29;
         let end = start + dom[start..].find("</pre>").unwrap();
         let text = dom[start..end]
             .replace("&lt;", "<")
@@ -154,7 +161,9 @@ impl Chromium {
             format!("--screenshot={}", png_path.display()),
             format!("file://{}{fragment}", file.display()),
         ]);
-        let decoder = png::Decoder::new(std::io::BufReader::new(std::fs::File::open(png_path).unwrap()));
+        let decoder = png::Decoder::new(std::io::BufReader::new(
+            std::fs::File::open(png_path).unwrap(),
+        ));
         let mut reader = decoder.read_info().unwrap();
         let mut buf = vec![0; reader.output_buffer_size().unwrap()];
         let info = reader.next_frame(&mut buf).unwrap();
