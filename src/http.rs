@@ -536,7 +536,7 @@ mod tests {
     #[test]
     fn parallel_map_keeps_input_order_and_reports_each_once() {
         let items: Vec<u64> = (0..50).collect();
-        let mut seen = vec![0; 50];
+        let mut seen = [0; 50];
         let out = parallel_map(
             4,
             &items,

@@ -564,7 +564,7 @@ mod tests {
         ];
         for g in gs {
             let b = write(&g, 4269);
-            assert_eq!(header(&b).unwrap().envelope.is_some(), true);
+            assert!(header(&b).unwrap().envelope.is_some());
             assert_eq!(parse(&b).unwrap(), Some(g));
         }
         let empty = Geometry::MultiPolygon(MultiPolygon(vec![]));

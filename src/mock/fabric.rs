@@ -253,7 +253,7 @@ fn parse_query(
         .map(|v| {
             v.split(',')
                 .filter(|s| !s.is_empty())
-                .map(|p| property(p))
+                .map(&property)
                 .collect::<Result<Vec<_>, _>>()
         })
         .transpose()?;

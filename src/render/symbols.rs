@@ -232,7 +232,7 @@ mod tests {
         let p = render(22, Some(BLACK), Some(WHITE), 1.0);
         assert_eq!(rgb(&p, 32, 32), [255, 255, 255]);
         // Half side 0.886 * 6 = 5.3 px: the outline crosses x = 37.
-        assert_eq!(rgb(&p, 37, 32)[0] < 100, true, "{:?}", rgb(&p, 37, 32));
+        assert!(rgb(&p, 37, 32)[0] < 100, "{:?}", rgb(&p, 37, 32));
         assert_eq!(rgb(&p, 40, 32), [200, 200, 200]);
     }
 

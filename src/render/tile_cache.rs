@@ -333,9 +333,8 @@ mod tests {
         std::os::unix::fs::symlink(&outside, c.path_for("http://t/x")).unwrap();
         assert_eq!(c.get("http://t/x"), None);
         c.put("http://t/x", &[], b"tile").unwrap();
-        assert_eq!(
+        assert!(
             fs::read_to_string(&outside).unwrap().ends_with("secret"),
-            true,
             "target untouched"
         );
         assert_eq!(c.get("http://t/x").as_deref(), Some(&b"tile"[..]));
