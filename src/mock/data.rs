@@ -7,7 +7,7 @@ use crate::feature::Feature;
 use crate::gpkg::GeoPackage;
 use crate::{Error, Result};
 use once_cell::sync::OnceCell;
-use serde_json::Value;
+use serde_json::{json, Map, Value};
 use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Arc;
@@ -43,13 +43,36 @@ pub const SYNTHETIC_FEATURES: &[(&str, &str, i64)] = &[
     ("wqp", "USGS-05427718", 13293456),
 ];
 
-/// One served feature with its precomputed bounding box.
+/// One served feature with its precomputed bounding box and wire form.
 #[derive(Debug, Clone)]
 pub struct Item {
     /// The feature as the service sends it (id, wire-typed properties, geometry).
     pub feature: Feature,
     /// `[xmin, ymin, xmax, ymax]` of the geometry.
     pub bbox: Option<[f64; 4]>,
+    /// The whole feature serialized once at load (`wire_json(feature, None,
+    /// false)`), so that pages are assembled from bytes instead of building
+    /// and serializing a JSON tree per feature and request.
+    pub json: Box<str>,
+}
+
+/// The GeoJSON feature the fabric service sends for `feature`: only the
+/// properties in `keep` when given, and a null geometry when `skip_geometry`.
+pub fn wire_json(feature: &Feature, keep: Option<&[String]>, skip_geometry: bool) -> Value {
+    let props: Map<String, Value> = match keep {
+        Some(keep) => feature
+            .properties
+            .iter()
+            .filter(|(k, _)| keep.contains(k))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect(),
+        None => feature.properties.clone(),
+    };
+    let geometry = match (&feature.geometry, skip_geometry) {
+        (Some(g), false) => json!(geojson::Geometry::new(geojson::GeometryValue::from(g))),
+        _ => Value::Null,
+    };
+    json!({"type": "Feature", "properties": props, "id": feature.id, "geometry": geometry})
 }
 
 /// All layers of both GeoPackages, with lookups by comid.
@@ -219,5 +242,12 @@ fn to_wire(collection: Collection, mut feature: Feature, row: i64) -> Item {
         _ => feature.get_i64("comid").map(Value::from),
     };
     let bbox = feature.bbox();
-    Item { feature, bbox }
+    let json = wire_json(&feature, None, false)
+        .to_string()
+        .into_boxed_str();
+    Item {
+        feature,
+        bbox,
+        json,
+    }
 }

@@ -9,12 +9,13 @@
 //! equality (`comid=13293454`, as pygeoapi allows); `f` and `filter-lang`
 //! are ignored. A POST body is a CQL2-JSON `in` filter on an integer property.
 
-use super::data::{Data, Item};
+use super::data::{wire_json, Data, Item};
 use super::http::{Reply, Request};
 use crate::collection::Collection;
 use crate::http::with_query;
 use geo::{Intersects, Point, Rect};
 use serde_json::{json, Map, Value};
+use std::borrow::Cow;
 use std::cmp::Ordering;
 use std::collections::HashSet;
 
@@ -134,11 +135,11 @@ pub(super) fn items(
             }
         });
     }
-    let page: Vec<Value> = matched
+    let page: Vec<Cow<str>> = matched
         .iter()
         .skip(query.offset)
         .take(query.limit)
-        .map(|item| feature_json(item, &query))
+        .map(|item| feature_text(item, &query))
         .collect();
     let self_url = format!("{base_url}{}", request.path);
     let pairs: Vec<(&str, &str)> = request
@@ -162,18 +163,44 @@ pub(super) fn items(
         "type": "application/json", "title": title, "rel": "collection",
         "href": format!("{base_url}/fabric/pygeoapi/collections/{name}"),
     }));
-    Reply::json(
+    Reply::json_bytes(
         200,
         "application/geo+json",
-        &json!({
-            "type": "FeatureCollection",
-            "features": page,
-            "numberMatched": matched.len(),
-            "numberReturned": page.len(),
-            "links": links,
-            "timeStamp": timestamp(),
-        }),
+        page_body(&page, matched.len(), &Value::Array(links)),
     )
+}
+
+/// A feature's JSON text: the one serialized at load, or a fresh one when
+/// `properties` or `skipGeometry` change the feature.
+fn feature_text<'a>(item: &'a Item, query: &Query) -> Cow<'a, str> {
+    if query.properties.is_none() && !query.skip_geometry {
+        Cow::Borrowed(&item.json)
+    } else {
+        let keep = query.properties.as_deref();
+        Cow::Owned(wire_json(&item.feature, keep, query.skip_geometry).to_string())
+    }
+}
+
+/// The FeatureCollection around already serialized features, with its keys
+/// in the order serde_json writes an object (sorted), as pygeoapi's
+/// envelope: features, links, numberMatched, numberReturned, timeStamp, type.
+fn page_body(features: &[Cow<str>], matched: usize, links: &Value) -> Vec<u8> {
+    let envelope = format!(
+        r#"],"links":{links},"numberMatched":{matched},"numberReturned":{},"timeStamp":{},"type":"FeatureCollection"}}"#,
+        features.len(),
+        Value::from(timestamp())
+    );
+    let size = features.iter().map(|f| f.len() + 1).sum::<usize>() + envelope.len() + 16;
+    let mut out = String::with_capacity(size);
+    out.push_str(r#"{"features":["#);
+    for (i, feature) in features.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        out.push_str(feature);
+    }
+    out.push_str(&envelope);
+    out.into_bytes()
 }
 
 /// The query pairs with `name` set to `value` (replacing or appending).
@@ -381,24 +408,6 @@ fn compare_values(a: Option<&Value>, b: Option<&Value>) -> Ordering {
     }
 }
 
-fn feature_json(item: &Item, query: &Query) -> Value {
-    let props: Map<String, Value> = match &query.properties {
-        Some(keep) => item
-            .feature
-            .properties
-            .iter()
-            .filter(|(k, _)| keep.contains(k))
-            .map(|(k, v)| (k.clone(), v.clone()))
-            .collect(),
-        None => item.feature.properties.clone(),
-    };
-    let geometry = match (&item.feature.geometry, query.skip_geometry) {
-        (Some(g), false) => json!(geojson::Geometry::new(geojson::GeometryValue::from(g))),
-        _ => Value::Null,
-    };
-    json!({"type": "Feature", "properties": props, "id": item.feature.id, "geometry": geometry})
-}
-
 /// Now as pygeoapi writes it: `2026-05-27T16:24:06.485736Z`.
 fn timestamp() -> String {
     let now = std::time::SystemTime::now()
@@ -444,6 +453,71 @@ mod tests {
         p.insert("streamorde".into(), json!(1.0));
         assert!(!c.matches(&p));
         assert!(parse_comparison("streamorde", &known).is_err());
+    }
+
+    /// The body of the answer to a flowline items request with this query.
+    fn get(query: &str) -> Vec<u8> {
+        let request = Request {
+            method: "GET".into(),
+            path: "/fabric/pygeoapi/collections/nhdflowline_network/items".into(),
+            raw_query: query.into(),
+            query: query
+                .split('&')
+                .map(|p| p.split_once('=').unwrap())
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+            body: Vec::new(),
+        };
+        let data = Data::shared().unwrap();
+        let reply = items("nhdflowline_network", &request, &data, "http://m", 10_000);
+        assert_eq!(reply.status, 200);
+        reply.body
+    }
+
+    #[test]
+    fn pages_are_assembled_from_the_features_serialized_at_load() {
+        let body = get("limit=3&offset=2");
+        let data = Data::shared().unwrap();
+        let features: Vec<String> = data.layer(Collection::FlowlineNetwork)[2..5]
+            .iter()
+            .map(|item| wire_json(&item.feature, None, false).to_string())
+            .collect();
+        let start = format!(r#"{{"features":[{}],"links":["#, features.join(","));
+        assert!(body.starts_with(start.as_bytes()));
+        let page: Value = serde_json::from_slice(&body).unwrap();
+        let ids: Vec<i64> = (0..3)
+            .map(|i| page["features"][i]["id"].as_i64().unwrap())
+            .collect();
+        assert_eq!(ids, [13297160, 13293970, 13293750]);
+        assert_eq!(page["features"][0]["properties"]["streamorde"], json!(4.0));
+        assert_eq!(page["type"], "FeatureCollection");
+        assert_eq!(
+            (
+                page["numberMatched"].as_u64(),
+                page["numberReturned"].as_u64()
+            ),
+            (Some(1013), Some(3))
+        );
+        assert_eq!(
+            page["links"][1]["href"],
+            "http://m/fabric/pygeoapi/collections/nhdflowline_network/items?limit=3&offset=5&f=json"
+        );
+        assert_eq!(page["timeStamp"].as_str().map(str::len), Some(27));
+    }
+
+    #[test]
+    fn properties_and_skip_geometry_reshape_the_features() {
+        let body = get("properties=comid,streamorde&skipGeometry=true&limit=2");
+        let page: Value = serde_json::from_slice(&body).unwrap();
+        assert_eq!(
+            page["features"],
+            json!([
+                {"type": "Feature", "id": 13296606, "geometry": null,
+                 "properties": {"comid": 13296606, "streamorde": 4.0}},
+                {"type": "Feature", "id": 13297170, "geometry": null,
+                 "properties": {"comid": 13297170, "streamorde": 4.0}},
+            ])
+        );
     }
 
     #[test]

@@ -50,11 +50,16 @@ pub(super) struct Reply {
 impl Reply {
     /// A JSON answer.
     pub fn json(status: u16, content_type: &'static str, value: &Value) -> Reply {
+        Reply::json_bytes(status, content_type, value.to_string().into_bytes())
+    }
+
+    /// A JSON answer already serialized.
+    pub fn json_bytes(status: u16, content_type: &'static str, body: Vec<u8>) -> Reply {
         Reply {
             status,
             content_type,
             headers: Vec::new(),
-            body: value.to_string().into_bytes(),
+            body,
         }
     }
 
