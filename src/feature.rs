@@ -63,13 +63,14 @@ pub fn value_as_i64(v: &Value) -> Option<i64> {
 
 /// Lower-cases every key of a property map (the first of colliding keys wins).
 pub fn lowercase_keys(props: Properties) -> Properties {
+    let upper = |k: &String| k.bytes().any(|b| b.is_ascii_uppercase());
+    if !props.keys().any(upper) {
+        // The services' usual case: keep the map instead of rebuilding it.
+        return props;
+    }
     let mut out = Properties::with_capacity(props.len());
     for (k, v) in props {
-        let key = if k.bytes().any(|b| b.is_ascii_uppercase()) {
-            k.to_ascii_lowercase()
-        } else {
-            k
-        };
+        let key = if upper(&k) { k.to_ascii_lowercase() } else { k };
         out.entry(key).or_insert(v);
     }
     out
@@ -231,5 +232,19 @@ mod tests {
             .clone();
         let p = lowercase_keys(p);
         assert!(p.contains_key("comid") && p.contains_key("streamorde"));
+    }
+
+    #[test]
+    fn lower_case_keys_pass_through_and_collisions_keep_the_first() {
+        let lower = json!({"comid": 13293454, "streamorde": 3.0});
+        let p = lowercase_keys(lower.as_object().unwrap().clone());
+        assert_eq!(Value::Object(p), lower);
+        // Sorted, "COMID" comes before "comid": the upper-case spelling wins.
+        let mixed = json!({"comid": 1, "COMID": 2, "Gnis_Name": "Yahara River"});
+        let p = lowercase_keys(mixed.as_object().unwrap().clone());
+        assert_eq!(
+            Value::Object(p),
+            json!({"comid": 2, "gnis_name": "Yahara River"})
+        );
     }
 }
