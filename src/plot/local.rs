@@ -55,24 +55,23 @@ pub fn subset(ctx: &Context, req: &PlotRequest, path: &Path) -> Result<Subset> {
             ))
         })?;
         let mask = network.upstream_mask(&[i]);
-        let comids: HashSet<i64> = reaches
-            .iter()
-            .zip(&mask)
-            .filter(|(_, &m)| m)
-            .map(|(r, _)| r.comid)
-            .collect();
-        for (a, m) in all.iter_mut().zip(mask) {
+        for (a, m) in all.iter_mut().zip(&mask) {
             *a |= m;
         }
-        per_outlet.push(comids);
+        per_outlet.push(masked_comids(&reaches, &mask));
     }
-    let keep: HashSet<i64> = reaches
+    let keep = masked_comids(&reaches, &all);
+    with_flowlines(&gpkg, req, &reaches, &keep, outlets, Some(per_outlet))
+}
+
+/// The comids of the reaches marked in `mask`.
+fn masked_comids(reaches: &[Reach], mask: &[bool]) -> HashSet<i64> {
+    reaches
         .iter()
-        .zip(&all)
+        .zip(mask)
         .filter(|(_, &m)| m)
         .map(|(r, _)| r.comid)
-        .collect();
-    with_flowlines(&gpkg, req, &reaches, &keep, outlets, Some(per_outlet))
+        .collect()
 }
 
 /// The subset for a set of flowlines: their features and catchments, one
