@@ -313,3 +313,36 @@ fn a_missing_optional_layer_is_a_warning_and_progress_sees_every_stage() {
         .unwrap()
         .contains(&("basin".to_string(), 1, 1)));
 }
+
+#[test]
+fn neutral_names_change_every_path_the_library_builds() {
+    let server = MockServer::start();
+    let mut config = context(&server).config.clone();
+    config.set("names", "neutral").unwrap();
+    let ctx = hydroplot::Context::new(config).unwrap();
+    let d = plot_hydro(
+        &ctx,
+        &data_only(vec![Outlet::Site("05429500".into())]),
+        None,
+    )
+    .unwrap();
+    assert_eq!(
+        d.layer(Layer::Outlets)[0].get_str("type"),
+        Some("gaugesite")
+    );
+    let paths: Vec<String> = server.requests().into_iter().map(|r| r.path).collect();
+    assert!(
+        paths.contains(&"/nldi/linked-data/gaugesite/USGS-05429500".to_string()),
+        "{paths:?}"
+    );
+    assert!(
+        paths.contains(&"/fabric/pygeoapi/collections/flowline_network/items".to_string()),
+        "{paths:?}"
+    );
+    assert!(
+        !paths
+            .iter()
+            .any(|p| p.contains("nwissite") || p.contains("nhdflowline_network")),
+        "{paths:?}"
+    );
+}
