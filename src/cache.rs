@@ -95,42 +95,42 @@ impl PlotCache {
     }
 
     /// Accepts our own format, initializes an empty file, rejects the rest.
+    /// Runs under the write lock (`BEGIN IMMEDIATE`), so a process that opens
+    /// the file while another initializes it waits and then sees it whole,
+    /// instead of mistaking a half-read new file for a foreign one.
     fn check_or_init(&self) -> Result<()> {
-        let read = |pragma: &str| -> Result<i32> {
+        self.conn
+            .execute_batch("BEGIN IMMEDIATE")
+            .map_err(sqlite_error)?;
+        let result = self.check_or_init_locked();
+        let end = if result.is_ok() { "COMMIT" } else { "ROLLBACK" };
+        let ended = self.conn.execute_batch(end).map_err(sqlite_error);
+        result.and(ended)
+    }
+
+    fn check_or_init_locked(&self) -> Result<()> {
+        let read = |sql: &str| -> Result<i64> {
             self.conn
-                .query_row(&format!("PRAGMA {pragma}"), [], |r| r.get(0))
-                .map_err(|e| Error::Service(e.to_string()))
+                .query_row(sql, [], |r| r.get(0))
+                .map_err(sqlite_error)
         };
-        let (app, version) = (read("application_id")?, read("user_version")?);
-        let tables: i64 = self
-            .conn
-            .query_row("SELECT count(*) FROM sqlite_master", [], |r| r.get(0))
-            .map_err(|e| Error::Service(e.to_string()))?;
+        let app = read("PRAGMA application_id")?;
+        let version = read("PRAGMA user_version")?;
+        let tables = read("SELECT count(*) FROM sqlite_master")?;
         match (app, version) {
-            (APPLICATION_ID, FORMAT_VERSION) => Ok(()),
-            (APPLICATION_ID, v) => Err(Error::Service(format!(
+            (a, v) if a == i64::from(APPLICATION_ID) && v == i64::from(FORMAT_VERSION) => Ok(()),
+            (a, v) if a == i64::from(APPLICATION_ID) => Err(Error::Service(format!(
                 "cache format {v}, this library reads {FORMAT_VERSION}"
             ))),
-            (0, 0) if tables == 0 => {
-                let sql = format!(
-                    "BEGIN IMMEDIATE;
-                     CREATE TABLE IF NOT EXISTS plot_data (key TEXT PRIMARY KEY, created INTEGER NOT NULL, body BLOB NOT NULL);
+            (0, 0) if tables == 0 => self
+                .conn
+                .execute_batch(&format!(
+                    "CREATE TABLE plot_data (key TEXT PRIMARY KEY, created INTEGER NOT NULL, body BLOB NOT NULL);
                      PRAGMA application_id = {APPLICATION_ID};
-                     PRAGMA user_version = {FORMAT_VERSION};
-                     COMMIT;"
-                );
-                self.conn
-                    .execute_batch(&sql)
-                    .map_err(|e| match e.sqlite_error_code() {
-                        Some(rusqlite::ErrorCode::ReadOnly | rusqlite::ErrorCode::CannotOpen) => {
-                            Error::Io(e.to_string())
-                        }
-                        _ => Error::Service(e.to_string()),
-                    })
-            }
-            _ => Err(Error::Service(
-                "a SQLite file of another application".into(),
-            )),
+                     PRAGMA user_version = {FORMAT_VERSION};"
+                ))
+                .map_err(sqlite_error),
+            _ => Err(Error::Service("a SQLite file of another application".into())),
         }
     }
 
@@ -161,6 +161,21 @@ impl PlotCache {
             )
             .map(drop)
             .map_err(|e| Error::Io(format!("writing the plot-data cache: {e}")))
+    }
+}
+
+/// A file that cannot be written is `Error::Io` (no caching); anything else
+/// wrong with it is `Error::Service` (the file is replaced).
+fn sqlite_error(e: rusqlite::Error) -> Error {
+    match e.sqlite_error_code() {
+        Some(
+            rusqlite::ErrorCode::ReadOnly
+            | rusqlite::ErrorCode::CannotOpen
+            | rusqlite::ErrorCode::PermissionDenied
+            | rusqlite::ErrorCode::DatabaseBusy
+            | rusqlite::ErrorCode::DatabaseLocked,
+        ) => Error::Io(e.to_string()),
+        _ => Error::Service(e.to_string()),
     }
 }
 

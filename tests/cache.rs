@@ -152,3 +152,37 @@ fn disabled_cache_leaves_nothing_on_disk() {
         "nothing written"
     );
 }
+
+#[test]
+fn many_first_openers_of_one_new_file_lose_nothing() {
+    use hydroplot::cache::PlotCache;
+    let ctx = hydroplot::Context::new(hydroplot::config::Config::default()).unwrap();
+    let dir = tmpdir("first-openers");
+    for round in 0..20 {
+        let file = dir.join(format!("round{round}.cache"));
+        let barrier = std::sync::Barrier::new(8);
+        std::thread::scope(|s| {
+            for i in 0..8 {
+                let (ctx, file, barrier) = (&ctx, &file, &barrier);
+                s.spawn(move || {
+                    barrier.wait();
+                    let mut warnings = Vec::new();
+                    let cache = PlotCache::open(ctx, file, &mut warnings).expect("the cache opens");
+                    assert!(warnings.is_empty(), "round {round}: {warnings:?}");
+                    let data = PlotData {
+                        bbox: [i as f64, 0.0, 1.0, 1.0],
+                        ..Default::default()
+                    };
+                    cache.put(&format!("key{i}"), &data).unwrap();
+                });
+            }
+        });
+        let cache = PlotCache::open(&ctx, &file, &mut Vec::new()).unwrap();
+        for i in 0..8 {
+            let hit = cache
+                .get(&format!("key{i}"))
+                .unwrap_or_else(|| panic!("round {round}: key{i} lost"));
+            assert_eq!(hit.bbox[0], i as f64);
+        }
+    }
+}
