@@ -408,24 +408,7 @@ fn fast_png(ctx: &Context, data: &PlotData, cache: &Path, figures: &mut Figures)
     map.draw_plot_data(data, &PlotRequest::default().styles)
         .expect("draw");
     let t = Instant::now();
-    let pixmap = map.pixmap();
-    let rgba: Vec<u8> = pixmap
-        .pixels()
-        .iter()
-        .flat_map(|p| {
-            let c = p.demultiply();
-            [c.red(), c.green(), c.blue(), c.alpha()]
-        })
-        .collect();
-    let mut out = Vec::new();
-    let mut encoder = png::Encoder::new(&mut out, pixmap.width(), pixmap.height());
-    encoder.set_color(png::ColorType::Rgba);
-    encoder.set_depth(png::BitDepth::Eight);
-    encoder.set_compression(png::Compression::Fast);
-    encoder
-        .write_header()
-        .and_then(|mut w| w.write_image_data(&rgba))
-        .expect("png");
+    let out = hydroplot::render::encode_png(map.pixmap()).expect("png");
     figures.put(
         "render_png_fast_compression",
         t.elapsed().as_secs_f64(),

@@ -462,7 +462,7 @@ fn path_of(g: &Geometry<f64>, view: &View) -> Option<Path> {
 }
 
 /// Encodes a pixmap as an 8-bit RGBA PNG (un-premultiplying the pixels).
-pub(crate) fn encode_png(pixmap: &Pixmap) -> Result<Vec<u8>> {
+pub fn encode_png(pixmap: &Pixmap) -> Result<Vec<u8>> {
     let fail =
         |e: png::EncodingError| Error::Render(format!("the map could not be encoded as PNG: {e}"));
     let data: Vec<u8> = pixmap
