@@ -108,6 +108,26 @@ fn plot(ctx: *const hydroplot_context, req: *const hydroplot_plot_request) -> hy
     status
 }
 
+/// A 200 x 200 map without basemap over the Yahara area; free it with `hydroplot_map_free`.
+fn small_map(ctx: *const hydroplot_context) -> *mut hydroplot_map {
+    let mut map = null_mut();
+    let none = c("none");
+    let status = hydroplot_map_new(
+        ctx,
+        -89.5,
+        42.9,
+        -89.2,
+        43.1,
+        null(),
+        200,
+        200,
+        none.as_ptr(),
+        &mut map,
+    );
+    assert_eq!(status, HYDROPLOT_OK);
+    map
+}
+
 #[test]
 fn invalid_utf8_is_an_invalid_argument_in_every_string_position() {
     let ctx = context(None);
@@ -171,22 +191,7 @@ fn invalid_utf8_is_an_invalid_argument_in_every_string_position() {
     );
     assert!(t.is_null());
     // Invalid UTF-8 inside GeoJSON given by length.
-    let mut map = null_mut();
-    assert_eq!(
-        hydroplot_map_new(
-            ctx,
-            -89.5,
-            42.9,
-            -89.2,
-            43.1,
-            null(),
-            200,
-            200,
-            c("none").as_ptr(),
-            &mut map
-        ),
-        HYDROPLOT_OK
-    );
+    let map = small_map(ctx);
     let geojson = b"{\"type\":\"Point\",\"coordinates\":[-89.3,43.0],\"x\":\"\xff\"}";
     let status = hydroplot_map_add_geojson(
         map,
@@ -439,22 +444,7 @@ fn deeply_nested_and_malformed_json_is_an_error_not_a_stack_overflow() {
         assert!(hydroplot::cache::decode(&body).is_err());
     }
     let ctx = context(None);
-    let mut map = null_mut();
-    assert_eq!(
-        hydroplot_map_new(
-            ctx,
-            -89.5,
-            42.9,
-            -89.2,
-            43.1,
-            null(),
-            200,
-            200,
-            c("none").as_ptr(),
-            &mut map
-        ),
-        HYDROPLOT_OK
-    );
+    let map = small_map(ctx);
     let nested = format!(
         "{{\"type\":\"GeometryCollection\",\"geometries\":[{}]}}",
         "{\"type\":\"GeometryCollection\",\"geometries\":[".repeat(20_000) + &"]}".repeat(20_000)

@@ -352,16 +352,17 @@ fn flowtrace_answers_the_recording_and_synthesizes_others() {
         "{}/pygeoapi/processes/nldi-flowtrace/execution",
         server.index_url()
     );
-    let r = ctx
-        .http
-        .post(
+    let trace = |lat: &str, lon: &str, dir: &str| {
+        let body = body(lat, lon, dir);
+        ctx.http.post(
             &ctx,
             Service::Process,
             &url,
             "application/json",
-            body("42.9561", "-89.2158", "up").as_bytes(),
+            body.as_bytes(),
         )
-        .unwrap();
+    };
+    let r = trace("42.9561", "-89.2158", "up").unwrap();
     assert_eq!(
         r.body,
         std::fs::read(concat!(
@@ -371,16 +372,7 @@ fn flowtrace_answers_the_recording_and_synthesizes_others() {
         .unwrap()
     );
 
-    let r = ctx
-        .http
-        .post(
-            &ctx,
-            Service::Process,
-            &url,
-            "application/json",
-            body("43.2085", "-89.3520", "down").as_bytes(),
-        )
-        .unwrap();
+    let r = trace("43.2085", "-89.3520", "down").unwrap();
     let v: serde_json::Value = serde_json::from_slice(&r.body).unwrap();
     assert_eq!(v["features"][0]["id"], "downstreamFlowline");
     assert_eq!(v["features"][0]["properties"]["comid"], 13293456);
@@ -390,28 +382,10 @@ fn flowtrace_answers_the_recording_and_synthesizes_others() {
         serde_json::json!([-89.352, 43.2085])
     );
 
-    let e = ctx
-        .http
-        .post(
-            &ctx,
-            Service::Process,
-            &url,
-            "application/json",
-            body("40", "-100", "up").as_bytes(),
-        )
-        .unwrap_err();
+    let e = trace("40", "-100", "up").unwrap_err();
     assert_eq!(e.http_status(), 500);
     assert!(e.to_string().contains("outside"), "{e}");
-    let e = ctx
-        .http
-        .post(
-            &ctx,
-            Service::Process,
-            &url,
-            "application/json",
-            body("40", "-100", "sideways").as_bytes(),
-        )
-        .unwrap_err();
+    let e = trace("40", "-100", "sideways").unwrap_err();
     assert_eq!(e.http_status(), 400);
 }
 

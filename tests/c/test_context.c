@@ -77,22 +77,6 @@ static void invalid_utf8_is_an_invalid_argument(void) {
     hydroplot_context_free(ctx);
 }
 
-static void null_arguments_are_refused(void) {
-    hydroplot_context *ctx = new_context();
-    CHECK_FAILS(hydroplot_context_new(NULL), HYDROPLOT_ERR_NULL_ARGUMENT, "out");
-    CHECK_FAILS(hydroplot_context_set_option(NULL, "retries", "1"), HYDROPLOT_ERR_NULL_ARGUMENT,
-                "ctx");
-    CHECK_FAILS(hydroplot_context_set_option(ctx, NULL, "1"), HYDROPLOT_ERR_NULL_ARGUMENT, "key");
-    CHECK_FAILS(hydroplot_context_set_option(ctx, "retries", NULL), HYDROPLOT_ERR_NULL_ARGUMENT,
-                "value");
-    CHECK_FAILS(hydroplot_context_set_log_callback(NULL, NULL, NULL), HYDROPLOT_ERR_NULL_ARGUMENT,
-                "ctx");
-    CHECK_FAILS(hydroplot_context_set_progress_callback(NULL, NULL, NULL),
-                HYDROPLOT_ERR_NULL_ARGUMENT, "ctx");
-    hydroplot_context_free(NULL);
-    hydroplot_context_free(ctx);
-}
-
 static void environment_overrides_are_validated(void) {
     hydroplot_context *ctx = (hydroplot_context *)&ctx; /* a sentinel: must stay untouched */
     hydroplot_context *const sentinel = ctx;
@@ -203,7 +187,6 @@ int main(void) {
     every_option_key_accepts_a_valid_value();
     invalid_options_name_the_key();
     invalid_utf8_is_an_invalid_argument();
-    null_arguments_are_refused();
     environment_overrides_are_validated();
     callbacks_register_and_unregister();
     errors_and_callbacks_against_the_mock();
