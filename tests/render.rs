@@ -112,6 +112,26 @@ fn dist_to_lines(map: &Map, p: (f32, f32), features: &[&Feature]) -> f32 {
     best
 }
 
+/// A map of `bbox` in `crs` with no basemap and no tile cache.
+fn map_without_basemap(
+    ctx: &hydroplot::Context,
+    bbox: [f64; 4],
+    crs: &str,
+    size: (u32, u32),
+) -> Map {
+    Map::new(
+        ctx,
+        bbox,
+        crs,
+        size,
+        "none",
+        None,
+        &TileCacheMode::Off,
+        &mut Vec::new(),
+    )
+    .unwrap()
+}
+
 #[test]
 fn yahara_layers_land_on_their_pixels() {
     let server = MockServer::start();
@@ -280,17 +300,7 @@ fn a_failing_tile_is_a_warning_and_a_blank_area() {
     let server = MockServer::start();
     let ctx = mock::context(&server);
     let bbox = [-89.56684, 42.99816, -89.24681, 43.17192];
-    let probe = Map::new(
-        &ctx,
-        bbox,
-        "EPSG:4269",
-        (600, 400),
-        "none",
-        None,
-        &TileCacheMode::Off,
-        &mut Vec::new(),
-    )
-    .unwrap();
+    let probe = map_without_basemap(&ctx, bbox, "EPSG:4269", (600, 400));
     let view = *probe.view();
     let z = zoom_for(view.resolution(), TILE_PX, 19);
     let (x0, x1, y0, y1) = tile_range(&view, z);
@@ -358,17 +368,7 @@ fn add_draws_onto_an_existing_map_without_a_basemap() {
     let server = MockServer::start();
     let ctx = mock::context(&server);
     let data = yahara(&ctx);
-    let mut map = Map::new(
-        &ctx,
-        data.bbox,
-        "EPSG:4269",
-        (800, 600),
-        "none",
-        None,
-        &TileCacheMode::Off,
-        &mut Vec::new(),
-    )
-    .unwrap();
+    let mut map = map_without_basemap(&ctx, data.bbox, "EPSG:4269", (800, 600));
     let req = PlotRequest {
         outlets: vec![Outlet::Comid(YAHARA_OUTLET)],
         hydro_data: Some(data_dir().join("yahara_sample.gpkg")),
@@ -400,17 +400,7 @@ fn added_layers_are_projected_from_their_crs() {
     let server = MockServer::start();
     let ctx = mock::context(&server);
     let bbox = [-89.5, 43.0, -89.3, 43.15];
-    let mut map = Map::new(
-        &ctx,
-        bbox,
-        "EPSG:4326",
-        (400, 300),
-        "none",
-        None,
-        &TileCacheMode::Off,
-        &mut Vec::new(),
-    )
-    .unwrap();
+    let mut map = map_without_basemap(&ctx, bbox, "EPSG:4326", (400, 300));
     // A point given in EPSG:5070 lands where its lon/lat projects.
     let (ax, ay) = Transformer::new("EPSG:4326", "EPSG:5070")
         .unwrap()
@@ -537,17 +527,7 @@ fn outlets_are_styled_by_their_feature_source() {
     let server = MockServer::start();
     let ctx = mock::context(&server);
     let bbox = [-89.5, 43.0, -89.3, 43.15];
-    let mut map = Map::new(
-        &ctx,
-        bbox,
-        "EPSG:4269",
-        (400, 300),
-        "none",
-        None,
-        &TileCacheMode::Off,
-        &mut Vec::new(),
-    )
-    .unwrap();
+    let mut map = map_without_basemap(&ctx, bbox, "EPSG:4269", (400, 300));
     let sources = [
         ("nwissite", -89.45),
         ("huc12pp", -89.42),
