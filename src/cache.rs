@@ -7,26 +7,96 @@
 //! serializes writers; nothing is lost). rusqlite is already linked for
 //! GeoPackages.
 //!
-//! A file that is not a hydroplot cache (corrupt, truncated, foreign, or
-//! written by a newer format) is reported as a warning and replaced. A
-//! location that cannot be written is a warning and no caching: a cache
-//! must never fail a plot.
+//! File safety: the library only ever writes a file it can prove is its
+//! own. A new cache is built under a temporary name and linked into place
+//! whole, so nobody sees it half made. An existing file is classified from
+//! its first 100 bytes before SQLite opens it:
+//! - ours (SQLite with our `application_id`) in this format: used;
+//! - ours but corrupt, or of an older format: replaced (a warning says so);
+//! - ours in a newer format: left alone, no caching, a warning;
+//! - anything else (text, `.rds`, a GeoPackage, another program's SQLite,
+//!   an empty file, a directory): left byte-for-byte untouched, no caching,
+//!   a warning that names the file.
+//!
+//! A cache never fails a plot: every problem is a warning and no caching.
 
 use crate::context::Context;
 use crate::feature::{from_geojson_feature, to_geojson};
+use crate::output::TempFile;
 use crate::plot::{Layer, Outlet, PlotData, PlotRequest};
 use crate::{Error, Result};
 use rusqlite::{params, Connection, OpenFlags, OptionalExtension};
 use serde_json::{json, Value};
+use std::io::Read;
 use std::path::Path;
 use std::time::Duration;
 
 /// Marks our files (`PRAGMA application_id`), "HYDP".
 const APPLICATION_ID: i32 = 0x4859_4450;
-/// The entry format; a file with a newer one is replaced, never misread.
+/// The entry format; a file with a newer one is left alone, never misread.
 const FORMAT_VERSION: i32 = 1;
 /// How long a writer waits for another process's transaction.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// What an existing file at the cache path is, from its SQLite header.
+#[derive(Debug, PartialEq)]
+enum Existing {
+    /// Nothing there yet.
+    Absent,
+    /// A hydroplot cache of format `version`.
+    Ours { version: i32 },
+    /// A hydroplot cache cut short (shorter than its header says).
+    Truncated { length: u64, expected: u64 },
+    /// Not provably ours; the reason, for the warning.
+    Foreign(String),
+}
+
+/// Reads the first 100 bytes of `path` (the SQLite header) without writing.
+fn classify(path: &Path) -> std::io::Result<Existing> {
+    let meta = match std::fs::metadata(path) {
+        Ok(meta) => meta,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Existing::Absent),
+        Err(e) => return Err(e),
+    };
+    if !meta.is_file() {
+        return Ok(Existing::Foreign("it is not a regular file".into()));
+    }
+    let mut header = Vec::with_capacity(100);
+    std::fs::File::open(path)?
+        .take(100)
+        .read_to_end(&mut header)?;
+    Ok(classify_header(&header, meta.len()))
+}
+
+/// Classifies a file of `length` bytes by its first 100 (the SQLite header:
+/// page size at offset 16, page count at 28, `user_version` at 60 and
+/// `application_id` at 68, big-endian).
+fn classify_header(header: &[u8], length: u64) -> Existing {
+    let be = |at: usize| {
+        u32::from_be_bytes([header[at], header[at + 1], header[at + 2], header[at + 3]])
+    };
+    if header.is_empty() {
+        return Existing::Foreign("it is an empty file".into());
+    }
+    if header.len() < 100 || !header.starts_with(b"SQLite format 3\0") {
+        return Existing::Foreign("it is not a SQLite database".into());
+    }
+    let page_size = match u16::from_be_bytes([header[16], header[17]]) {
+        1 => 65_536,
+        n => u64::from(n),
+    };
+    let expected = page_size * u64::from(be(28));
+    match be(68) as i32 {
+        APPLICATION_ID if length < expected => Existing::Truncated { length, expected },
+        APPLICATION_ID => Existing::Ours {
+            version: be(60) as i32,
+        },
+        0 => Existing::Foreign("it is a SQLite database of another program".into()),
+        id => Existing::Foreign(format!(
+            "it is a SQLite database of another program (application id {id:#010x})"
+        )),
+    }
+}
 
 /// An open plot-data cache file.
 pub struct PlotCache {
@@ -34,104 +104,102 @@ pub struct PlotCache {
 }
 
 impl PlotCache {
-    /// Opens (creating when absent) the cache at `path`. Problems become
-    /// warnings (pushed to `warnings` and the log): a bad file is replaced;
-    /// an unwritable location gives `None`.
+    /// Opens the cache at `path`, creating it when absent and replacing it
+    /// only when it is provably ours and unusable (see the module doc).
+    /// Every problem is a warning (pushed to `warnings` and the log); `None`
+    /// means no caching.
     pub fn open(ctx: &Context, path: &Path, warnings: &mut Vec<String>) -> Option<PlotCache> {
-        match Self::try_open(path) {
-            Ok(cache) => return Some(cache),
-            Err(Error::Io(why)) => {
-                warnings.push(ctx.warn(format!(
-                    "plot-data cache {} cannot be used ({why}); not caching",
-                    path.display()
-                )));
-                return None;
+        let mut warn = |message: String| {
+            warnings.push(ctx.warn(format!("plot-data cache {}: {message}", path.display())))
+        };
+        let replace = |why: String, warn: &mut dyn FnMut(String)| {
+            warn(format!("{why}; replacing this hydroplot cache"));
+            Self::replace(path)
+        };
+        let opened = match classify(path) {
+            Err(e) => Err(format!("it cannot be read ({e})")),
+            Ok(Existing::Foreign(why)) => Err(format!(
+                "{why}, not a hydroplot cache, so it is left untouched"
+            )),
+            Ok(Existing::Ours { version }) if version > FORMAT_VERSION => Err(format!(
+                "it is a hydroplot cache of a newer format ({version}; this library reads {FORMAT_VERSION}), so it is left untouched"
+            )),
+            Ok(Existing::Absent) => Self::create(path),
+            Ok(Existing::Truncated { length, expected }) => replace(
+                format!("it is cut short ({length} of {expected} bytes)"),
+                &mut warn,
+            ),
+            Ok(Existing::Ours { version }) if version < FORMAT_VERSION => {
+                replace(format!("it has an older format ({version})"), &mut warn)
             }
-            Err(why) => warnings.push(ctx.warn(format!(
-                "plot-data cache {} is not a usable hydroplot cache ({why}); replacing it",
-                path.display()
-            ))),
-        }
-        if let Err(e) = std::fs::remove_file(path) {
-            warnings.push(ctx.warn(format!(
-                "plot-data cache {} cannot be replaced ({e}); not caching",
-                path.display()
-            )));
-            return None;
-        }
-        match Self::try_open(path) {
+            Ok(Existing::Ours { .. }) => match Self::open_existing(path) {
+                Err(Error::Service(why)) => replace(format!("it is damaged ({why})"), &mut warn),
+                other => other.map_err(|e| e.to_string()),
+            },
+        };
+        match opened {
             Ok(cache) => Some(cache),
-            Err(e) => {
-                warnings.push(ctx.warn(format!(
-                    "plot-data cache {} cannot be created ({e}); not caching",
-                    path.display()
-                )));
+            Err(why) => {
+                warn(format!("{why}; not caching"));
                 None
             }
         }
     }
 
-    fn try_open(path: &Path) -> Result<PlotCache> {
+    /// Builds a new cache under a temporary name and links it into place;
+    /// when another process created one meanwhile, opens that one instead.
+    fn create(path: &Path) -> std::result::Result<PlotCache, String> {
         let dir = path
             .parent()
             .filter(|d| !d.as_os_str().is_empty())
             .unwrap_or(Path::new("."));
         if !dir.is_dir() {
-            return Err(Error::Io(format!(
-                "directory {} does not exist",
-                dir.display()
+            return Err(format!("directory {} does not exist", dir.display()));
+        }
+        match initialized_temp(path)?.persist(path, false) {
+            Ok(()) | Err(Error::Exists(_)) => {}
+            Err(e) => return Err(e.to_string()),
+        }
+        match classify(path) {
+            Ok(Existing::Ours { version }) if version == FORMAT_VERSION => {
+                Self::open_existing(path).map_err(|e| e.to_string())
+            }
+            _ => Err(
+                "another program created a file there meanwhile, so it is left untouched".into(),
+            ),
+        }
+    }
+
+    /// Replaces our own unusable cache file by a new empty one, atomically
+    /// (other readers see the old file or the new one, never half of one).
+    fn replace(path: &Path) -> std::result::Result<PlotCache, String> {
+        initialized_temp(path)?
+            .persist(path, true)
+            .map_err(|e| e.to_string())?;
+        Self::open_existing(path).map_err(|e| e.to_string())
+    }
+
+    /// Opens a file already classified as ours. `Error::Io` when it cannot be
+    /// written (no caching), `Error::Service` when SQLite finds it damaged or
+    /// its schema is not ours (it may be replaced).
+    fn open_existing(path: &Path) -> Result<PlotCache> {
+        let conn = connect(path)?;
+        let version: i64 = conn
+            .query_row("PRAGMA user_version", [], |r| r.get(0))
+            .map_err(sqlite_error)?;
+        let has_table: i64 = conn
+            .query_row(
+                "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'plot_data'",
+                [],
+                |r| r.get(0),
+            )
+            .map_err(sqlite_error)?;
+        if version != i64::from(FORMAT_VERSION) || has_table != 1 {
+            return Err(Error::Service(format!(
+                "format {version} without the plot_data table"
             )));
         }
-        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
-            | OpenFlags::SQLITE_OPEN_CREATE
-            | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-        let conn =
-            Connection::open_with_flags(path, flags).map_err(|e| Error::Io(e.to_string()))?;
-        conn.busy_timeout(BUSY_TIMEOUT)
-            .map_err(|e| Error::Io(e.to_string()))?;
-        let cache = PlotCache { conn };
-        cache.check_or_init()?;
-        Ok(cache)
-    }
-
-    /// Accepts our own format, initializes an empty file, rejects the rest.
-    /// Runs under the write lock (`BEGIN IMMEDIATE`), so a process that opens
-    /// the file while another initializes it waits and then sees it whole,
-    /// instead of mistaking a half-read new file for a foreign one.
-    fn check_or_init(&self) -> Result<()> {
-        self.conn
-            .execute_batch("BEGIN IMMEDIATE")
-            .map_err(sqlite_error)?;
-        let result = self.check_or_init_locked();
-        let end = if result.is_ok() { "COMMIT" } else { "ROLLBACK" };
-        let ended = self.conn.execute_batch(end).map_err(sqlite_error);
-        result.and(ended)
-    }
-
-    fn check_or_init_locked(&self) -> Result<()> {
-        let read = |sql: &str| -> Result<i64> {
-            self.conn
-                .query_row(sql, [], |r| r.get(0))
-                .map_err(sqlite_error)
-        };
-        let app = read("PRAGMA application_id")?;
-        let version = read("PRAGMA user_version")?;
-        let tables = read("SELECT count(*) FROM sqlite_master")?;
-        match (app, version) {
-            (a, v) if a == i64::from(APPLICATION_ID) && v == i64::from(FORMAT_VERSION) => Ok(()),
-            (a, v) if a == i64::from(APPLICATION_ID) => Err(Error::Service(format!(
-                "cache format {v}, this library reads {FORMAT_VERSION}"
-            ))),
-            (0, 0) if tables == 0 => self
-                .conn
-                .execute_batch(&format!(
-                    "CREATE TABLE plot_data (key TEXT PRIMARY KEY, created INTEGER NOT NULL, body BLOB NOT NULL);
-                     PRAGMA application_id = {APPLICATION_ID};
-                     PRAGMA user_version = {FORMAT_VERSION};"
-                ))
-                .map_err(sqlite_error),
-            _ => Err(Error::Service("a SQLite file of another application".into())),
-        }
+        Ok(PlotCache { conn })
     }
 
     /// The cached plot data of `key`, or `None` on a miss. An entry that does
@@ -177,6 +245,33 @@ fn sqlite_error(e: rusqlite::Error) -> Error {
         ) => Error::Io(e.to_string()),
         _ => Error::Service(e.to_string()),
     }
+}
+
+/// Opens `path` read-write (never creating it: only [`initialized_temp`]
+/// creates files) with the busy timeout.
+fn connect(path: &Path) -> Result<Connection> {
+    let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    let conn = Connection::open_with_flags(path, flags).map_err(sqlite_error)?;
+    conn.busy_timeout(BUSY_TIMEOUT).map_err(sqlite_error)?;
+    Ok(conn)
+}
+
+/// A new, empty cache of this format in a temporary file beside `path`,
+/// ready to be persisted to `path`.
+fn initialized_temp(path: &Path) -> std::result::Result<TempFile, String> {
+    let temp = TempFile::beside(path).map_err(|e| e.to_string())?;
+    let init = || -> Result<()> {
+        let conn = connect(temp.path())?;
+        conn.execute_batch(&format!(
+            "CREATE TABLE plot_data (key TEXT PRIMARY KEY, created INTEGER NOT NULL, body BLOB NOT NULL);
+             PRAGMA application_id = {APPLICATION_ID};
+             PRAGMA user_version = {FORMAT_VERSION};"
+        ))
+        .map_err(sqlite_error)?;
+        conn.close().map_err(|(_, e)| sqlite_error(e))
+    };
+    init().map_err(|e| format!("a new cache cannot be written ({e})"))?;
+    Ok(temp)
 }
 
 /// The normalized request: everything that changes the plot data, and

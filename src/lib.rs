@@ -18,6 +18,7 @@ pub mod html;
 pub mod http;
 pub mod network;
 pub mod output;
+pub mod paths;
 pub mod plot;
 pub mod render;
 pub mod services;

@@ -55,41 +55,181 @@ fn a_hit_makes_no_request_and_returns_the_same_data() {
     assert_eq!(server.requests().len(), 0, "both entries are kept");
 }
 
+/// A SQLite file of another program, made with the system's rules (no
+/// application id of ours).
+fn other_programs_sqlite(path: &Path) {
+    let conn = rusqlite::Connection::open(path).unwrap();
+    conn.execute_batch("CREATE TABLE notes (t TEXT); INSERT INTO notes VALUES ('mine');")
+        .unwrap();
+}
+
+/// A file that holds our application id in a newer format than this library's.
+fn newer_hydroplot_cache(path: &Path) {
+    let conn = rusqlite::Connection::open(path).unwrap();
+    conn.execute_batch(
+        "CREATE TABLE plot_data_v9 (k TEXT); PRAGMA application_id = 1213809744; PRAGMA user_version = 9;",
+    )
+    .unwrap();
+}
+
 #[test]
-fn corrupt_and_foreign_files_are_replaced_with_a_warning() {
+fn files_that_are_not_ours_are_left_byte_for_byte_untouched() {
     let server = MockServer::start();
     let ctx = context(&server);
-    let dir = tmpdir("corrupt");
-    for (name, bytes) in [
-        ("garbage.cache", b"this is not a database at all".to_vec()),
-        ("truncated.cache", b"SQLite format 3\0\x10\x00".to_vec()),
+    let dir = tmpdir("foreign");
+    let sample = std::fs::read(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/data/yahara_sample.gpkg"
+    ))
+    .unwrap();
+    let rds = b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\x03 an R .rds file".to_vec();
+    let files: Vec<(&str, Vec<u8>)> = vec![
         (
-            "foreign.cache",
-            std::fs::read(concat!(
-                env!("CARGO_MANIFEST_DIR"),
-                "/tests/data/yahara_sample.gpkg"
-            ))
-            .unwrap(),
+            "notes.txt",
+            b"a user's notes, not a database at all\n".to_vec(),
         ),
-    ] {
+        ("nhdplus.rds", rds),
+        ("empty.cache", Vec::new()),
+        (
+            "sqlite-header-only.cache",
+            b"SQLite format 3\0\x10\x00".to_vec(),
+        ),
+        ("sample.gpkg", sample),
+    ];
+    for (name, bytes) in &files {
+        std::fs::write(dir.join(name), bytes).unwrap();
+    }
+    other_programs_sqlite(&dir.join("other.sqlite"));
+    newer_hydroplot_cache(&dir.join("newer.cache"));
+    for name in files
+        .iter()
+        .map(|f| f.0)
+        .chain(["other.sqlite", "newer.cache"])
+    {
         let file = dir.join(name);
-        std::fs::write(&file, &bytes).unwrap();
+        let before = std::fs::read(&file).unwrap();
+        server.clear_requests();
         let d = plot_hydro(&ctx, &cached(13293970, &file), None).unwrap();
         assert_eq!(d.layer(Layer::Flowline).len(), 251, "{name}");
         assert!(
-            d.warnings.iter().any(|w| w.contains("replacing")),
+            d.warnings.iter().any(|w| w.contains(name)
+                && w.contains("left untouched")
+                && w.contains("not caching")),
             "{name}: {:?}",
             d.warnings
         );
+        assert!(!server.requests().is_empty());
+        assert_eq!(std::fs::read(&file).unwrap(), before, "{name} changed");
+    }
+    // Nothing else appeared beside them (no temporary left behind).
+    assert_eq!(std::fs::read_dir(&dir).unwrap().count(), files.len() + 2);
+}
+
+#[test]
+fn our_own_damaged_or_older_cache_is_replaced_with_a_warning() {
+    let server = MockServer::start();
+    let ctx = context(&server);
+    let dir = tmpdir("ours");
+    let good = dir.join("good.cache");
+    plot_hydro(&ctx, &cached(13293970, &good), None).unwrap();
+    let bytes = std::fs::read(&good).unwrap();
+    assert_eq!(&bytes[68..72], b"HYDP", "our application id");
+    let truncated = dir.join("truncated.cache");
+    std::fs::write(&truncated, &bytes[..bytes.len() / 2]).unwrap();
+    let older = dir.join("older.cache");
+    let mut old_format = bytes.clone();
+    old_format[60..64].copy_from_slice(&0u32.to_be_bytes());
+    std::fs::write(&older, &old_format).unwrap();
+    for (file, why) in [(&truncated, "cut short"), (&older, "older format")] {
+        let d = plot_hydro(&ctx, &cached(13293970, file), None).unwrap();
+        assert_eq!(d.layer(Layer::Flowline).len(), 251);
+        assert!(
+            d.warnings
+                .iter()
+                .any(|w| w.contains(why) && w.contains("replacing")),
+            "{why}: {:?}",
+            d.warnings
+        );
         server.clear_requests();
-        let again = plot_hydro(&ctx, &cached(13293970, &file), None).unwrap();
+        let again = plot_hydro(&ctx, &cached(13293970, file), None).unwrap();
         assert_eq!(
             server.requests().len(),
             0,
-            "{name}: the replacement works as a cache"
+            "{why}: the replacement works as a cache"
         );
         same(&d, &again);
     }
+}
+
+#[test]
+fn a_cache_or_output_on_the_input_is_refused_before_anything_happens() {
+    let server = MockServer::start();
+    let ctx = context(&server);
+    let dir = tmpdir("same-file");
+    let input = dir.join("national.gpkg");
+    std::fs::copy(
+        concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/yahara_sample.gpkg"),
+        &input,
+    )
+    .unwrap();
+    let before = std::fs::read(&input).unwrap();
+    #[cfg(unix)]
+    std::os::unix::fs::symlink(&input, dir.join("link.gpkg")).unwrap();
+    let spelled = dir.join(".").join("national.gpkg");
+    let base = || PlotRequest {
+        outlets: vec![Outlet::Comid(13293970)],
+        hydro_data: Some(input.clone()),
+        actually_plot: false,
+        ..Default::default()
+    };
+    let cases = [
+        (
+            "cache_data",
+            PlotRequest {
+                cache: CacheSetting::File(spelled.clone()),
+                ..base()
+            },
+        ),
+        (
+            "gpkg",
+            PlotRequest {
+                gpkg: Some(spelled.clone()),
+                ..base()
+            },
+        ),
+        (
+            "gpkg",
+            PlotRequest {
+                gpkg: Some(dir.join("link.gpkg")),
+                ..base()
+            },
+        ),
+        (
+            "cache_data",
+            PlotRequest {
+                hydro_data: None,
+                gpkg: Some(dir.join("out.gpkg")),
+                cache: CacheSetting::File(dir.join("out.gpkg")),
+                ..base()
+            },
+        ),
+    ];
+    for (role, req) in cases {
+        let Err(e) = plot_hydro(&ctx, &req, None) else {
+            panic!("{role}: accepted")
+        };
+        assert!(
+            matches!(&e, hydroplot::Error::InvalidArgument(m) if m.contains(role) && m.contains("same file")),
+            "{e}"
+        );
+    }
+    assert!(server.requests().is_empty(), "refused before any request");
+    assert_eq!(
+        std::fs::read(&input).unwrap(),
+        before,
+        "the input is intact"
+    );
+    assert!(!dir.join("out.gpkg").exists());
 }
 
 #[test]

@@ -223,12 +223,25 @@ fn plot(args: &[String]) -> Result<()> {
             req.basemap = "none".into();
         }
         let file = SampleFile::write()?;
-        req.hydro_data = Some(file.0.clone());
+        req.hydro_data = Some(file.0.path().to_path_buf());
         _sample_file = file;
         if req.outlets.is_empty() && req.comid_set.is_none() && req.bbox.is_none() {
             req.outlets.push(Outlet::Comid(SAMPLE_COMID));
         }
     }
+    // No output may land on an input or the cache (checked before any request).
+    let mut files = req.files();
+    let outputs = [
+        ("--out", Some(&out)),
+        ("--geojson", geojson.as_ref()),
+        ("--html", html.as_ref()),
+    ];
+    files.extend(
+        outputs
+            .into_iter()
+            .filter_map(|(flag, path)| Some((flag, path?.as_path()))),
+    );
+    hydroplot::paths::check_distinct(&files)?;
     let data = plot_hydro(&ctx, &req, None)?;
     for w in &data.warnings {
         eprintln!("warning: {w}");
@@ -327,20 +340,17 @@ fn write_html(path: &Path, page: hydroplot::html::HtmlPage) -> Result<()> {
     Ok(())
 }
 
-/// The embedded sample written to a temporary file, removed on drop.
-struct SampleFile(PathBuf);
+/// The embedded sample written to a temporary file of its own, removed on drop.
+struct SampleFile(hydroplot::output::TempFile);
 
 impl SampleFile {
     fn write() -> Result<SampleFile> {
-        let path =
-            std::env::temp_dir().join(format!("hydroplot-sample-{}.gpkg", std::process::id()));
-        hydroplot::output::write_atomically(&path, SAMPLE_GPKG)?;
-        Ok(SampleFile(path))
-    }
-}
-
-impl Drop for SampleFile {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.0);
+        // A fresh name (never an existing file), filled, then kept until drop.
+        let temp = hydroplot::output::TempFile::beside(
+            &std::env::temp_dir().join(format!("hydroplot-sample-{}.gpkg", std::process::id())),
+        )?;
+        std::fs::write(temp.path(), SAMPLE_GPKG)
+            .map_err(|e| hydroplot::error::io_error(temp.path(), e))?;
+        Ok(SampleFile(temp))
     }
 }

@@ -92,9 +92,12 @@ pub const MAX_OUTLETS: usize = 10_000;
 pub const MAX_COMID_SET: usize = 100_000;
 
 impl PlotRequest {
-    /// Checks that exactly one of outlets, comid set and bbox was given, and
-    /// that the outlets and comid set are within [`MAX_OUTLETS`] and [`MAX_COMID_SET`].
+    /// Checks that exactly one of outlets, comid set and bbox was given,
+    /// that the outlets and comid set are within [`MAX_OUTLETS`] and
+    /// [`MAX_COMID_SET`], and that `hydro_data`, `gpkg` and the cache file
+    /// are three different files.
     pub fn validate(&self) -> Result<()> {
+        crate::paths::check_distinct(&self.files())?;
         if self.outlets.len() > MAX_OUTLETS {
             return Err(Error::Limit(format!(
                 "{} outlets given, more than the limit of {MAX_OUTLETS} per request; split them into several requests",
@@ -123,5 +126,21 @@ impl PlotRequest {
             )),
             _ => Ok(()),
         }
+    }
+
+    /// The files the request reads or writes, each with its parameter name.
+    pub fn files(&self) -> Vec<(&'static str, &std::path::Path)> {
+        let cache = match &self.cache {
+            CacheSetting::File(path) => Some(path),
+            _ => None,
+        };
+        [
+            ("hydro_data", self.hydro_data.as_ref()),
+            ("gpkg", self.gpkg.as_ref()),
+            ("cache_data", cache),
+        ]
+        .into_iter()
+        .filter_map(|(role, path)| Some((role, path?.as_path())))
+        .collect()
     }
 }
