@@ -35,6 +35,17 @@ impl Collection {
         })
     }
 
+    /// The property that identifies a feature of this layer in the fabric
+    /// service: every paged query sorts on it (`sortby`), because the
+    /// service promises no order otherwise and offsets would skip or repeat
+    /// rows between pages.
+    pub fn id_property(self) -> &'static str {
+        match self {
+            Collection::Catchment => "featureid",
+            _ => "comid",
+        }
+    }
+
     /// Table names this layer goes by in GeoPackages (NHDPlusV2 as written by
     /// R, lower-case, and NHDPlus HR), matched case-insensitively, first wins.
     pub fn gpkg_names(self) -> &'static [&'static str] {

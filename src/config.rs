@@ -15,6 +15,15 @@ pub enum Names {
 }
 
 impl Names {
+    /// `usgs` or `neutral`.
+    pub fn parse(value: &str) -> std::result::Result<Names, &'static str> {
+        match value {
+            "usgs" => Ok(Names::Usgs),
+            "neutral" => Ok(Names::Neutral),
+            _ => Err("expected usgs or neutral"),
+        }
+    }
+
     /// The linked-data feature source of gauge sites.
     pub fn gauge_source(self) -> &'static str {
         match self {
@@ -147,13 +156,7 @@ impl Config {
             "index_url" => self.index_url = parse_url(value).map_err(|w| bad(&w))?,
             "process_url" => self.process_url = Some(parse_url(value).map_err(|w| bad(&w))?),
             "fabric_url" => self.fabric_url = parse_url(value).map_err(|w| bad(&w))?,
-            "names" => {
-                self.names = match value {
-                    "usgs" => Names::Usgs,
-                    "neutral" => Names::Neutral,
-                    _ => return Err(bad("expected usgs or neutral")),
-                }
-            }
+            "names" => self.names = Names::parse(value).map_err(bad)?,
             "tile_url" => {
                 if !(value.contains("{z}") && value.contains("{x}") && value.contains("{y}")) {
                     return Err(bad("a tile template needs {z}, {x} and {y}"));

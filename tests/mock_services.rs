@@ -61,12 +61,12 @@ fn bbox_with_a_stream_order_filter_gives_76_flowlines_in_one_request() {
     );
     assert_eq!(
         requests[0].query,
-        "bbox=-89.56684,42.99816,-89.24681,43.17192&filter=streamorde%20%3E%201&limit=500&offset=0"
+        "bbox=-89.56684,42.99816,-89.24681,43.17192&filter=streamorde%20%3E%201&limit=500&offset=0&sortby=comid"
     );
 }
 
 #[test]
-fn more_than_one_page_is_fetched_completely_in_offset_order() {
+fn more_than_one_page_is_fetched_completely_in_comid_order() {
     let server = MockServer::start();
     let ctx = with_page_size(&server, 100);
     let all = ItemsQuery::BBox {
@@ -86,15 +86,13 @@ fn more_than_one_page_is_fetched_completely_in_offset_order() {
     let mut got = offsets(&server);
     got.sort_by_key(|o| o.parse::<u32>().unwrap());
     assert_eq!(got, expected);
-    // Input order is kept: the Yahara flowlines come first, as in the data.
-    assert_eq!(
-        flowlines[0].get_str("reachcode").map(|r| &r[..4]),
-        Some("0709")
-    );
-    assert_eq!(
-        flowlines[1012].get_str("reachcode").map(|r| &r[..4]),
-        Some("0303")
-    );
+    // Every page sorted on the id: the features come in ascending comid.
+    let got = comids(&flowlines, "comid");
+    assert!(got.windows(2).all(|w| w[0] < w[1]), "ascending comids");
+    assert!(server
+        .requests()
+        .iter()
+        .all(|r| r.query.ends_with("&sortby=comid")));
 
     server.clear_requests();
     let catchments = fabric::items(&ctx, Collection::Catchment, &all, "catchment").unwrap();
@@ -149,6 +147,41 @@ fn max_features_stops_before_the_second_page() {
     assert_eq!(server.requests().len(), 1);
 }
 
+#[test]
+fn max_features_holds_without_number_matched() {
+    let server = MockServer::start();
+    server.set_number_matched(false);
+    let limited = |page_size: u32, max_features: u64| {
+        let mut config = mock::context(&server).config;
+        (config.page_size, config.max_features) = (page_size, max_features);
+        Context::new(config).unwrap()
+    };
+    let all = ItemsQuery::BBox {
+        bbox: BOTH,
+        filter: None,
+    };
+    // The first page alone is over the limit: nothing past it is fetched.
+    let e = fabric::items(&limited(500, 100), Collection::FlowlineNetwork, &all, "f").unwrap_err();
+    assert!(matches!(e, Error::Limit(_)), "{e:?}");
+    assert_eq!(server.requests().len(), 1);
+    // Pages of 100 under a limit of 250: the third page takes it past.
+    server.clear_requests();
+    let e = fabric::items(&limited(100, 250), Collection::FlowlineNetwork, &all, "f").unwrap_err();
+    assert!(matches!(e, Error::Limit(_)), "{e:?}");
+    assert_eq!(server.requests().len(), 3);
+    // Within the limit, the next links give every feature once.
+    server.clear_requests();
+    let got = fabric::items(&limited(100, 1013), Collection::FlowlineNetwork, &all, "f").unwrap();
+    assert_eq!(
+        comids(&got, "comid")
+            .into_iter()
+            .collect::<HashSet<_>>()
+            .len(),
+        1013
+    );
+    assert_eq!(server.requests().len(), 11);
+}
+
 #[derive(Default)]
 struct Progress(Mutex<Vec<(String, u64, u64)>>);
 
@@ -198,7 +231,14 @@ fn post_in_returns_exactly_the_listed_comids() {
     let r = &server.requests()[0];
     assert_eq!(
         (r.method.as_str(), r.query.as_str()),
-        ("POST", "limit=500&offset=0")
+        ("POST", "limit=500&offset=0&sortby=comid")
+    );
+    assert_eq!(
+        r.headers
+            .iter()
+            .find(|(k, _)| k == "content-type")
+            .map(|(_, v)| v.as_str()),
+        Some("application/query-cql-json")
     );
     assert_eq!(
         r.body,
@@ -228,7 +268,7 @@ fn catchment_lookup_at_a_point() {
     assert_eq!(ids, vec![13293430]);
     assert_eq!(
         server.requests()[0].query,
-        "bbox=-89.3525,43.20888889,-89.3525,43.20888889&properties=featureid&skipGeometry=true"
+        "bbox=-89.3525,43.20888889,-89.3525,43.20888889&properties=featureid&skipGeometry=true&sortby=featureid"
     );
     assert!(fabric::catchments_at_point(&ctx, -100.0, 40.0)
         .unwrap()
@@ -416,4 +456,266 @@ fn tiles_are_pngs_of_the_tile_colour() {
         )
         .unwrap_err();
     assert_eq!(e.http_status(), 404);
+}
+
+/// Around the New Hope Creek sample (North Carolina): its 746 flowlines.
+const NEW_HOPE: [f64; 4] = [-80.0, 35.0, -78.0, 37.0];
+
+#[test]
+fn an_unordered_service_breaks_offset_paging_without_sortby() {
+    // The control for the next test: the unordered mock really reorders.
+    let server = MockServer::start();
+    server.set_unordered(true);
+    let ctx = mock::context(&server);
+    let mut seen = HashSet::new();
+    for offset in [0, 500] {
+        let url = format!(
+            "{}/collections/nhdflowline_network/items?bbox=-80,35,-78,37&limit=500&offset={offset}",
+            server.fabric_url()
+        );
+        let page = ctx.http.get(&ctx, Service::Fabric, &url).unwrap();
+        let features = fabric::parse_items_page(&page.body).unwrap();
+        seen.extend(comids(&features, "comid"));
+    }
+    assert!(
+        seen.len() < 746,
+        "two unsorted pages held {} distinct flowlines",
+        seen.len()
+    );
+}
+
+#[test]
+fn paging_an_unordered_service_gets_every_feature_exactly_once() {
+    let server = MockServer::start();
+    server.set_unordered(true);
+    let ctx = mock::context(&server);
+    let query = ItemsQuery::BBox {
+        bbox: NEW_HOPE,
+        filter: None,
+    };
+    for round in 0..3 {
+        server.clear_requests();
+        let flowlines =
+            fabric::items(&ctx, Collection::FlowlineNetwork, &query, "flowline").unwrap();
+        let ids = comids(&flowlines, "comid");
+        assert_eq!(ids.len(), 746, "round {round}");
+        assert_eq!(
+            ids.iter().collect::<HashSet<_>>().len(),
+            746,
+            "round {round}"
+        );
+        let requests = server.requests();
+        assert_eq!(requests.len(), 2, "round {round}: two pages of 500");
+        assert!(requests.iter().all(|r| r.query.contains("sortby=comid")));
+    }
+    // Every collection, the POST queries included.
+    let ids: Vec<i64> = fabric::items(&ctx, Collection::FlowlineNetwork, &query, "flowline")
+        .unwrap()
+        .iter()
+        .map(|f| f.get_i64("comid").unwrap())
+        .collect();
+    let small = with_page_size(&server, 50);
+    let by_id = ItemsQuery::In {
+        property: "comid",
+        ids: &ids[..300],
+    };
+    let got = fabric::items(&small, Collection::FlowlineNetwork, &by_id, "flowline").unwrap();
+    assert_eq!(
+        comids(&got, "comid")
+            .into_iter()
+            .collect::<HashSet<_>>()
+            .len(),
+        300
+    );
+    for (collection, key) in [
+        (Collection::Catchment, "featureid"),
+        (Collection::Waterbody, "comid"),
+        (Collection::FlowlineNonNetwork, "comid"),
+        (Collection::Area, "comid"),
+    ] {
+        let all = ItemsQuery::BBox {
+            bbox: BOTH,
+            filter: None,
+        };
+        let got = fabric::items(&small, collection, &all, "layer").unwrap();
+        let distinct = comids(&got, key).into_iter().collect::<HashSet<_>>().len();
+        assert_eq!(distinct, got.len(), "{collection:?}");
+    }
+}
+
+/// The status the mock answers to a raw request.
+fn status_of(
+    server: &MockServer,
+    method: &str,
+    path_and_query: &str,
+    content_type: &str,
+    body: &str,
+) -> u16 {
+    use std::io::{Read, Write};
+    let mut stream =
+        std::net::TcpStream::connect(server.base_url().trim_start_matches("http://")).unwrap();
+    write!(
+        stream,
+        "{method} {path_and_query} HTTP/1.1\r\nHost: x\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).unwrap();
+    answer[9..12].parse().unwrap()
+}
+
+#[test]
+fn the_mock_is_as_strict_as_the_real_services() {
+    let server = MockServer::start();
+    let items = "/fabric/pygeoapi/collections/nhdflowline_network/items";
+    let in_body = r#"{"op":"in","args":[{"property":"comid"},[13293970]]}"#;
+    // R3's content type, and nothing else.
+    assert_eq!(
+        status_of(
+            &server,
+            "POST",
+            &format!("{items}?limit=500"),
+            "application/query-cql-json",
+            in_body
+        ),
+        200
+    );
+    assert_eq!(
+        status_of(
+            &server,
+            "POST",
+            &format!("{items}?limit=500"),
+            "application/json",
+            in_body
+        ),
+        415
+    );
+    // Unknown query parameters, and known ones misspelled.
+    assert_eq!(
+        status_of(
+            &server,
+            "GET",
+            &format!("{items}?limit=5&sort=comid"),
+            "text/plain",
+            ""
+        ),
+        400
+    );
+    assert_eq!(
+        status_of(
+            &server,
+            "GET",
+            &format!("{items}?limit=5&sortby=comid"),
+            "text/plain",
+            ""
+        ),
+        200
+    );
+    assert_eq!(
+        status_of(
+            &server,
+            "GET",
+            "/nldi/linked-data/comid/13293970/basin?simplify=true&split=false",
+            "text/plain",
+            ""
+        ),
+        400
+    );
+    // R5's content type.
+    let process = "/nldi/pygeoapi/processes/nldi-flowtrace/execution";
+    let trace = r#"{"inputs":[{"id":"lat","type":"text/plain","value":"42.9561"},{"id":"lon","type":"text/plain","value":"-89.2158"},{"id":"raindroptrace","type":"text/plain","value":"true"},{"id":"direction","type":"text/plain","value":"up"}]}"#;
+    assert_eq!(
+        status_of(&server, "POST", process, "application/json", trace),
+        200
+    );
+    assert_eq!(
+        status_of(&server, "POST", process, "text/plain", trace),
+        415
+    );
+    // Only the served profile's names exist.
+    let neutral_items = "/fabric/pygeoapi/collections/flowline_network/items?limit=1";
+    assert_eq!(
+        status_of(&server, "GET", neutral_items, "text/plain", ""),
+        404
+    );
+    assert_eq!(
+        status_of(
+            &server,
+            "GET",
+            "/nldi/linked-data/gaugesite/USGS-05429500",
+            "text/plain",
+            ""
+        ),
+        404
+    );
+    assert_eq!(
+        status_of(
+            &server,
+            "POST",
+            "/nldi/processes/index-flowtrace/execution",
+            "application/json",
+            trace
+        ),
+        404
+    );
+    server.set_names(hydroplot::config::Names::Neutral);
+    assert_eq!(
+        status_of(&server, "GET", neutral_items, "text/plain", ""),
+        200
+    );
+    assert_eq!(
+        status_of(
+            &server,
+            "GET",
+            &format!("{items}?limit=1"),
+            "text/plain",
+            ""
+        ),
+        404
+    );
+    assert_eq!(
+        status_of(
+            &server,
+            "GET",
+            "/nldi/linked-data/nwissite/USGS-05429500",
+            "text/plain",
+            ""
+        ),
+        404
+    );
+    assert_eq!(
+        status_of(
+            &server,
+            "GET",
+            "/nldi/linked-data/gaugesite/USGS-05429500",
+            "text/plain",
+            ""
+        ),
+        200
+    );
+    // Headers are logged.
+    assert!(server
+        .requests()
+        .iter()
+        .all(|r| r.headers.iter().any(|(k, v)| k == "host" && v == "x")));
+}
+
+#[test]
+fn the_library_names_itself_in_every_request() {
+    let server = MockServer::start();
+    let ctx = mock::context(&server);
+    index::feature(&ctx, "comid", "13293970").unwrap();
+    let agent = format!("hydroplot/{}", hydroplot::VERSION);
+    for r in server.requests() {
+        let ua = r
+            .headers
+            .iter()
+            .find(|(k, _)| k == "user-agent")
+            .map(|(_, v)| v.clone());
+        assert!(
+            ua.as_deref().is_some_and(|v| v.starts_with(&agent)),
+            "{ua:?}"
+        );
+    }
 }

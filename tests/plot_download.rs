@@ -48,7 +48,7 @@ fn upstream_of_13293970_is_251_flowlines_and_250_catchments() {
     assert!(flowline_pages[0]
         .starts_with("GET /fabric/pygeoapi/collections/nhdflowline_network/items?bbox="));
     assert!(
-        flowline_pages[0].ends_with("&limit=500&offset=0"),
+        flowline_pages[0].ends_with("&limit=500&offset=0&sortby=comid"),
         "{}",
         flowline_pages[0]
     );
@@ -120,7 +120,7 @@ fn the_integer_comid_set_returns_exactly_those_with_one_post() {
         .into_iter()
         .find(|r| r.method == "POST" && r.path.ends_with("nhdflowline_network/items"))
         .unwrap();
-    assert_eq!(post.query, "limit=500&offset=0");
+    assert_eq!(post.query, "limit=500&offset=0&sortby=comid");
     let body: serde_json::Value = serde_json::from_str(&post.body).unwrap();
     assert_eq!(body["op"], "in");
     assert_eq!(body["args"][0]["property"], "comid");
@@ -128,33 +128,46 @@ fn the_integer_comid_set_returns_exactly_those_with_one_post() {
 }
 
 #[test]
-fn a_bbox_over_several_pages_returns_every_feature_once() {
+fn a_bbox_over_several_pages_of_an_unordered_service_returns_every_feature_once() {
     let server = MockServer::start();
+    server.set_unordered(true);
     let mut config = context(&server).config.clone();
-    config.set("page_size", "50").unwrap();
+    config.set("page_size", "20").unwrap();
     let ctx = hydroplot::Context::new(config).unwrap();
+    // The published nhdplusTools figures for this box at stream order 2.
     let req = PlotRequest {
         bbox: Some((
             [-89.56684, 42.99816, -89.24681, 43.17192],
             "EPSG:4269".into(),
         )),
+        streamorder: Some(2),
         actually_plot: false,
-        flowline_only: Some(true),
         ..Default::default()
     };
-    let d = plot_hydro(&ctx, &req, None).unwrap();
-    let mut comids = d.flowline_comids.clone();
-    let n = comids.len();
-    comids.sort();
-    comids.dedup();
-    assert_eq!(comids.len(), n, "duplicates");
-    let pages = server
-        .requests()
-        .iter()
-        .filter(|r| r.path.ends_with("nhdflowline_network/items"))
-        .count();
-    assert_eq!(pages, n.div_ceil(50), "{n} features");
-    assert!(n > 100, "{n}");
+    for round in 0..3 {
+        server.clear_requests();
+        let d = plot_hydro(&ctx, &req, None).unwrap();
+        let mut comids = d.flowline_comids.clone();
+        comids.sort();
+        comids.dedup();
+        assert_eq!(
+            (comids.len(), d.flowline_comids.len()),
+            (76, 76),
+            "round {round}"
+        );
+        // Published: 10 network + 43 off-network. The download splits them by
+        // the filtered flowlines' wbareacomi (the service filters by stream
+        // order), so only the total is the published one here; the local
+        // mode, which sees every flowline in the box, gives 10 + 43.
+        let waterbodies = d.layer(Layer::NetworkWtbd).len() + d.layer(Layer::OffNetworkWtbd).len();
+        assert_eq!(waterbodies, 10 + 43, "round {round}");
+        let pages = server
+            .requests()
+            .iter()
+            .filter(|r| r.path.ends_with("nhdflowline_network/items"))
+            .count();
+        assert_eq!(pages, 4, "76 flowlines in pages of 20");
+    }
 }
 
 #[test]
@@ -205,7 +218,7 @@ fn a_point_outlet_is_looked_up_with_r2() {
         .unwrap();
     assert_eq!(
         lookup.query,
-        "bbox=-89.36,43.09,-89.36,43.09&properties=featureid&skipGeometry=true"
+        "bbox=-89.36,43.09,-89.36,43.09&properties=featureid&skipGeometry=true&sortby=featureid"
     );
 }
 
@@ -317,6 +330,7 @@ fn a_missing_optional_layer_is_a_warning_and_progress_sees_every_stage() {
 #[test]
 fn neutral_names_change_every_path_the_library_builds() {
     let server = MockServer::start();
+    server.set_names(hydroplot::config::Names::Neutral);
     let mut config = context(&server).config.clone();
     config.set("names", "neutral").unwrap();
     let ctx = hydroplot::Context::new(config).unwrap();

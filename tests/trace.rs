@@ -166,6 +166,7 @@ fn every_direction() {
 #[test]
 fn neutral_names_use_the_specs_path() {
     let server = MockServer::start();
+    server.set_names(Names::Neutral);
     let ctx = context_with(&server, |c| c.names = Names::Neutral);
     raindrop_trace(&ctx, YAHARA.0, YAHARA.1, None, Some("up")).unwrap();
     assert_eq!(

@@ -2,20 +2,28 @@
 //! and examples. Prints `listening <base_url>` as its first stdout line, then
 //! serves until stdin reaches EOF or the process is killed.
 //!
-//! Usage: `hydroplot-mock [--port N]` (default 0: a free port).
+//! Usage: `hydroplot-mock [--port N] [--names usgs|neutral] [--unordered]`
+//! (default: a free port, the USGS names, the stored order).
 
+use hydroplot::config::Names;
 use std::io::{Read, Write};
 
 fn main() {
     let mut args = std::env::args().skip(1);
-    let mut port = 0u16;
+    let (mut port, mut names, mut unordered) = (0u16, Names::Usgs, false);
     while let Some(arg) = args.next() {
-        match (arg.as_str(), args.next().map(|v| v.parse::<u16>())) {
-            ("--port", Some(Ok(p))) => port = p,
-            _ => {
-                eprintln!("usage: hydroplot-mock [--port N]");
-                std::process::exit(2);
-            }
+        let parsed = match arg.as_str() {
+            "--port" => args.next().and_then(|v| v.parse().ok()).map(|p| port = p),
+            "--names" => args
+                .next()
+                .and_then(|v| Names::parse(&v).ok())
+                .map(|n| names = n),
+            "--unordered" => Some(unordered = true),
+            _ => None,
+        };
+        if parsed.is_none() {
+            eprintln!("usage: hydroplot-mock [--port N] [--names usgs|neutral] [--unordered]");
+            std::process::exit(2);
         }
     }
     let server = match hydroplot::mock::MockServer::start_on(port) {
@@ -25,6 +33,8 @@ fn main() {
             std::process::exit(1);
         }
     };
+    server.set_names(names);
+    server.set_unordered(unordered);
     let mut stdout = std::io::stdout();
     if writeln!(stdout, "listening {}", server.base_url())
         .and_then(|_| stdout.flush())

@@ -6,18 +6,40 @@
 //! Query: `bbox`, `filter` (CQL2 text `<property> <op> <value>`), `limit`
 //! (default 10, clamped to the server's maximum), `offset`, `properties`,
 //! `skipGeometry`, `sortby` (`prop`, `+prop`, `-prop`; stable), property
-//! equality (`comid=13293454`, as pygeoapi allows); `f` and `filter-lang`
-//! are ignored. A POST body is a CQL2-JSON `in` filter on an integer property.
+//! equality (`comid=13293454`, as pygeoapi allows); `f`, `bbox-crs` and
+//! `filter-lang` are ignored. Any other parameter is a 400. A POST body is
+//! a CQL2-JSON `in` filter on an integer property (the router checks its
+//! content type). Only the collection names of the served profile exist.
+//!
+//! Without `sortby` the stored order is kept, or, when the server is
+//! unordered, the matches come in a new order at every request, as from a
+//! database scan without `ORDER BY`.
 
 use super::data::{wire_json, Data, Item};
 use super::http::{Reply, Request};
 use crate::collection::Collection;
+use crate::config::Names;
 use crate::http::with_query;
 use geo::{Intersects, Point, Rect};
 use serde_json::{json, Map, Value};
 use std::borrow::Cow;
 use std::cmp::Ordering;
 use std::collections::HashSet;
+
+/// The content type of CQL2-JSON bodies.
+pub(super) const CQL_JSON: &str = "application/query-cql-json";
+
+/// How the server answers items requests.
+pub(super) struct Serving {
+    /// The naming profile: the other profile's collection ids are 404.
+    pub names: Names,
+    /// The largest `limit` honoured.
+    pub max_limit: usize,
+    /// `Some(seed)`: answer a query without `sortby` in the order this seed gives.
+    pub shuffle: Option<u64>,
+    /// State `numberMatched` in each page.
+    pub number_matched: bool,
+}
 
 /// pygeoapi's default `limit`.
 const DEFAULT_LIMIT: usize = 10;
@@ -36,10 +58,10 @@ const RESERVED: &[&str] = &[
     "bbox-crs",
 ];
 
-/// The collection behind a service collection id, both naming schemes.
-fn collection_named(name: &str) -> Option<(Collection, &'static str)> {
+/// The collection behind a service collection id in the `names` profile.
+fn collection_named(name: &str, names: Names) -> Option<(Collection, &'static str)> {
     Some(match name {
-        "nhdflowline_network" | "flowline_network" => (
+        _ if Collection::FlowlineNetwork.service_name(names) == Some(name) => (
             Collection::FlowlineNetwork,
             "NHDPlusV2 NHD Flowline Network",
         ),
@@ -107,9 +129,9 @@ pub(super) fn items(
     request: &Request,
     data: &Data,
     base_url: &str,
-    max_limit: usize,
+    serving: &Serving,
 ) -> Reply {
-    let Some((collection, title)) = collection_named(name) else {
+    let Some((collection, title)) = collection_named(name, serving.names) else {
         return Reply::ogc_error(404, "NotFound", format!("Collection {name:?} not found"));
     };
     let items = data.layer(collection);
@@ -117,11 +139,14 @@ pub(super) fn items(
         .first()
         .map(|i| i.feature.properties.keys().map(String::as_str).collect())
         .unwrap_or_default();
-    let query = match parse_query(request, &known, max_limit) {
+    let query = match parse_query(request, &known, serving.max_limit) {
         Ok(q) => q,
         Err(why) => return Reply::ogc_error(400, "InvalidParameterValue", why),
     };
     let mut matched: Vec<&Item> = items.iter().filter(|item| selects(&query, item)).collect();
+    if let (None, Some(seed)) = (&query.sortby, serving.shuffle) {
+        shuffle(&mut matched, seed);
+    }
     if let Some((property, descending)) = &query.sortby {
         matched.sort_by(|a, b| {
             let o = compare_values(
@@ -166,7 +191,11 @@ pub(super) fn items(
     Reply::json_bytes(
         200,
         "application/geo+json",
-        page_body(&page, matched.len(), &Value::Array(links)),
+        page_body(
+            &page,
+            serving.number_matched.then_some(matched.len()),
+            &Value::Array(links),
+        ),
     )
 }
 
@@ -184,9 +213,10 @@ fn feature_text<'a>(item: &'a Item, query: &Query) -> Cow<'a, str> {
 /// The FeatureCollection around already serialized features, with its keys
 /// in the order serde_json writes an object (sorted), as pygeoapi's
 /// envelope: features, links, numberMatched, numberReturned, timeStamp, type.
-fn page_body(features: &[Cow<str>], matched: usize, links: &Value) -> Vec<u8> {
+fn page_body(features: &[Cow<str>], matched: Option<usize>, links: &Value) -> Vec<u8> {
+    let matched = matched.map_or(String::new(), |m| format!(r#""numberMatched":{m},"#));
     let envelope = format!(
-        r#"],"links":{links},"numberMatched":{matched},"numberReturned":{},"timeStamp":{},"type":"FeatureCollection"}}"#,
+        r#"],"links":{links},{matched}"numberReturned":{},"timeStamp":{},"type":"FeatureCollection"}}"#,
         features.len(),
         Value::from(timestamp())
     );
@@ -224,6 +254,11 @@ fn parse_query(
     known: &HashSet<&str>,
     max_limit: usize,
 ) -> Result<Query, String> {
+    if let Some((k, _)) = request.query.iter().find(|(k, _)| {
+        !RESERVED.contains(&k.as_str()) && !known.contains(k.to_ascii_lowercase().as_str())
+    }) {
+        return Err(format!("unknown query parameter {k:?}"));
+    }
     let property = |p: &str| -> Result<String, String> {
         let p = p.trim().to_ascii_lowercase();
         if known.contains(p.as_str()) {
@@ -400,6 +435,22 @@ fn selects(query: &Query, item: &Item) -> bool {
     }
 }
 
+/// Puts `items` in the order of a pseudo-random permutation drawn from
+/// `seed` (Fisher-Yates over a SplitMix64 sequence).
+fn shuffle<T>(items: &mut [T], seed: u64) {
+    let mut state = seed.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    let mut next = || {
+        state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = state;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    };
+    for i in (1..items.len()).rev() {
+        items.swap(i, (next() % (i as u64 + 1)) as usize);
+    }
+}
+
 fn compare_values(a: Option<&Value>, b: Option<&Value>) -> Ordering {
     match (a, b) {
         (Some(Value::Number(x)), Some(Value::Number(y))) => x
@@ -471,10 +522,17 @@ mod tests {
                 .map(|p| p.split_once('=').unwrap())
                 .map(|(k, v)| (k.to_string(), v.to_string()))
                 .collect(),
+            headers: Vec::new(),
             body: Vec::new(),
         };
         let data = Data::shared().unwrap();
-        let reply = items("nhdflowline_network", &request, &data, "http://m", 10_000);
+        let serving = Serving {
+            names: Names::Usgs,
+            max_limit: 10_000,
+            shuffle: None,
+            number_matched: true,
+        };
+        let reply = items("nhdflowline_network", &request, &data, "http://m", &serving);
         assert_eq!(reply.status, 200);
         reply.body
     }

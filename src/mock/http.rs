@@ -2,6 +2,7 @@
 //! keep-alive, `Content-Length` bodies, request logging and fault injection.
 
 use super::{FaultKind, LoggedRequest, Shared};
+use crate::config::Names;
 use serde_json::{json, Value};
 use std::io::{ErrorKind, Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -26,6 +27,8 @@ pub(super) struct Request {
     pub raw_query: String,
     /// Decoded query pairs in order.
     pub query: Vec<(String, String)>,
+    /// Header names (lower-case) and values, in order.
+    pub headers: Vec<(String, String)>,
     pub body: Vec<u8>,
 }
 
@@ -36,6 +39,48 @@ impl Request {
             .iter()
             .find(|(k, _)| k == name)
             .map(|(_, v)| v.as_str())
+    }
+
+    /// The first header named `name` (lower-case).
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// The media type of the body, without parameters (`; charset=...`).
+    pub fn media_type(&self) -> Option<&str> {
+        self.header("content-type")
+            .map(|v| v.split(';').next().unwrap_or("").trim())
+    }
+
+    /// `Err` with a 400 answer naming the first query parameter not in `allowed`.
+    pub fn only_params(&self, allowed: &dyn Fn(&str) -> bool) -> Result<(), Reply> {
+        match self.query.iter().find(|(k, _)| !allowed(k)) {
+            Some((k, _)) => Err(Reply::ogc_error(
+                400,
+                "InvalidParameterValue",
+                format!("unknown query parameter {k:?} on {}", self.path),
+            )),
+            None => Ok(()),
+        }
+    }
+
+    /// `Err` with a 415 answer unless the body's media type is `wanted`.
+    pub fn body_of_type(&self, wanted: &str) -> Result<(), Reply> {
+        match self.media_type() {
+            Some(t) if t.eq_ignore_ascii_case(wanted) => Ok(()),
+            other => Err(Reply::ogc_error(
+                415,
+                "InvalidParameterValue",
+                format!(
+                    "{} takes a body of type {wanted}, not {}",
+                    self.path,
+                    other.unwrap_or("(no Content-Type)")
+                ),
+            )),
+        }
     }
 }
 
@@ -118,6 +163,7 @@ fn serve_connection(mut stream: TcpStream, shared: &Shared) {
                 method: request.method.clone(),
                 path: request.path.clone(),
                 query: request.raw_query.clone(),
+                headers: request.headers.clone(),
                 body: String::from_utf8_lossy(&request.body).into_owned(),
             });
         let fault = shared.take_fault(&target);
@@ -179,47 +225,73 @@ fn serve_connection(mut stream: TcpStream, shared: &Shared) {
     }
 }
 
-/// Dispatches to the endpoint modules by path prefix.
+/// Dispatches to the endpoint modules by path prefix, strictly: each
+/// resource answers only its method, the body type the real service
+/// requires, its own query parameters and the names of the served profile.
 fn route(request: &Request, shared: &Shared) -> Reply {
+    answer(request, shared).unwrap_or_else(|refusal| refusal)
+}
+
+fn answer(request: &Request, shared: &Shared) -> Result<Reply, Reply> {
     let path = request.path.as_str();
-    let max_limit = shared.max_limit.load(Ordering::Relaxed);
+    let names = shared.names();
     if let Some(rest) = path.strip_prefix("/nldi/linked-data/") {
-        return only(request, "GET", || {
-            super::index::linked_data(rest, request, &shared.data, &shared.base_url)
-        });
+        only(request, "GET")?;
+        return Ok(super::index::linked_data(
+            rest,
+            request,
+            &shared.data,
+            &shared.base_url,
+            names,
+        ));
     }
-    if path == "/nldi/pygeoapi/processes/nldi-flowtrace/execution"
-        || path == "/nldi/processes/index-flowtrace/execution"
-    {
-        return only(request, "POST", || {
-            super::flowtrace::execute(request, &shared.data)
-        });
+    if path == flowtrace_path(names) {
+        only(request, "POST")?;
+        request.only_params(&|_| false)?;
+        request.body_of_type("application/json")?;
+        return Ok(super::flowtrace::execute(request, &shared.data));
     }
     if let Some(rest) = path.strip_prefix("/fabric/pygeoapi/collections/") {
         if let Some(collection) = rest.strip_suffix("/items") {
-            return match request.method.as_str() {
-                "GET" | "POST" => super::fabric::items(
-                    collection,
-                    request,
-                    &shared.data,
-                    &shared.base_url,
-                    max_limit,
-                ),
-                _ => method_not_allowed(request),
+            match request.method.as_str() {
+                "POST" => request.body_of_type(super::fabric::CQL_JSON)?,
+                _ => only(request, "GET")?,
+            }
+            let serving = super::fabric::Serving {
+                names,
+                max_limit: shared.max_limit.load(Ordering::Relaxed),
+                shuffle: shared.shuffle_seed(),
+                number_matched: !shared.uncounted.load(Ordering::Relaxed),
             };
+            return Ok(super::fabric::items(
+                collection,
+                request,
+                &shared.data,
+                &shared.base_url,
+                &serving,
+            ));
         }
     }
     if let Some(rest) = path.strip_prefix("/tiles/") {
-        return only(request, "GET", || super::tiles::tile(rest));
+        only(request, "GET")?;
+        return Ok(super::tiles::tile(rest));
     }
-    Reply::error(404, format!("no such resource: {path}"))
+    Err(Reply::error(404, format!("no such resource: {path}")))
 }
 
-fn only(request: &Request, method: &str, answer: impl FnOnce() -> Reply) -> Reply {
+/// The path of the flowtrace process in each naming profile.
+fn flowtrace_path(names: Names) -> &'static str {
+    match names {
+        Names::Usgs => "/nldi/pygeoapi/processes/nldi-flowtrace/execution",
+        Names::Neutral => "/nldi/processes/index-flowtrace/execution",
+    }
+}
+
+fn only(request: &Request, method: &str) -> Result<(), Reply> {
     if request.method == method {
-        answer()
+        Ok(())
     } else {
-        method_not_allowed(request)
+        Err(method_not_allowed(request))
     }
 }
 
@@ -260,11 +332,13 @@ fn read_request(
     };
     let mut content_length = 0usize;
     let mut keep_alive = version == "HTTP/1.1";
+    let mut headers = Vec::new();
     for line in lines {
         let Some((name, value)) = line.split_once(':') else {
             continue;
         };
         let (name, value) = (name.trim().to_ascii_lowercase(), value.trim());
+        headers.push((name.clone(), value.to_string()));
         match name.as_str() {
             "content-length" => match value.parse() {
                 Ok(n) if n <= MAX_BODY => content_length = n,
@@ -303,6 +377,7 @@ fn read_request(
                 (percent_decode(k, true), percent_decode(v, true))
             })
             .collect(),
+        headers,
         body,
     };
     Some((request, keep_alive))
@@ -347,8 +422,10 @@ fn write_reply(
     let reason = match reply.status {
         200 => "OK",
         400 => "Bad Request",
+        304 => "Not Modified",
         404 => "Not Found",
         405 => "Method Not Allowed",
+        415 => "Unsupported Media Type",
         408 => "Request Timeout",
         429 => "Too Many Requests",
         500 => "Internal Server Error",

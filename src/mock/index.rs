@@ -3,6 +3,7 @@
 
 use super::data::{Data, SYNTHETIC_FEATURES};
 use super::http::{Reply, Request};
+use crate::config::Names;
 use crate::feature::Feature;
 use geo::{Geometry, LineString, Point};
 use serde_json::{json, Value};
@@ -13,8 +14,16 @@ struct Located {
     feature: Value,
 }
 
-/// Answers `{source}/{id}` or `{source}/{id}/basin` (`rest`).
-pub(super) fn linked_data(rest: &str, request: &Request, data: &Data, base_url: &str) -> Reply {
+/// Answers `{source}/{id}` (no query) or `{source}/{id}/basin` (`rest`;
+/// query `simplify`, `splitCatchment`) in the `names` profile: the other
+/// profile's gauge source is unknown, as on the real service.
+pub(super) fn linked_data(
+    rest: &str,
+    request: &Request,
+    data: &Data,
+    base_url: &str,
+    names: Names,
+) -> Reply {
     let parts: Vec<&str> = rest.split('/').collect();
     let (source, id, basin) = match parts.as_slice() {
         [source, id] => (*source, *id, false),
@@ -26,7 +35,24 @@ pub(super) fn linked_data(rest: &str, request: &Request, data: &Data, base_url: 
             )
         }
     };
-    let Some(located) = locate(&source.to_ascii_lowercase(), id, data, base_url) else {
+    let allowed: &[&str] = if basin {
+        &["simplify", "splitCatchment", "f"]
+    } else {
+        &["f"]
+    };
+    if let Err(refusal) = request.only_params(&|k| allowed.contains(&k)) {
+        return refusal;
+    }
+    let source = source.to_ascii_lowercase();
+    let other_profile = match names {
+        Names::Usgs => Names::Neutral,
+        Names::Neutral => Names::Usgs,
+    };
+    let located = match source.as_str() {
+        s if s == other_profile.gauge_source() => None,
+        s => locate(s, id, data, base_url),
+    };
+    let Some(located) = located else {
         return Reply::error(
             404,
             format!("The feature source {source} has no feature {id}."),

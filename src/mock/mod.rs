@@ -19,9 +19,9 @@ mod http;
 mod index;
 mod tiles;
 
-use crate::config::Config;
+use crate::config::{Config, Names};
 use crate::context::Context;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
@@ -40,6 +40,8 @@ pub struct LoggedRequest {
     pub path: String,
     /// The raw query string (after `?`, still encoded), empty when none.
     pub query: String,
+    /// The request headers, names lower-case, in order.
+    pub headers: Vec<(String, String)>,
     /// The request body as text (lossy UTF-8).
     pub body: String,
 }
@@ -82,10 +84,35 @@ struct Shared {
     requests: Mutex<Vec<LoggedRequest>>,
     faults: Mutex<Vec<Fault>>,
     max_limit: AtomicUsize,
+    /// Serve the neutral names of the spec instead of the USGS ones.
+    neutral: AtomicBool,
+    /// Answer items queries without `sortby` in a new order each time.
+    unordered: AtomicBool,
+    /// Leave `numberMatched` out of items pages (pygeoapi may).
+    uncounted: AtomicBool,
+    /// Counts unordered answers, so each gets its own order.
+    shuffles: AtomicU64,
     stop: AtomicBool,
 }
 
 impl Shared {
+    /// The naming profile served.
+    fn names(&self) -> Names {
+        if self.neutral.load(Ordering::Relaxed) {
+            Names::Neutral
+        } else {
+            Names::Usgs
+        }
+    }
+
+    /// A fresh seed for the order of one unordered answer, `None` when the
+    /// server keeps its stored order.
+    fn shuffle_seed(&self) -> Option<u64> {
+        self.unordered
+            .load(Ordering::Relaxed)
+            .then(|| self.shuffles.fetch_add(1, Ordering::Relaxed))
+    }
+
     /// The first active fault matching `target`, using up one of its `times`.
     fn take_fault(&self, target: &str) -> Option<FaultKind> {
         let mut faults = self.faults.lock().unwrap_or_else(|p| p.into_inner());
@@ -141,6 +168,10 @@ impl MockServer {
             requests: Mutex::new(Vec::new()),
             faults: Mutex::new(Vec::new()),
             max_limit: AtomicUsize::new(DEFAULT_MAX_LIMIT),
+            neutral: AtomicBool::new(false),
+            unordered: AtomicBool::new(false),
+            uncounted: AtomicBool::new(false),
+            shuffles: AtomicU64::new(0),
             stop: AtomicBool::new(false),
         });
         let acceptor = http::spawn_acceptor(listener, shared.clone());
@@ -210,6 +241,27 @@ impl MockServer {
     /// The largest `limit` the fabric service honours (larger ones are clamped).
     pub fn set_max_limit(&self, n: usize) {
         self.shared.max_limit.store(n.max(1), Ordering::Relaxed);
+    }
+
+    /// Serves the names of `profile` only (default: the USGS names); the
+    /// other profile's collections, feature source and process are 404, as
+    /// the real service would answer them.
+    pub fn set_names(&self, profile: Names) {
+        self.shared
+            .neutral
+            .store(profile == Names::Neutral, Ordering::Relaxed);
+    }
+
+    /// With `on`, answers every items query that has no `sortby` in a new
+    /// order, as a database without `ORDER BY` may (default off).
+    pub fn set_unordered(&self, on: bool) {
+        self.shared.unordered.store(on, Ordering::Relaxed);
+    }
+
+    /// With `on` (the default), items pages state `numberMatched`; off,
+    /// clients have only `numberReturned` and `next` links to go by.
+    pub fn set_number_matched(&self, on: bool) {
+        self.shared.uncounted.store(!on, Ordering::Relaxed);
     }
 }
 

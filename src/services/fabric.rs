@@ -1,13 +1,21 @@
 //! The OGC API Features "fabric" service: items by bbox (R4), by id list (R3)
 //! and the catchments at a point (R2), with paging that never truncates.
 //!
-//! Paging: the first page is requested exactly as the interface spec says
-//! (`limit=<page_size>&offset=0`). When the page states `numberMatched`, the
-//! remaining offsets are fetched concurrently, stepping by the first page's
-//! `numberReturned` (pygeoapi silently clamps `limit`); otherwise pages are
-//! requested one after the other while the service sends a `rel=next` link.
-//! Features are deduplicated by id across pages, and a final count that
-//! differs from `numberMatched` is an error rather than a silent truncation.
+//! Paging: the first page is requested as the interface spec says
+//! (`limit=<page_size>&offset=0`), and every page of a query, the first
+//! included, adds `sortby=<the collection's id property>`: pygeoapi on a
+//! database promises no row order without it, so pages cut by offset from
+//! different scans could skip or repeat features. When the first page
+//! states `numberMatched`, the remaining offsets are fetched concurrently,
+//! stepping by the first page's `numberReturned` (pygeoapi silently clamps
+//! `limit`); otherwise pages are requested one after the other while the
+//! service sends a `rel=next` link. Features are deduplicated by id across
+//! pages, and a final count that differs from `numberMatched` is an error
+//! rather than a silent truncation.
+//!
+//! `max_features` holds whatever the service sends: a `numberMatched` over
+//! it stops the query after the first page; without `numberMatched`, the
+//! query stops at the first page that takes the count past it.
 
 use crate::collection::Collection;
 use crate::context::Context;
@@ -52,6 +60,7 @@ pub fn items(
     })?;
     let base = format!("{}/collections/{name}/items", ctx.config.fabric_url);
     let limit = ctx.config.page_size.to_string();
+    let sortby = collection.id_property();
     match query {
         ItemsQuery::BBox { bbox, filter } => {
             let bbox = bbox_param(bbox);
@@ -68,7 +77,7 @@ pub fn items(
             pager.fetch_all(&|offset| {
                 let offset = offset.unwrap_or(0).to_string();
                 let mut p = params.clone();
-                p.push(("offset", &offset));
+                p.extend([("offset", offset.as_str()), ("sortby", sortby)]);
                 with_query(&base, &p)
             })
         }
@@ -90,7 +99,10 @@ pub fn items(
                 };
                 features.extend(pager.fetch_all(&|offset| {
                     let offset = offset.unwrap_or(0).to_string();
-                    with_query(&base, &[("limit", &limit), ("offset", &offset)])
+                    with_query(
+                        &base,
+                        &[("limit", &limit), ("offset", &offset), ("sortby", sortby)],
+                    )
                 })?);
             }
             Ok(features)
@@ -109,6 +121,7 @@ pub fn catchments_at_point(ctx: &Context, lon: f64, lat: f64) -> Result<Vec<i64>
         ("bbox", bbox.as_str()),
         ("properties", "featureid"),
         ("skipGeometry", "true"),
+        ("sortby", Collection::Catchment.id_property()),
     ];
     let limit = ctx.config.page_size.to_string();
     let pager = Pager {
@@ -246,6 +259,16 @@ impl Pager<'_> {
         }
         let more = first.has_next || matched.is_some_and(|m| m > step);
         add_unique(&mut out, &mut seen, first.features);
+        let over_limit = || {
+            Error::Limit(format!(
+                "{} returns more than max_features ({}) features; use a smaller area, a stream order filter or raise max_features",
+                redact_url(&first_url),
+                ctx.config.max_features
+            ))
+        };
+        if out.len() as u64 > ctx.config.max_features {
+            return Err(over_limit());
+        }
 
         match matched {
             Some(matched) if more && step > 0 => {
@@ -281,11 +304,7 @@ impl Pager<'_> {
                     offset += returned;
                     add_unique(&mut out, &mut seen, page.features);
                     if out.len() as u64 > ctx.config.max_features {
-                        return Err(Error::Limit(format!(
-                            "{} returns more than max_features ({}) features; use a smaller area, a stream order filter or raise max_features",
-                            redact_url(&first_url),
-                            ctx.config.max_features
-                        )));
+                        return Err(over_limit());
                     }
                 }
             }
