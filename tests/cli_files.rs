@@ -1,0 +1,85 @@
+//! File safety through the CLI, as a new user meets it: a cache or output
+//! path on a file the library did not create never changes that file.
+//! Offline (local data and the embedded sample); bytes compared before and after.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+const SAMPLE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/yahara_sample.gpkg");
+
+fn tmpdir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("hydroplot-cli-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// Runs `hydroplot plot ARGS` in `dir`: (success, stdout, stderr).
+fn plot(dir: &Path, args: &[&str]) -> (bool, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_hydroplot"))
+        .arg("plot")
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    let text = |b: Vec<u8>| String::from_utf8(b).unwrap();
+    (out.status.success(), text(out.stdout), text(out.stderr))
+}
+
+#[test]
+fn a_cache_file_on_a_users_file_leaves_it_untouched() {
+    let dir = tmpdir("cache-on-user-file");
+    let rds = b"\x1f\x8b\x08\x00 an nhdplusTools .rds cache".to_vec();
+    std::fs::write(dir.join("yahara.rds"), &rds).unwrap();
+    std::fs::copy(SAMPLE, dir.join("other.gpkg")).unwrap();
+    let gpkg = std::fs::read(dir.join("other.gpkg")).unwrap();
+    for (file, before) in [("yahara.rds", &rds), ("other.gpkg", &gpkg)] {
+        let (ok, stdout, stderr) = plot(&dir, &["--sample", "--no-plot", "--cache-file", file]);
+        assert!(ok, "{stderr}");
+        assert!(
+            stdout.contains("flowline") && stdout.contains("251"),
+            "{stdout}"
+        );
+        assert!(
+            stderr.contains(file) && stderr.contains("left untouched"),
+            "{stderr}"
+        );
+        assert_eq!(&std::fs::read(dir.join(file)).unwrap(), before, "{file}");
+    }
+}
+
+#[test]
+fn no_cache_or_output_may_name_the_input() {
+    let dir = tmpdir("same-as-input");
+    std::fs::copy(SAMPLE, dir.join("national.gpkg")).unwrap();
+    std::os::unix::fs::symlink("national.gpkg", dir.join("link.gpkg")).unwrap();
+    let before = std::fs::read(dir.join("national.gpkg")).unwrap();
+    let input = [
+        "--hydro-data",
+        "national.gpkg",
+        "--comid",
+        "13293970",
+        "--no-plot",
+    ];
+    for extra in [
+        ["--cache-file", "./national.gpkg"],
+        ["--gpkg", "link.gpkg"],
+        ["--geojson", "national.gpkg"],
+        ["--html", "../hydroplot-cli-same-as-input-PID/national.gpkg"],
+    ] {
+        let extra = extra.map(|a| a.replace("PID", &std::process::id().to_string()));
+        let args: Vec<&str> = input
+            .iter()
+            .copied()
+            .chain(extra.iter().map(String::as_str))
+            .collect();
+        let (ok, _, stderr) = plot(&dir, &args);
+        assert!(!ok, "{extra:?} accepted");
+        assert!(stderr.contains("name the same file"), "{stderr}");
+        assert_eq!(
+            std::fs::read(dir.join("national.gpkg")).unwrap(),
+            before,
+            "{extra:?}"
+        );
+    }
+}
