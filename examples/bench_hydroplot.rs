@@ -360,7 +360,7 @@ fn render(ctx: &Context, data: &PlotData, cache: &Path, figures: &mut Figures) {
         )
         .expect("map");
         let basemap = t.elapsed().as_secs_f64();
-        map.draw_plot_data(data, &PlotRequest::default().styles)
+        hydroplot::plot::draw_plot_data(&mut map, data, &PlotRequest::default().styles)
             .expect("draw");
         let layers = t.elapsed().as_secs_f64() - basemap;
         let png = map.png().expect("png");
@@ -405,8 +405,7 @@ fn fast_png(ctx: &Context, data: &PlotData, cache: &Path, figures: &mut Figures)
         &mut warnings,
     )
     .expect("map");
-    map.draw_plot_data(data, &PlotRequest::default().styles)
-        .expect("draw");
+    hydroplot::plot::draw_plot_data(&mut map, data, &PlotRequest::default().styles).expect("draw");
     let t = Instant::now();
     let out = hydroplot::render::encode_png(map.pixmap()).expect("png");
     figures.put(

@@ -1,6 +1,6 @@
-//! The plot-data cache (`cache_data = path`): one SQLite file holding many
-//! entries, keyed by the normalized request, so a hit is exactly what a
-//! fresh call returns and a changed request never reads a stale entry.
+//! The plot-data cache file (`cache_data = path`): a store of byte entries
+//! under string keys in one SQLite file. It keeps what it is given: the
+//! plot module owns the key (the normalized request) and the entry format.
 //!
 //! Why SQLite: commits are atomic (a crash never leaves half an entry), and
 //! several processes may read and write one file at once (the busy timeout
@@ -21,12 +21,9 @@
 //! A cache never fails a plot: every problem is a warning and no caching.
 
 use crate::context::Context;
-use crate::feature::{from_geojson_feature, to_geojson};
 use crate::output::TempFile;
-use crate::plot::{Layer, Outlet, PlotData, PlotRequest};
 use crate::{Error, Result};
 use rusqlite::{params, Connection, OpenFlags, OptionalExtension};
-use serde_json::{json, Value};
 use std::io::Read;
 use std::path::Path;
 use std::time::Duration;
@@ -202,30 +199,27 @@ impl PlotCache {
         Ok(PlotCache { conn })
     }
 
-    /// The cached plot data of `key`, or `None` on a miss. An entry that does
-    /// not decode is a miss (and is overwritten by the next store).
-    pub fn get(&self, key: &str) -> Option<PlotData> {
-        let body: Vec<u8> = self
-            .conn
+    /// The entry stored under `key`, or `None` on a miss (or an unreadable row).
+    pub fn get(&self, key: &str) -> Option<Vec<u8>> {
+        self.conn
             .query_row(
                 "SELECT body FROM plot_data WHERE key = ?1",
                 params![key],
                 |r| r.get(0),
             )
             .optional()
-            .ok()??;
-        decode(&body).ok()
+            .ok()?
     }
 
-    /// Stores `data` under `key` in one transaction.
-    pub fn put(&self, key: &str, data: &PlotData) -> Result<()> {
+    /// Stores `body` under `key` in one transaction, replacing any entry there.
+    pub fn put(&self, key: &str, body: &[u8]) -> Result<()> {
         let created = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_secs() as i64);
         self.conn
             .execute(
                 "INSERT OR REPLACE INTO plot_data (key, created, body) VALUES (?1, ?2, ?3)",
-                params![key, created, encode(data)],
+                params![key, created, body],
             )
             .map(drop)
             .map_err(|e| Error::Io(format!("writing the plot-data cache: {e}")))
@@ -272,86 +266,4 @@ fn initialized_temp(path: &Path) -> std::result::Result<TempFile, String> {
     };
     init().map_err(|e| format!("a new cache cannot be written ({e})"))?;
     Ok(temp)
-}
-
-/// The normalized request: everything that changes the plot data, and
-/// nothing that only changes the drawing.
-pub fn request_key(ctx: &Context, req: &PlotRequest) -> Result<String> {
-    let source = match &req.hydro_data {
-        Some(path) => {
-            let meta = std::fs::metadata(path).map_err(|e| crate::error::io_error(path, e))?;
-            let modified = meta
-                .modified()
-                .ok()
-                .and_then(|m| m.duration_since(std::time::UNIX_EPOCH).ok())
-                .map_or(0, |d| d.as_nanos());
-            let canonical = std::fs::canonicalize(path).unwrap_or_else(|_| path.clone());
-            json!({"gpkg": canonical.to_string_lossy(), "modified_ns": modified.to_string(), "len": meta.len()})
-        }
-        None => json!({
-            "index": ctx.config.index_url,
-            "fabric": ctx.config.fabric_url,
-            "names": ctx.config.names.as_str(),
-        }),
-    };
-    let outlets: Vec<Value> = req
-        .outlets
-        .iter()
-        .map(|o| match o {
-            Outlet::Comid(c) => json!(["comid", c]),
-            Outlet::Site(s) => json!(["site", crate::plot::site_id(s)]),
-            Outlet::Feature { source, id } => json!(["feature", source, id]),
-            Outlet::Point { x, y, crs } => json!(["point", x, y, crs]),
-        })
-        .collect();
-    Ok(json!({
-        "format": FORMAT_VERSION,
-        "library": crate::VERSION,
-        "source": source,
-        "outlets": outlets,
-        "comid_set": req.comid_set,
-        "bbox": req.bbox,
-        "streamorder": req.streamorder,
-        "flowline_only": req.flowline_only,
-    })
-    .to_string())
-}
-
-fn encode(data: &PlotData) -> Vec<u8> {
-    let mut layers = serde_json::Map::new();
-    for layer in Layer::ALL {
-        let fc: Value =
-            serde_json::from_slice(&to_geojson(data.layer(layer))).expect("our own GeoJSON parses");
-        layers.insert(layer.name().into(), fc);
-    }
-    serde_json::to_vec(&json!({"bbox": data.bbox, "warnings": data.warnings, "layers": layers}))
-        .expect("JSON values always serialize")
-}
-
-/// Decodes a cache entry; any defect is an error (treated as a miss).
-pub fn decode(body: &[u8]) -> Result<PlotData> {
-    #[derive(serde::Deserialize)]
-    struct Entry {
-        bbox: [f64; 4],
-        warnings: Vec<String>,
-        layers: std::collections::BTreeMap<String, geojson::FeatureCollection>,
-    }
-    let entry: Entry = serde_json::from_slice(body)
-        .map_err(|e| Error::Service(format!("bad cache entry: {e}")))?;
-    let mut data = PlotData {
-        bbox: entry.bbox,
-        warnings: entry.warnings,
-        ..Default::default()
-    };
-    for (name, fc) in entry.layers {
-        let layer = Layer::from_name(&name)
-            .ok_or_else(|| Error::Service(format!("bad cache entry: layer {name}")))?;
-        let features = fc
-            .features
-            .into_iter()
-            .map(from_geojson_feature)
-            .collect::<Result<Vec<_>>>()?;
-        data.set_layer(layer, features);
-    }
-    Ok(data)
 }

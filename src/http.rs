@@ -2,18 +2,17 @@
 //! (exponential backoff with jitter, `Retry-After`), a shared rate limit, a
 //! response size cap, and the mapping of statuses to [`Error`] variants.
 //!
-//! Retry messages go to the context's observer. Requests made on helper
-//! threads use the `*_deferred` methods, whose log lines the calling thread
-//! replays with [`Deferred::replay`], so the observer is only ever called on
-//! the thread that called the library.
+//! Transport only: it knows no service's documents and no context. Retry
+//! messages go to the log sink the caller passes (the context's observer,
+//! which relays them to the calling thread when the request runs inside
+//! [`crate::parallel::parallel_map`]).
 
 use crate::config::Config;
-use crate::context::{deliver, relay_observer_calls, Context, LogLevel, ObserverCall};
+use crate::observer::LogLevel;
 use crate::{Error, Result};
 use std::collections::hash_map::RandomState;
 use std::hash::{BuildHasher, Hasher};
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{mpsc, Mutex};
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 /// The largest response body read, in bytes (512 MiB); a larger one is an
@@ -30,6 +29,9 @@ const RETRY_AFTER_CAP: Duration = Duration::from_secs(30);
 const EXCERPT_CHARS: usize = 200;
 /// Error bodies are read up to this size for their description.
 const ERROR_BODY_LIMIT: u64 = 1024 * 1024;
+
+/// Where retry messages go: a level and a message.
+pub type LogSink<'a> = &'a dyn Fn(LogLevel, &str);
 
 /// Which remote service a request goes to; named in every error message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -167,22 +169,21 @@ impl HttpClient {
         })
     }
 
-    /// GET with retries; retry messages go to `ctx` (relayed to the calling
-    /// thread when this runs inside [`parallel_map`]).
-    pub fn get(&self, ctx: &Context, service: Service, url: &str) -> Result<Response> {
+    /// GET with retries; retry messages go to `log`.
+    pub fn get(&self, log: LogSink, service: Service, url: &str) -> Result<Response> {
         let request = Request {
             service,
             method: Method::Get,
             url,
             body: None,
         };
-        self.send(&request, &mut |level, message| ctx.log(level, message))
+        self.send(&request, log)
     }
 
-    /// POST `body` with `content_type`, with retries; retry messages go to `ctx`.
+    /// POST `body` with `content_type`, with retries; retry messages go to `log`.
     pub fn post(
         &self,
-        ctx: &Context,
+        log: LogSink,
         service: Service,
         url: &str,
         content_type: &str,
@@ -194,12 +195,12 @@ impl HttpClient {
             url,
             body: Some((content_type, body)),
         };
-        self.send(&request, &mut |level, message| ctx.log(level, message))
+        self.send(&request, log)
     }
 
     /// The retry loop: network errors, 408, 429 and 5xx are retried up to
     /// `retries` times with backoff; everything else returns at once.
-    fn send(&self, request: &Request, log: &mut dyn FnMut(LogLevel, &str)) -> Result<Response> {
+    fn send(&self, request: &Request, log: LogSink) -> Result<Response> {
         let mut retry = 0;
         loop {
             if let Some(rate) = &self.rate {
@@ -417,61 +418,6 @@ fn is_secret_param(name: &str) -> bool {
     .contains(&n.as_str())
 }
 
-/// Runs `work` over `items` on at most `concurrency` threads; results in input
-/// order. `on_done(index, &result)` runs on the calling thread as each finishes.
-pub fn parallel_map<T: Sync, R: Send>(
-    concurrency: usize,
-    items: &[T],
-    work: impl Fn(&T) -> R + Sync,
-    mut on_done: impl FnMut(usize, &R),
-) -> Vec<R> {
-    let workers = concurrency.max(1).min(items.len());
-    if workers <= 1 {
-        return items
-            .iter()
-            .enumerate()
-            .map(|(i, item)| {
-                let r = work(item);
-                on_done(i, &r);
-                r
-            })
-            .collect();
-    }
-    let next = AtomicUsize::new(0);
-    let mut results: Vec<Option<R>> = items.iter().map(|_| None).collect();
-    std::thread::scope(|scope| {
-        let (done_tx, done_rx) = mpsc::channel::<(usize, R)>();
-        let (call_tx, call_rx) = mpsc::channel::<ObserverCall>();
-        for _ in 0..workers {
-            let (done_tx, call_tx) = (done_tx.clone(), call_tx.clone());
-            let (next, work) = (&next, &work);
-            scope.spawn(move || {
-                relay_observer_calls(call_tx, || loop {
-                    let i = next.fetch_add(1, Ordering::Relaxed);
-                    let Some(item) = items.get(i) else { break };
-                    if done_tx.send((i, work(item))).is_err() {
-                        break;
-                    }
-                })
-            });
-        }
-        drop((done_tx, call_tx));
-        // Ends when every worker has finished (or one panicked; the scope
-        // re-raises it). A worker relays its observer calls before sending
-        // its result, so they run here, in order, before `on_done`.
-        for (i, r) in done_rx {
-            call_rx.try_iter().for_each(deliver);
-            on_done(i, &r);
-            results[i] = Some(r);
-        }
-        call_rx.try_iter().for_each(deliver);
-    });
-    results
-        .into_iter()
-        .map(|r| r.expect("every index is computed exactly once"))
-        .collect()
-}
-
 /// Appends percent-encoded query parameters to `base` (RFC 3986: unreserved
 /// characters and `,` kept, so a bbox reads `x,y,x,y` as the spec writes it;
 /// everything else `%XX`, space as `%20`, `>` as `%3E`).
@@ -531,27 +477,6 @@ mod tests {
             "http://h/x?f=json&a=%C3%A9~"
         );
         assert_eq!(with_query("http://h/x", &[]), "http://h/x");
-    }
-
-    #[test]
-    fn parallel_map_keeps_input_order_and_reports_each_once() {
-        let items: Vec<u64> = (0..50).collect();
-        let mut seen = [0; 50];
-        let out = parallel_map(
-            4,
-            &items,
-            |&i| {
-                std::thread::sleep(Duration::from_millis((50 - i) % 7));
-                i * i
-            },
-            |i, r| {
-                assert_eq!(*r, (i * i) as u64);
-                seen[i] += 1;
-            },
-        );
-        assert_eq!(out, items.iter().map(|i| i * i).collect::<Vec<_>>());
-        assert!(seen.iter().all(|&n| n == 1));
-        assert!(parallel_map(3, &[] as &[u8], |_| 0, |_, _| {}).is_empty());
     }
 
     #[test]

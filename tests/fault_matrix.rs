@@ -9,11 +9,12 @@
 //! plot-data cache under each fault: no output file, no temporary file and no
 //! cache entry may be left behind by a failed run.
 
-use hydroplot::cache::{request_key, PlotCache};
+use hydroplot::cache::PlotCache;
 use hydroplot::collection::Collection;
 use hydroplot::config::Config;
 use hydroplot::feature::{to_geojson, Feature};
 use hydroplot::mock::{Fault, FaultKind, MockServer};
+use hydroplot::plot::cached::request_key;
 use hydroplot::plot::{plot_hydro, CacheSetting, Layer, Outlet, PlotRequest};
 use hydroplot::render::{Map, TileCacheMode};
 use hydroplot::services::fabric::{self, ItemsQuery};
@@ -437,7 +438,7 @@ fn every_request_kind_under_every_fault() {
     let cells: Vec<(usize, usize)> = (0..KINDS.len())
         .flat_map(|k| (0..SHAPES.len()).map(move |s| (k, s)))
         .collect();
-    let results: Vec<Result<String, String>> = hydroplot::http::parallel_map(
+    let results: Vec<Result<String, String>> = hydroplot::parallel::parallel_map(
         8,
         &cells,
         |&(k, s)| cell(KINDS[k], SHAPES[s], &baselines[k].0, baselines[k].1),
@@ -503,7 +504,7 @@ fn a_failed_plot_leaves_no_output_no_temp_file_and_no_cache_entry() {
         .iter()
         .flat_map(|&s| paths.iter().map(move |&p| (s, p)))
         .collect();
-    let outcomes = hydroplot::http::parallel_map(
+    let outcomes = hydroplot::parallel::parallel_map(
         8,
         &cases,
         |&(shape, path)| {

@@ -221,7 +221,7 @@ fn fuzz_plot_cache_entries() {
         serde_json::from_slice(&to_geojson(data.layer(Layer::Flowline))).unwrap();
     let entry = serde_json::json!({"bbox": [-89.4, 43.0, -89.3, 43.1], "warnings": ["w"], "layers": {"flowline": fc}});
     let entry = serde_json::to_vec(&entry).unwrap();
-    assert!(hydroplot::cache::decode(&entry).is_ok());
+    assert!(hydroplot::plot::cached::decode(&entry).is_ok());
     assert!(fuzz("plot_cache_entry", vec![entry], targets::plot_cache_entry) > 0);
 }
 

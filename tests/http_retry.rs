@@ -206,10 +206,10 @@ fn the_rate_limit_spaces_requests() {
     let ctx = Context::new(config).unwrap();
     let url = format!("{}/linked-data/comid/13293454", server.index_url());
     let start = Instant::now();
-    hydroplot::http::parallel_map(
+    hydroplot::parallel::parallel_map(
         3,
         &[0; 6],
-        |_| ctx.http.get(&ctx, Service::Index, &url).unwrap().status,
+        |_| ctx.get(Service::Index, &url).unwrap().status,
         |_, _| {},
     );
     // Six requests at 10/s: the last starts 0.5 s after the first.
@@ -252,10 +252,10 @@ fn callbacks_from_helper_threads_run_on_the_calling_thread() {
     let urls: Vec<String> = (0..8)
         .map(|_| format!("{}/linked-data/comid/13293454", server.index_url()))
         .collect();
-    let statuses = hydroplot::http::parallel_map(
+    let statuses = hydroplot::parallel::parallel_map(
         4,
         &urls,
-        |u| ctx.http.get(&ctx, Service::Index, u).unwrap().status,
+        |u| ctx.get(Service::Index, u).unwrap().status,
         |_, _| ctx.progress("test", 0, 0),
     );
     assert_eq!(statuses, vec![200; 8]);

@@ -340,7 +340,7 @@ fn integer_fields_travel_as_floats_like_the_real_service() {
         "{}/collections/nhdflowline_network/items?f=json&comid=13293454&limit=500",
         server.fabric_url()
     );
-    let body = String::from_utf8(ctx.http.get(&ctx, Service::Fabric, &url).unwrap().body).unwrap();
+    let body = String::from_utf8(ctx.get(Service::Fabric, &url).unwrap().body).unwrap();
     for wire in [
         r#""hydroseq":510042379.0"#,
         r#""streamorde":3.0"#,
@@ -359,18 +359,11 @@ fn bad_queries_and_unknown_collections() {
     let ctx = mock::context(&server);
     let base = server.fabric_url();
     let e = ctx
-        .http
-        .get(
-            &ctx,
-            Service::Fabric,
-            &format!("{base}/collections/nope/items"),
-        )
+        .get(Service::Fabric, &format!("{base}/collections/nope/items"))
         .unwrap_err();
     assert_eq!(e.http_status(), 404);
     let e = ctx
-        .http
         .get(
-            &ctx,
             Service::Fabric,
             &format!("{base}/collections/catchmentsp/items?bbox=1,2"),
         )
@@ -394,13 +387,7 @@ fn flowtrace_answers_the_recording_and_synthesizes_others() {
     );
     let trace = |lat: &str, lon: &str, dir: &str| {
         let body = body(lat, lon, dir);
-        ctx.http.post(
-            &ctx,
-            Service::Process,
-            &url,
-            "application/json",
-            body.as_bytes(),
-        )
+        ctx.post(Service::Process, &url, "application/json", body.as_bytes())
     };
     let r = trace("42.9561", "-89.2158", "up").unwrap();
     assert_eq!(
@@ -434,7 +421,7 @@ fn tiles_are_pngs_of_the_tile_colour() {
     let server = MockServer::start();
     let ctx = mock::context(&server);
     let url = format!("{}/tiles/12/1030/1500.png", server.base_url());
-    let r = ctx.http.get(&ctx, Service::Tiles, &url).unwrap();
+    let r = ctx.get(Service::Tiles, &url).unwrap();
     assert_eq!(r.header("cache-control"), Some("max-age=3600"));
     let mut reader = png::Decoder::new(std::io::Cursor::new(r.body))
         .read_info()
@@ -448,9 +435,7 @@ fn tiles_are_pngs_of_the_tile_colour() {
         &mock::tile_color(12, 1030, 1500)
     );
     let e = ctx
-        .http
         .get(
-            &ctx,
             Service::Tiles,
             &format!("{}/tiles/1/2/0.png", server.base_url()),
         )
@@ -473,7 +458,7 @@ fn an_unordered_service_breaks_offset_paging_without_sortby() {
             "{}/collections/nhdflowline_network/items?bbox=-80,35,-78,37&limit=500&offset={offset}",
             server.fabric_url()
         );
-        let page = ctx.http.get(&ctx, Service::Fabric, &url).unwrap();
+        let page = ctx.get(Service::Fabric, &url).unwrap();
         let features = fabric::parse_items_page(&page.body).unwrap();
         seen.extend(comids(&features, "comid"));
     }

@@ -154,7 +154,7 @@ fn yahara_layers_land_on_their_pixels() {
     .unwrap();
     assert!(warnings.is_empty());
     assert_eq!(tile_requests(&server), 0, "basemap none fetches no tile");
-    map.draw_plot_data(&data, &styles).unwrap();
+    hydroplot::plot::draw_plot_data(&mut map, &data, &styles).unwrap();
 
     let outlets = data.layer(Layer::Outlets);
     assert_eq!(outlets.len(), 1);
@@ -517,7 +517,7 @@ fn yahara_matches_the_reference_images() {
             &mut Vec::new(),
         )
         .unwrap();
-        map.draw_plot_data(&data, &PlotStyles::default()).unwrap();
+        hydroplot::plot::draw_plot_data(&mut map, &data, &PlotStyles::default()).unwrap();
         compare_with_reference(name, &map.png().unwrap());
     }
 }
@@ -547,7 +547,7 @@ fn outlets_are_styled_by_their_feature_source() {
         Layer::Outlets,
         sources.iter().map(|(s, lon)| outlet(s, *lon)).collect(),
     );
-    map.draw_plot_data(&data, &PlotStyles::default()).unwrap();
+    hydroplot::plot::draw_plot_data(&mut map, &data, &PlotStyles::default()).unwrap();
     let at = |lon: f64, dx: f32| {
         let (x, y) = px(&map, lon, 43.07);
         rgb(&map, x + dx, y)

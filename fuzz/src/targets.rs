@@ -41,7 +41,7 @@ pub fn gpkg_blob(data: &[u8]) {
 
 /// A plot-data cache entry.
 pub fn plot_cache_entry(data: &[u8]) {
-    let _ = hydroplot::cache::decode(data);
+    let _ = hydroplot::plot::cached::decode(data);
 }
 
 /// A basemap tile (PNG or JPEG).

@@ -152,40 +152,39 @@ fn plot(args: &[String]) -> Result<()> {
                 .map_err(|_| bad(&format!("{flag}: {v:?} is not an integer")))
         };
         match flag.as_str() {
-            "--comid" => req.outlets.push(Outlet::Comid(int(v)?)),
-            "--site" => req.outlets.push(Outlet::Site(v.clone())),
+            "--comid" => req.add_comid(int(v)?)?,
+            "--site" => req.add_site(v)?,
             "--feature" => {
                 let (source, id) = v
                     .split_once(':')
                     .ok_or_else(|| bad("--feature takes SOURCE:ID"))?;
-                req.outlets.push(Outlet::Feature {
-                    source: source.into(),
-                    id: id.into(),
-                });
+                req.add_feature(source, id)?;
             }
             "--point" => {
                 let (n, crs) = numbers(v, flag)?;
                 let [x, y] = n[..] else {
                     return Err(bad("--point takes X,Y[,CRS]"));
                 };
-                req.outlets.push(Outlet::Point {
-                    x,
-                    y,
-                    crs: hydroplot::crs::normalize(crs.as_deref())?,
-                });
+                req.add_point(x, y, crs.as_deref())?;
             }
-            "--comid-set" => req.comid_set = Some(v.split(',').map(int).collect::<Result<_>>()?),
+            "--comid-set" => {
+                req.set_comid_set(&v.split(',').map(int).collect::<Result<Vec<_>>>()?)?
+            }
             "--bbox" => {
                 let (n, crs) = numbers(v, flag)?;
                 let [a, b, c, d] = n[..] else {
                     return Err(bad("--bbox takes XMIN,YMIN,XMAX,YMAX[,CRS]"));
                 };
-                req.bbox = Some(([a, b, c, d], hydroplot::crs::normalize(crs.as_deref())?));
+                req.set_bbox([a, b, c, d], crs.as_deref())?;
             }
-            "--streamorder" => req.streamorder = Some(int(v)? as i32),
+            "--streamorder" => {
+                let order =
+                    i32::try_from(int(v)?).map_err(|_| bad("--streamorder: out of range"))?;
+                req.set_streamorder(order)?
+            }
             "--hydro-data" => req.hydro_data = Some(PathBuf::from(v)),
             "--sample" => sample = true,
-            "--gpkg" => req.gpkg = Some(PathBuf::from(v)),
+            "--gpkg" => req.set_gpkg(Path::new(v))?,
             "--no-overwrite" => req.overwrite = false,
             "--flowline-only" => req.flowline_only = Some(true),
             "--style" => {
@@ -198,15 +197,15 @@ fn plot(args: &[String]) -> Result<()> {
                 req.styles.set(element, property, value)?;
             }
             "--basemap" => req.basemap = v.clone(),
-            "--zoom" => {
-                req.zoom = Some(u8::try_from(int(v)?).map_err(|_| bad("--zoom takes 0..22"))?)
-            }
+            "--zoom" => req.set_zoom(int(v)?)?,
             "--size" => {
                 let (w, h) = v.split_once('x').ok_or_else(|| bad("--size takes WxH"))?;
-                req.size = (int(w)? as u32, int(h)? as u32);
+                let side =
+                    |p: &str| u32::try_from(int(p)?).map_err(|_| bad("--size: a side is negative"));
+                req.set_size(side(w)?, side(h)?)?;
             }
             "--no-plot" => req.actually_plot = false,
-            "--cache-file" => req.cache = CacheSetting::File(PathBuf::from(v)),
+            "--cache-file" => req.set_cache_file(Path::new(v))?,
             "--no-cache" => req.cache = CacheSetting::Disabled,
             "--out" => out = PathBuf::from(v),
             "--geojson" => geojson = Some(PathBuf::from(v)),

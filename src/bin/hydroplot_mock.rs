@@ -18,7 +18,10 @@ fn main() {
                 .next()
                 .and_then(|v| Names::parse(&v).ok())
                 .map(|n| names = n),
-            "--unordered" => Some(unordered = true),
+            "--unordered" => {
+                unordered = true;
+                Some(())
+            }
             _ => None,
         };
         if parsed.is_none() {

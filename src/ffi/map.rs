@@ -27,9 +27,6 @@ impl Opaque for hydroplot_map {
     type Rust = Map;
 }
 
-/// The default output size, pixels, when `width_px` or `height_px` is 0.
-const DEFAULT_SIZE: (u32, u32) = (1024, 768);
-
 /// Creates a map of the box `xmin, ymin, xmax, ymax` in `crs` (NULL:
 /// `"EPSG:4326"`), fitted with margins into `width_px` x `height_px` pixels
 /// (either 0: 1024 x 768), over the basemap `basemap`: a provider name
@@ -68,7 +65,7 @@ pub extern "C" fn hydroplot_map_new(
         let basemap =
             unsafe { arg_opt_str(basemap, "basemap") }?.unwrap_or(tiles::DEFAULT_PROVIDER);
         let size = if width_px == 0 || height_px == 0 {
-            DEFAULT_SIZE
+            crate::render::view::DEFAULT_SIZE
         } else {
             (width_px, height_px)
         };
@@ -162,7 +159,7 @@ pub extern "C" fn hydroplot_map_add_trace(
         let trace = &unsafe { arg_ref(t, "t") }?.core;
         let flowline_col = unsafe { arg_str(flowline_col, "flowline_col") }?;
         let trace_col = unsafe { arg_str(trace_col, "trace_col") }?;
-        Ok(map.add_trace(trace, flowline_col, trace_col, lwd)?)
+        Ok(trace.draw(map, flowline_col, trace_col, lwd)?)
     })
 }
 

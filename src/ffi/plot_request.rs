@@ -8,10 +8,9 @@ use super::{
     take_handle, write_out,
 };
 use super::{hydroplot_status, FfiResult, Opaque};
-use crate::plot::{CacheSetting, Outlet, PlotRequest};
-use crate::Error;
+use crate::plot::{CacheSetting, PlotRequest};
 use std::ffi::c_char;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// The parameters of one plot_hydro call. Create with
 /// `hydroplot_plot_request_new`, set what you need, pass to `hydroplot_plot`
@@ -56,15 +55,7 @@ pub extern "C" fn hydroplot_plot_request_add_comid(
     req: *mut hydroplot_plot_request,
     comid: i64,
 ) -> hydroplot_status {
-    with_request(req, |r| {
-        if comid <= 0 {
-            return Err(
-                Error::InvalidArgument(format!("comid {comid} is not a positive integer")).into(),
-            );
-        }
-        r.outlets.push(Outlet::Comid(comid));
-        Ok(())
-    })
+    with_request(req, |r| Ok(r.add_comid(comid)?))
 }
 
 /// Sets the integer comid set: exactly these flowlines, no upstream
@@ -77,14 +68,7 @@ pub extern "C" fn hydroplot_plot_request_set_comid_set(
 ) -> hydroplot_status {
     with_request(req, |r| {
         let comids = unsafe { arg_slice(comids, n, "comids") }?;
-        if comids.is_empty() || comids.iter().any(|&c| c <= 0) {
-            return Err(Error::InvalidArgument(
-                "a comid set needs at least one comid, all positive".into(),
-            )
-            .into());
-        }
-        r.comid_set = Some(comids.to_vec());
-        Ok(())
+        Ok(r.set_comid_set(comids)?)
     })
 }
 
@@ -96,12 +80,7 @@ pub extern "C" fn hydroplot_plot_request_add_site(
     site_id: *const c_char,
 ) -> hydroplot_status {
     with_request(req, |r| {
-        let site = unsafe { arg_str(site_id, "site_id") }?.trim();
-        if site.is_empty() {
-            return Err(Error::InvalidArgument("site_id is empty".into()).into());
-        }
-        r.outlets.push(Outlet::Site(site.to_string()));
-        Ok(())
+        Ok(r.add_site(unsafe { arg_str(site_id, "site_id") }?)?)
     })
 }
 
@@ -115,24 +94,9 @@ pub extern "C" fn hydroplot_plot_request_add_feature(
     id: *const c_char,
 ) -> hydroplot_status {
     with_request(req, |r| {
-        let source = unsafe { arg_str(source, "source") }?.trim();
-        let id = unsafe { arg_str(id, "id") }?.trim();
-        if source.is_empty() || id.is_empty() || source.contains('/') || id.contains('/') {
-            return Err(Error::InvalidArgument(format!(
-                "feature ({source:?}, {id:?}) needs a non-empty source and id without '/'"
-            ))
-            .into());
-        }
-        r.outlets.push(match source.to_ascii_lowercase().as_str() {
-            "comid" => Outlet::Comid(id.parse().map_err(|_| {
-                Error::InvalidArgument(format!("comid feature id {id:?} is not an integer"))
-            })?),
-            lower => Outlet::Feature {
-                source: lower.to_string(),
-                id: id.to_string(),
-            },
-        });
-        Ok(())
+        let source = unsafe { arg_str(source, "source") }?;
+        let id = unsafe { arg_str(id, "id") }?;
+        Ok(r.add_feature(source, id)?)
     })
 }
 
@@ -146,12 +110,7 @@ pub extern "C" fn hydroplot_plot_request_add_point(
     crs: *const c_char,
 ) -> hydroplot_status {
     with_request(req, |r| {
-        let crs = crate::crs::normalize(unsafe { arg_opt_str(crs, "crs") }?)?;
-        if !(x.is_finite() && y.is_finite()) {
-            return Err(Error::InvalidArgument(format!("point ({x}, {y}) is not finite")).into());
-        }
-        r.outlets.push(Outlet::Point { x, y, crs });
-        Ok(())
+        Ok(r.add_point(x, y, unsafe { arg_opt_str(crs, "crs") }?)?)
     })
 }
 
@@ -167,16 +126,8 @@ pub extern "C" fn hydroplot_plot_request_set_bbox(
     crs: *const c_char,
 ) -> hydroplot_status {
     with_request(req, |r| {
-        let crs = crate::crs::normalize(unsafe { arg_opt_str(crs, "crs") }?)?;
-        let b = [xmin, ymin, xmax, ymax];
-        if b.iter().any(|v| !v.is_finite()) || xmin >= xmax || ymin >= ymax {
-            return Err(Error::InvalidArgument(format!(
-                "bbox ({xmin}, {ymin}, {xmax}, {ymax}) must be finite with xmin < xmax and ymin < ymax"
-            ))
-            .into());
-        }
-        r.bbox = Some((b, crs));
-        Ok(())
+        let crs = unsafe { arg_opt_str(crs, "crs") }?;
+        Ok(r.set_bbox([xmin, ymin, xmax, ymax], crs)?)
     })
 }
 
@@ -188,16 +139,7 @@ pub extern "C" fn hydroplot_plot_request_set_streamorder(
     req: *mut hydroplot_plot_request,
     min_order: i32,
 ) -> hydroplot_status {
-    with_request(req, |r| {
-        if !(min_order == -1 || (1..=12).contains(&min_order)) {
-            return Err(Error::InvalidArgument(format!(
-                "stream order {min_order} must be 1..12 or -1 (automatic)"
-            ))
-            .into());
-        }
-        r.streamorder = Some(min_order);
-        Ok(())
-    })
+    with_request(req, |r| Ok(r.set_streamorder(min_order)?))
 }
 
 /// Reads a local NHDPlus GeoPackage instead of downloading (`hydro_data`).
@@ -220,14 +162,7 @@ pub extern "C" fn hydroplot_plot_request_set_gpkg(
     out_path: *const c_char,
 ) -> hydroplot_status {
     with_request(req, |r| {
-        let path = unsafe { arg_str(out_path, "out_path") }?;
-        if !path.to_ascii_lowercase().ends_with(".gpkg") {
-            return Err(
-                Error::InvalidArgument(format!("gpkg output {path:?} must end in .gpkg")).into(),
-            );
-        }
-        r.gpkg = Some(PathBuf::from(path));
-        Ok(())
+        Ok(r.set_gpkg(Path::new(unsafe { arg_str(out_path, "out_path") }?))?)
     })
 }
 
@@ -300,12 +235,7 @@ pub extern "C" fn hydroplot_plot_request_set_zoom(
     req: *mut hydroplot_plot_request,
     zoom: i32,
 ) -> hydroplot_status {
-    with_request(req, |r| {
-        let z = u8::try_from(zoom).ok().filter(|z| *z <= 22);
-        r.zoom =
-            Some(z.ok_or_else(|| Error::InvalidArgument(format!("zoom {zoom} must be 0..=22")))?);
-        Ok(())
-    })
+    with_request(req, |r| Ok(r.set_zoom(i64::from(zoom))?))
 }
 
 /// Sets the map size in pixels (each side 16..=16384; default 1024 x 768).
@@ -315,16 +245,7 @@ pub extern "C" fn hydroplot_plot_request_set_size(
     width_px: u32,
     height_px: u32,
 ) -> hydroplot_status {
-    with_request(req, |r| {
-        if !((16..=16384).contains(&width_px) && (16..=16384).contains(&height_px)) {
-            return Err(Error::InvalidArgument(format!(
-                "size {width_px} x {height_px}: each side must be 16..=16384"
-            ))
-            .into());
-        }
-        r.size = (width_px, height_px);
-        Ok(())
-    })
+    with_request(req, |r| Ok(r.set_size(width_px, height_px)?))
 }
 
 /// With false, nothing is drawn (no tiles fetched); only the data is built.
@@ -347,12 +268,7 @@ pub extern "C" fn hydroplot_plot_request_set_cache_file(
     path: *const c_char,
 ) -> hydroplot_status {
     with_request(req, |r| {
-        let path = unsafe { arg_str(path, "path") }?;
-        if path.is_empty() {
-            return Err(Error::InvalidArgument("cache file path is empty".into()).into());
-        }
-        r.cache = CacheSetting::File(PathBuf::from(path));
-        Ok(())
+        Ok(r.set_cache_file(Path::new(unsafe { arg_str(path, "path") }?))?)
     })
 }
 

@@ -4,6 +4,9 @@
 use crate::feature::Feature;
 use std::collections::BTreeMap;
 
+/// The CRS of plot data (NAD83 longitude/latitude).
+pub const PLOT_DATA_CRS: &str = "EPSG:4269";
+
 /// A layer of plot data. The first six are the API's; the others are kept
 /// for the GeoPackage output (the reference writes them too).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]

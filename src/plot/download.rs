@@ -21,7 +21,7 @@ pub fn subset(ctx: &Context, req: &PlotRequest) -> Result<Subset> {
         return comid_set(ctx, req, comids);
     }
     if let Some((bbox, crs)) = &req.bbox {
-        let bbox = Transformer::new(crs, "EPSG:4269")?.bbox(*bbox)?;
+        let bbox = Transformer::new(crs, super::PLOT_DATA_CRS)?.bbox(*bbox)?;
         return in_bbox(ctx, req, bbox);
     }
     upstream_of_outlets(ctx, req)
@@ -46,7 +46,7 @@ fn upstream_of_outlets(ctx: &Context, req: &PlotRequest) -> Result<Subset> {
 
     let total = ids.len() as u64;
     let mut done = 0;
-    let lookups = crate::http::parallel_map(
+    let lookups = crate::parallel::parallel_map(
         ctx.config.concurrency,
         &ids,
         |(source, id)| -> Result<(Resolved, Feature)> {
@@ -229,7 +229,7 @@ fn add_bbox_layers(ctx: &Context, subset: &mut Subset, bbox: [f64; 4]) -> Result
 
 /// R2: the comid of the catchment holding a point.
 fn point_comid(ctx: &Context, x: f64, y: f64, crs: &str) -> Result<i64> {
-    let (lon, lat) = Transformer::new(crs, "EPSG:4269")?.point(x, y)?;
+    let (lon, lat) = Transformer::new(crs, super::PLOT_DATA_CRS)?.point(x, y)?;
     let ids = fabric::catchments_at_point(ctx, lon, lat)?;
     ids.first().copied().ok_or_else(|| {
         Error::not_found(format!(

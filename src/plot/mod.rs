@@ -1,14 +1,17 @@
 //! plot_hydro: requests, the plot data they produce, and the pipelines that
 //! produce it from the services or from a local GeoPackage.
 
+pub mod cached;
 pub mod data;
 mod download;
+pub mod draw;
 mod local;
 mod outlets;
 pub mod request;
 mod subset;
 
-pub use data::{Layer, PlotData};
+pub use data::{Layer, PlotData, PLOT_DATA_CRS};
+pub use draw::draw_plot_data;
 pub use outlets::site_id;
 pub use request::{CacheSetting, Outlet, PlotRequest};
 
@@ -26,7 +29,9 @@ pub fn plot_hydro(ctx: &Context, req: &PlotRequest, map: Option<&mut Map>) -> Re
         crate::gpkg::check_output_path(out, req.overwrite)?;
     }
     let mut data = match &req.cache {
-        CacheSetting::File(path) => cached_plot_data(ctx, req, path)?,
+        CacheSetting::File(path) => {
+            cached::cached_plot_data(ctx, req, path, || plot_data(ctx, req))?
+        }
         _ => plot_data(ctx, req)?,
     };
     data.styles = req.styles.clone();
@@ -37,7 +42,7 @@ pub fn plot_hydro(ctx: &Context, req: &PlotRequest, map: Option<&mut Map>) -> Re
     }
     if req.actually_plot {
         match map {
-            Some(map) => map.draw_plot_data(&data, &req.styles)?,
+            Some(map) => draw_plot_data(map, &data, &req.styles)?,
             None => {
                 let tiles = match req.cache {
                     CacheSetting::Disabled => TileCacheMode::Off,
@@ -46,14 +51,14 @@ pub fn plot_hydro(ctx: &Context, req: &PlotRequest, map: Option<&mut Map>) -> Re
                 let mut map = Map::new(
                     ctx,
                     data.bbox,
-                    "EPSG:4269",
+                    PLOT_DATA_CRS,
                     req.size,
                     &req.basemap,
                     req.zoom,
                     &tiles,
                     &mut data.warnings,
                 )?;
-                map.draw_plot_data(&data, &req.styles)?;
+                draw_plot_data(&mut map, &data, &req.styles)?;
                 data.map = Some(map);
             }
         }
@@ -68,30 +73,6 @@ fn plot_data(ctx: &Context, req: &PlotRequest) -> Result<PlotData> {
         None => download::subset(ctx, req)?,
     };
     Ok(subset.into_plot_data())
-}
-
-/// The plot data of `req` from the cache file at `path`, or built and added
-/// to it. Cache trouble is a warning on the result, never a failed plot.
-fn cached_plot_data(ctx: &Context, req: &PlotRequest, path: &std::path::Path) -> Result<PlotData> {
-    let key = crate::cache::request_key(ctx, req)?;
-    let mut warnings = Vec::new();
-    let cache = crate::cache::PlotCache::open(ctx, path, &mut warnings);
-    if let Some(mut hit) = cache.as_ref().and_then(|c| c.get(&key)) {
-        ctx.log(
-            crate::context::LogLevel::Info,
-            &format!("plot data from the cache {}", path.display()),
-        );
-        hit.warnings.extend(warnings);
-        return Ok(hit);
-    }
-    let mut data = plot_data(ctx, req)?;
-    if let Some(cache) = &cache {
-        if let Err(e) = cache.put(&key, &data) {
-            warnings.push(ctx.warn(e.to_string()));
-        }
-    }
-    data.warnings.extend(warnings);
-    Ok(data)
 }
 
 /// Writes the subset as a GeoPackage with the NHDPlus layer names (so it can

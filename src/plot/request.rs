@@ -1,8 +1,20 @@
-//! A plot_hydro request: the spec's parameters, validated as they are set.
+//! A plot_hydro request: the spec's parameters, and the one place their
+//! values are checked.
+//!
+//! The checked setters (`add_comid`, `set_bbox`, `set_zoom`, ...) refuse a
+//! bad value when it is given; the C setters, the CLI and the bindings are
+//! thin adapters over them, so all of them refuse the same values with the
+//! same message. [`PlotRequest::validate`], which `plot_hydro` runs before
+//! anything is read, fetched or written, checks every field again with the
+//! same functions, so a request built field by field in Rust is held to the
+//! same rules, and adds the rules across fields (outlets or bbox, distinct
+//! files).
 
+use crate::crs::Transformer;
 use crate::render::style::PlotStyles;
+use crate::render::{tiles, view};
 use crate::{Error, Result};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// One outlet, in any of the forms that may be combined in one request.
 #[derive(Debug, Clone, PartialEq)]
@@ -74,9 +86,9 @@ impl Default for PlotRequest {
             overwrite: true,
             flowline_only: None,
             styles: PlotStyles::default(),
-            basemap: crate::render::tiles::DEFAULT_PROVIDER.to_string(),
+            basemap: tiles::DEFAULT_PROVIDER.to_string(),
             zoom: None,
-            size: (1024, 768),
+            size: view::DEFAULT_SIZE,
             actually_plot: true,
             cache: CacheSetting::Default,
         }
@@ -98,6 +110,28 @@ impl PlotRequest {
     /// are three different files.
     pub fn validate(&self) -> Result<()> {
         crate::paths::check_distinct(&self.files())?;
+        for outlet in &self.outlets {
+            check_outlet(outlet)?;
+        }
+        if let Some(set) = &self.comid_set {
+            check_comid_set(set)?;
+        }
+        if let Some((bbox, crs)) = &self.bbox {
+            check_bbox(*bbox, crs)?;
+        }
+        if let Some(order) = self.streamorder {
+            check_streamorder(order)?;
+        }
+        if let Some(gpkg) = &self.gpkg {
+            check_gpkg_path(gpkg)?;
+        }
+        if let Some(zoom) = self.zoom {
+            tiles::check_zoom(i64::from(zoom))?;
+        }
+        view::check_size(self.size.0, self.size.1)?;
+        if let CacheSetting::File(path) = &self.cache {
+            check_cache_path(path)?;
+        }
         if self.outlets.len() > MAX_OUTLETS {
             return Err(Error::Limit(format!(
                 "{} outlets given, more than the limit of {MAX_OUTLETS} per request; split them into several requests",
@@ -142,5 +176,192 @@ impl PlotRequest {
         .into_iter()
         .filter_map(|(role, path)| Some((role, path?.as_path())))
         .collect()
+    }
+}
+
+/// The checked setters: each refuses a bad value (`Error::InvalidArgument`,
+/// or the CRS error) and leaves the request unchanged.
+impl PlotRequest {
+    /// Adds a comid outlet (upstream tributaries plotted).
+    pub fn add_comid(&mut self, comid: i64) -> Result<()> {
+        self.add_outlet(Outlet::Comid(comid))
+    }
+
+    /// Adds a gauge site (`05428500` or `USGS-05428500`).
+    pub fn add_site(&mut self, site: &str) -> Result<()> {
+        self.add_outlet(Outlet::Site(site.trim().to_string()))
+    }
+
+    /// Adds a linked-data feature; source `comid` becomes a comid outlet.
+    pub fn add_feature(&mut self, source: &str, id: &str) -> Result<()> {
+        let (source, id) = (source.trim().to_ascii_lowercase(), id.trim());
+        let outlet = if source == "comid" {
+            Outlet::Comid(id.parse().map_err(|_| {
+                Error::InvalidArgument(format!("comid feature id {id:?} is not an integer"))
+            })?)
+        } else {
+            Outlet::Feature {
+                source,
+                id: id.to_string(),
+            }
+        };
+        self.add_outlet(outlet)
+    }
+
+    /// Adds a point outlet in `crs` (`None`: EPSG:4326).
+    pub fn add_point(&mut self, x: f64, y: f64, crs: Option<&str>) -> Result<()> {
+        let crs = crate::crs::normalize(crs)?;
+        self.add_outlet(Outlet::Point { x, y, crs })
+    }
+
+    /// Adds an outlet of any form, checked.
+    pub fn add_outlet(&mut self, outlet: Outlet) -> Result<()> {
+        check_outlet(&outlet)?;
+        self.outlets.push(outlet);
+        Ok(())
+    }
+
+    /// Sets the integer comid set (exactly these flowlines).
+    pub fn set_comid_set(&mut self, comids: &[i64]) -> Result<()> {
+        check_comid_set(comids)?;
+        self.comid_set = Some(comids.to_vec());
+        Ok(())
+    }
+
+    /// Sets the bbox `[xmin, ymin, xmax, ymax]` in `crs` (`None`: EPSG:4326).
+    pub fn set_bbox(&mut self, bbox: [f64; 4], crs: Option<&str>) -> Result<()> {
+        let crs = crate::crs::normalize(crs)?;
+        check_bbox(bbox, &crs)?;
+        self.bbox = Some((bbox, crs));
+        Ok(())
+    }
+
+    /// Sets the minimum stream order (1..=12, or -1 = automatic).
+    pub fn set_streamorder(&mut self, order: i32) -> Result<()> {
+        check_streamorder(order)?;
+        self.streamorder = Some(order);
+        Ok(())
+    }
+
+    /// Sets the GeoPackage output (must end in `.gpkg`).
+    pub fn set_gpkg(&mut self, path: &Path) -> Result<()> {
+        check_gpkg_path(path)?;
+        self.gpkg = Some(path.to_path_buf());
+        Ok(())
+    }
+
+    /// Sets the tile zoom (0..=[`tiles::MAX_ZOOM`]).
+    pub fn set_zoom(&mut self, zoom: i64) -> Result<()> {
+        self.zoom = Some(tiles::check_zoom(zoom)?);
+        Ok(())
+    }
+
+    /// Sets the map size in pixels (each side in [`view::SIDE_PX`]).
+    pub fn set_size(&mut self, width: u32, height: u32) -> Result<()> {
+        view::check_size(width, height)?;
+        self.size = (width, height);
+        Ok(())
+    }
+
+    /// Caches the plot data in the file at `path`.
+    pub fn set_cache_file(&mut self, path: &Path) -> Result<()> {
+        check_cache_path(path)?;
+        self.cache = CacheSetting::File(path.to_path_buf());
+        Ok(())
+    }
+}
+
+/// Comids are positive; sites and feature ids non-empty and without `/`
+/// (they become URL path segments); points finite and on the globe.
+fn check_outlet(outlet: &Outlet) -> Result<()> {
+    let bad = |m: String| Err(Error::InvalidArgument(m));
+    match outlet {
+        Outlet::Comid(c) if *c <= 0 => bad(format!("comid {c} is not a positive integer")),
+        Outlet::Site(s) if s.trim().is_empty() || s.contains('/') => bad(format!(
+            "gauge site {s:?} must be a non-empty id without '/'"
+        )),
+        Outlet::Feature { source, id }
+            if source.trim().is_empty()
+                || id.trim().is_empty()
+                || source.contains('/')
+                || id.contains('/') =>
+        {
+            bad(format!(
+                "feature ({source:?}, {id:?}) needs a non-empty source and id without '/'"
+            ))
+        }
+        Outlet::Point { x, y, crs } => {
+            let (lon, lat) = Transformer::new(crs, super::PLOT_DATA_CRS)
+                .and_then(|t| t.point(*x, *y))
+                .map_err(|e| Error::InvalidArgument(format!("point ({x}, {y}) in {crs}: {e}")))?;
+            check_lon_lat(&format!("point ({x}, {y}) in {crs}"), lon, lat)
+        }
+        _ => Ok(()),
+    }
+}
+
+fn check_comid_set(comids: &[i64]) -> Result<()> {
+    if comids.is_empty() || comids.iter().any(|&c| c <= 0) {
+        return Err(Error::InvalidArgument(
+            "a comid set needs at least one comid, all positive".into(),
+        ));
+    }
+    Ok(())
+}
+
+/// Finite, `xmin < xmax` and `ymin < ymax`, and on the globe once in lon/lat.
+fn check_bbox(b: [f64; 4], crs: &str) -> Result<()> {
+    let what = format!("bbox ({}, {}, {}, {}) in {crs}", b[0], b[1], b[2], b[3]);
+    if b.iter().any(|v| !v.is_finite()) || b[0] >= b[2] || b[1] >= b[3] {
+        return Err(Error::InvalidArgument(format!(
+            "{what} must be finite with xmin < xmax and ymin < ymax"
+        )));
+    }
+    let lonlat = Transformer::new(crs, super::PLOT_DATA_CRS)
+        .and_then(|t| t.bbox(b))
+        .map_err(|e| Error::InvalidArgument(format!("{what}: {e}")))?;
+    check_lon_lat(&what, lonlat[0], lonlat[1])?;
+    check_lon_lat(&what, lonlat[2], lonlat[3])
+}
+
+fn check_lon_lat(what: &str, lon: f64, lat: f64) -> Result<()> {
+    if (-180.0..=180.0).contains(&lon) && (-90.0..=90.0).contains(&lat) {
+        Ok(())
+    } else {
+        Err(Error::InvalidArgument(format!(
+            "{what} is longitude {lon}, latitude {lat}: outside [-180, 180] x [-90, 90]"
+        )))
+    }
+}
+
+fn check_streamorder(order: i32) -> Result<()> {
+    if order == -1 || (1..=12).contains(&order) {
+        Ok(())
+    } else {
+        Err(Error::InvalidArgument(format!(
+            "stream order {order} must be 1..12 or -1 (automatic)"
+        )))
+    }
+}
+
+fn check_gpkg_path(path: &Path) -> Result<()> {
+    if path
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("gpkg"))
+    {
+        Ok(())
+    } else {
+        Err(Error::InvalidArgument(format!(
+            "The GeoPackage path {} does not end in .gpkg.",
+            path.display()
+        )))
+    }
+}
+
+fn check_cache_path(path: &Path) -> Result<()> {
+    if path.as_os_str().is_empty() {
+        Err(Error::InvalidArgument("cache file path is empty".into()))
+    } else {
+        Ok(())
     }
 }

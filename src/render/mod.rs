@@ -18,20 +18,15 @@ pub mod view;
 
 use crate::context::Context;
 use crate::crs::Transformer;
-use crate::plot::{Layer, PlotData};
 use crate::{Error, Result};
 use colors::RColor;
 use geo::Geometry;
 use std::path::PathBuf;
-use style::{PlotStyles, Style};
+use style::Style;
 use symbols::SymbolPaint;
 use tiny_skia::{Color, FillRule, LineCap, LineJoin, Path, PathBuilder, Pixmap, Stroke, Transform};
 use view::View;
 
-/// The CRS of plot data (NAD83 longitude/latitude).
-const PLOT_DATA_CRS: &str = "EPSG:4269";
-/// The CRS of trace results (WGS 84 longitude/latitude).
-const TRACE_CRS: &str = "EPSG:4326";
 /// The CRS of the drawn map.
 const MAP_CRS: &str = "EPSG:3857";
 
@@ -152,38 +147,12 @@ impl Map {
         &self.pixmap
     }
 
-    /// Draws plot data in the reference order: basin, network_wtbd,
-    /// off_network_wtbd, flowline, outlets (styled by their `type` property).
-    pub fn draw_plot_data(&mut self, data: &PlotData, styles: &PlotStyles) -> Result<()> {
-        let to_map = Transformer::new(PLOT_DATA_CRS, MAP_CRS)?;
-        let layers = [
-            (Layer::Basin, &styles.basin),
-            (Layer::NetworkWtbd, &styles.network_wtbd),
-            (Layer::OffNetworkWtbd, &styles.off_network_wtbd),
-            (Layer::Flowline, &styles.flowline),
-        ];
-        for (layer, style) in layers {
-            for f in data.layer(layer) {
-                if let Some(g) = &f.geometry {
-                    let paint = ShapePaint {
-                        line: style.border_or_col(layer),
-                        fill: style.fill(layer),
-                        lwd: style.lwd,
-                    };
-                    self.draw_geometry(g.clone(), &to_map, &paint, None)?;
-                }
-            }
-        }
-        for f in data.layer(Layer::Outlets) {
-            let style = styles.outlet(f.get_str("type").unwrap_or("default"));
-            if let Some(g) = &f.geometry {
-                let paint = ShapePaint {
-                    line: None,
-                    fill: None,
-                    lwd: 1.0,
-                };
-                self.draw_geometry(g.clone(), &to_map, &paint, Some(style))?;
-            }
+    /// Draws one layer view: its geometries, transformed from its CRS, with
+    /// its paint; points as its symbol (none: not drawn).
+    pub fn draw(&mut self, layer: &LayerView) -> Result<()> {
+        let to_map = Transformer::new(layer.crs, MAP_CRS)?;
+        for g in &layer.geometries {
+            self.draw_geometry((*g).clone(), &to_map, &layer.paint, layer.symbol)?;
         }
         Ok(())
     }
@@ -257,44 +226,6 @@ impl Map {
             cex,
             self.view.scale,
         );
-        Ok(())
-    }
-
-    /// Draws a raindrop trace (WGS 84): its flowline portion in
-    /// `flowline_col`, the raindrop's path in `trace_col`, both `lwd` wide.
-    pub fn add_trace(
-        &mut self,
-        trace: &crate::trace::Trace,
-        flowline_col: &str,
-        trace_col: &str,
-        lwd: f64,
-    ) -> Result<()> {
-        let (flowline, path) = (colors::parse(flowline_col)?, colors::parse(trace_col)?);
-        check_lwd(lwd)?;
-        let to_map = Transformer::new(TRACE_CRS, MAP_CRS)?;
-        for f in &trace.features {
-            let line = if f.id == crate::trace::RAINDROP_PATH_ID {
-                path
-            } else {
-                flowline
-            };
-            let coords: Vec<geo::Coord<f64>> = f
-                .coords
-                .chunks_exact(2)
-                .map(|c| geo::coord! { x: c[0], y: c[1] })
-                .collect();
-            let g = Geometry::LineString(geo::LineString(coords));
-            self.draw_geometry(
-                g,
-                &to_map,
-                &ShapePaint {
-                    line,
-                    fill: None,
-                    lwd,
-                },
-                None,
-            )?;
-        }
         Ok(())
     }
 
@@ -375,31 +306,42 @@ impl Map {
     }
 }
 
-/// Colours and width of a line or polygon.
-struct ShapePaint {
-    line: RColor,
-    fill: RColor,
-    lwd: f64,
+/// Colours and width of lines and polygons.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ShapePaint {
+    /// Lines and polygon borders (`None`: not drawn).
+    pub line: RColor,
+    /// Polygon fill (`None`: not filled).
+    pub fill: RColor,
+    /// Line width in R units.
+    pub lwd: f64,
 }
 
-impl Style {
-    /// The colour of lines: `border` for polygon layers, `col` for flowlines.
-    fn border_or_col(&self, layer: Layer) -> RColor {
-        if layer == Layer::Flowline {
-            self.col
-        } else {
-            self.border
-        }
+impl ShapePaint {
+    /// Lines in `col` (an R colour; `"NA"`: none), `lwd` wide, no fill.
+    pub fn lines(col: &str, lwd: f64) -> Result<ShapePaint> {
+        check_lwd(lwd)?;
+        Ok(ShapePaint {
+            line: colors::parse(col)?,
+            fill: None,
+            lwd,
+        })
     }
+}
 
-    /// The fill of polygon layers (`col`); flowlines have none.
-    fn fill(&self, layer: Layer) -> RColor {
-        if layer == Layer::Flowline {
-            None
-        } else {
-            self.col
-        }
-    }
+/// What the map draws: geometries in one CRS with one paint. Render knows
+/// no plot request or layer: the modules above it (plot data, traces) say
+/// what to draw by building views. Borrows the geometries for the draw.
+#[derive(Debug, Clone)]
+pub struct LayerView<'a> {
+    /// The geometries, drawn in order.
+    pub geometries: Vec<&'a Geometry<f64>>,
+    /// Their CRS (`"EPSG:4269"`, ...).
+    pub crs: &'a str,
+    /// Lines and polygons.
+    pub paint: ShapePaint,
+    /// Points, as R symbols (`None`: points are not drawn).
+    pub symbol: Option<&'a Style>,
 }
 
 fn check_lwd(lwd: f64) -> Result<()> {

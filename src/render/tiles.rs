@@ -6,7 +6,8 @@ use super::tile_cache::{TileCache, DEFAULT_MAX_BYTES};
 use super::view::{View, HALF_WORLD_M};
 use super::TileCacheMode;
 use crate::context::Context;
-use crate::http::{parallel_map, redact_url, Service};
+use crate::http::{redact_url, Service};
+use crate::parallel::parallel_map;
 use crate::{Error, Result};
 use tiny_skia::{FilterQuality, IntSize, Pixmap, PixmapPaint, Transform};
 
@@ -72,6 +73,17 @@ pub const PROVIDERS: [Provider; 5] = [
         attribution: "Tiles © Esri — Esri, DeLorme, NAVTEQ, TomTom, Intermap, iPC, USGS, FAO, NPS, NRCAN, GeoBase, Kadaster NL, Ordnance Survey, Esri Japan, METI, Esri China (Hong Kong), and the GIS User Community",
     },
 ];
+
+/// The highest zoom any tile request may ask for (web maps stop at 22).
+pub const MAX_ZOOM: u8 = 22;
+
+/// Checks a requested zoom against [`MAX_ZOOM`].
+pub fn check_zoom(zoom: i64) -> Result<u8> {
+    u8::try_from(zoom)
+        .ok()
+        .filter(|z| *z <= MAX_ZOOM)
+        .ok_or_else(|| Error::InvalidArgument(format!("zoom {zoom} must be 0..={MAX_ZOOM}")))
+}
 
 /// Highest zoom assumed for a `tile_url` template.
 const TEMPLATE_MAX_ZOOM: u8 = 19;
@@ -313,7 +325,7 @@ fn fetch_tile(ctx: &Context, cache: Option<&TileCache>, url: &str) -> Fetched {
             };
         }
     }
-    let response = match ctx.http.get(ctx, Service::Tiles, url) {
+    let response = match ctx.get(Service::Tiles, url) {
         Ok(r) => r,
         Err(e) => {
             return Fetched {

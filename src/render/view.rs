@@ -3,6 +3,25 @@
 
 use crate::{Error, Result};
 
+/// The map size when none is given, pixels.
+pub const DEFAULT_SIZE: (u32, u32) = (1024, 768);
+
+/// Every side of a map, in pixels, lies in this range.
+pub const SIDE_PX: std::ops::RangeInclusive<u32> = 16..=16_384;
+
+/// Checks a map size (`width` x `height` pixels) against [`SIDE_PX`].
+pub fn check_size(width: u32, height: u32) -> Result<()> {
+    if SIDE_PX.contains(&width) && SIDE_PX.contains(&height) {
+        Ok(())
+    } else {
+        Err(Error::InvalidArgument(format!(
+            "size {width} x {height}: each side must be {}..={} pixels",
+            SIDE_PX.start(),
+            SIDE_PX.end()
+        )))
+    }
+}
+
 /// Fraction of the canvas left free on each side around the plot bbox.
 pub const MARGIN: f64 = 0.04;
 
@@ -45,10 +64,14 @@ impl View {
             (size.0 as f64 * scale).round(),
             (size.1 as f64 * scale).round(),
         );
-        if !(16.0..=16_384.0).contains(&w) || !(16.0..=16_384.0).contains(&h) {
+        let side = f64::from(*SIDE_PX.start())..=f64::from(*SIDE_PX.end());
+        if !side.contains(&w) || !side.contains(&h) {
             return Err(Error::InvalidArgument(format!(
-                "the map size {}x{} at scale {scale} is not between 16 and 16384 pixels a side",
-                size.0, size.1
+                "the map size {}x{} at scale {scale} is not between {} and {} pixels a side",
+                size.0,
+                size.1,
+                SIDE_PX.start(),
+                SIDE_PX.end()
             )));
         }
         let dx = (bbox[2] - bbox[0]).max(MIN_EXTENT_M);

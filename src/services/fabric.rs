@@ -20,7 +20,8 @@
 use crate::collection::Collection;
 use crate::context::Context;
 use crate::feature::{from_geojson_feature, Feature};
-use crate::http::{parallel_map, redact_url, with_query, Response, Service};
+use crate::http::{redact_url, with_query, Response, Service};
+use crate::parallel::parallel_map;
 use crate::{Error, Result};
 use serde::Deserialize;
 use std::collections::HashSet;
@@ -231,10 +232,9 @@ struct Pager<'a> {
 
 impl Pager<'_> {
     fn request(&self, url: &str) -> Result<Page> {
-        let (ctx, http) = (self.ctx, &self.ctx.http);
         let response = match self.post {
-            None => http.get(ctx, Service::Fabric, url),
-            Some(body) => http.post(ctx, Service::Fabric, url, CQL_JSON, body),
+            None => self.ctx.get(Service::Fabric, url),
+            Some(body) => self.ctx.post(Service::Fabric, url, CQL_JSON, body),
         };
         response.and_then(|r| parse_page(&r, url))
     }

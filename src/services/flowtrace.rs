@@ -9,7 +9,8 @@
 use crate::context::Context;
 use crate::crs::{Transformer, DEFAULT_CRS};
 use crate::error::{Error, Result};
-use crate::http::{parallel_map, redact_url, Service};
+use crate::http::{redact_url, Service};
+use crate::parallel::parallel_map;
 use crate::trace::Trace;
 
 /// The directions the process accepts; the first is the default.
@@ -31,11 +32,14 @@ pub fn raindrop_trace(
     direction: Option<&str>,
 ) -> Result<Trace> {
     let plan = Plan::new(ctx, crs, direction)?;
-    let body = plan.body(x, y)?;
-    let response = ctx
-        .http
-        .post(ctx, Service::Process, &plan.url, "application/json", &body);
-    response
+    trace_point(ctx, &plan, x, y)
+}
+
+/// One R5 request for the point (`x`, `y`) and its parsed answer; errors
+/// name the point.
+fn trace_point(ctx: &Context, plan: &Plan, x: f64, y: f64) -> Result<Trace> {
+    plan.body(x, y)
+        .and_then(|body| ctx.post(Service::Process, &plan.url, "application/json", &body))
         .and_then(|r| parse_answer(&r.body, &plan.url))
         .map_err(|e| e.context(&at(x, y)))
 }
@@ -58,18 +62,7 @@ pub fn raindrop_trace_batch(
     let results = parallel_map(
         ctx.config.concurrency,
         points,
-        |&(x, y)| {
-            let body = match plan.body(x, y) {
-                Ok(body) => body,
-                Err(e) => return Err(e.context(&at(x, y))),
-            };
-            let reply = ctx
-                .http
-                .post(ctx, Service::Process, &plan.url, "application/json", &body);
-            reply
-                .and_then(|r| parse_answer(&r.body, &plan.url))
-                .map_err(|e| e.context(&at(x, y)))
-        },
+        |&(x, y)| trace_point(ctx, &plan, x, y),
         |_, _| {
             done += 1;
             ctx.progress("trace", done, total);

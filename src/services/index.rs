@@ -10,19 +10,16 @@ use crate::{Error, Result};
 /// feature of the service's answer. 404 or an empty answer is `NotFound`.
 pub fn feature(ctx: &Context, source: &str, id: &str) -> Result<Feature> {
     let url = feature_url(ctx, source, id);
-    let response = ctx
-        .http
-        .get(ctx, Service::Index, &url)
-        .map_err(|e| match e {
-            Error::NotFound {
-                http_status,
-                message,
-            } => Error::NotFound {
-                http_status,
-                message: format!("the index service has no feature {source}/{id}: {message}"),
-            },
-            other => other,
-        })?;
+    let response = ctx.get(Service::Index, &url).map_err(|e| match e {
+        Error::NotFound {
+            http_status,
+            message,
+        } => Error::NotFound {
+            http_status,
+            message: format!("the index service has no feature {source}/{id}: {message}"),
+        },
+        other => other,
+    })?;
     first_feature(&response.body, &url)?.ok_or_else(|| {
         Error::not_found(format!(
             "the index service has no feature {source}/{id} ({} is empty)",
@@ -37,7 +34,7 @@ pub fn basin(ctx: &Context, source: &str, id: &str) -> Result<Feature> {
         &format!("{}/basin", feature_url(ctx, source, id)),
         &[("simplify", "true"), ("splitCatchment", "false")],
     );
-    let response = ctx.http.get(ctx, Service::Index, &url)?;
+    let response = ctx.get(Service::Index, &url)?;
     first_feature(&response.body, &url)?.ok_or_else(|| {
         Error::not_found(format!(
             "the index service has no basin for {source}/{id} ({} is empty)",

@@ -9,6 +9,10 @@
 //! string `"null"` for a number and `"none"` (or an empty string) for
 //! `gnis_name`, are read as missing.
 
+mod draw;
+
+pub use draw::TRACE_CRS;
+
 use crate::error::{Error, Result};
 use crate::feature::value_as_i64;
 use serde_json::{Map, Value};
@@ -266,7 +270,7 @@ fn feature_to_json(f: &TraceFeature) -> Value {
 mod tests {
     use super::*;
 
-    const YAHARA: &[u8] = include_bytes!("../tests/data/responses/flowtrace_up_yahara.json");
+    const YAHARA: &[u8] = include_bytes!("../../tests/data/responses/flowtrace_up_yahara.json");
 
     #[test]
     fn parses_the_recorded_yahara_trace() {

@@ -1,0 +1,60 @@
+//! Plot data on a map: turns layers and plot_config into the render
+//! module's [`LayerView`]s, in the reference order.
+
+use super::{Layer, PlotData, PLOT_DATA_CRS};
+use crate::render::style::{PlotStyles, Style};
+use crate::render::{LayerView, Map, ShapePaint};
+use crate::Result;
+
+/// Draws `data` on `map` in the reference order: basin, network_wtbd,
+/// off_network_wtbd, flowline, then the outlets, each styled by its `type`
+/// property (the feature source).
+pub fn draw_plot_data(map: &mut Map, data: &PlotData, styles: &PlotStyles) -> Result<()> {
+    let layers = [
+        (Layer::Basin, &styles.basin),
+        (Layer::NetworkWtbd, &styles.network_wtbd),
+        (Layer::OffNetworkWtbd, &styles.off_network_wtbd),
+        (Layer::Flowline, &styles.flowline),
+    ];
+    for (layer, style) in layers {
+        map.draw(&LayerView {
+            geometries: data
+                .layer(layer)
+                .iter()
+                .filter_map(|f| f.geometry.as_ref())
+                .collect(),
+            crs: PLOT_DATA_CRS,
+            paint: layer_paint(layer, style),
+            symbol: None,
+        })?;
+    }
+    let no_lines = ShapePaint {
+        line: None,
+        fill: None,
+        lwd: 1.0,
+    };
+    for f in data.layer(Layer::Outlets) {
+        map.draw(&LayerView {
+            geometries: f.geometry.iter().collect(),
+            crs: PLOT_DATA_CRS,
+            paint: no_lines,
+            symbol: Some(styles.outlet(f.get_str("type").unwrap_or("default"))),
+        })?;
+    }
+    Ok(())
+}
+
+/// Flowlines are lines in `col`; the polygon layers are filled with `col`
+/// and outlined in `border` (R's `plot` of sf polygons).
+fn layer_paint(layer: Layer, style: &Style) -> ShapePaint {
+    let (line, fill) = if layer == Layer::Flowline {
+        (style.col, None)
+    } else {
+        (style.border, style.col)
+    };
+    ShapePaint {
+        line,
+        fill,
+        lwd: style.lwd,
+    }
+}
