@@ -1,8 +1,18 @@
 //! Pixel tests of the map renderer against the loopback mock tile server
 //! (one solid colour per tile, `mock::tile_color`) and the Yahara sample.
 //!
-//! Reference images live in `tests/data/render/`; rebuild them with
-//! `HYDROPLOT_BLESS=1 cargo test --features mock --test render`.
+//! Reference images live in `tests/data/render/`. A test run never writes
+//! them: blessing is a separate, reviewed step.
+//!
+//! 1. `cargo run -p xtask -- bless-render` runs these tests with
+//!    `HYDROPLOT_RENDER_CANDIDATES` set to `<target dir>/bless`; the tests
+//!    write each image they render there (and still compare it with the
+//!    reference), and the task prints the candidates' paths for review.
+//! 2. `cargo run -p xtask -- bless-render --accept` copies the reviewed
+//!    candidates in `<target dir>/bless` over `tests/data/render/`.
+//!
+//! Besides the references, the pixel tests assert facts computed by hand in
+//! the test (Web Mercator positions of known points, colours of the styles).
 
 use hydroplot::crs::Transformer;
 use hydroplot::feature::Feature;
@@ -476,14 +486,27 @@ fn hidpi_doubles_the_png() {
     assert_eq!((w, h), (600, 400));
 }
 
+/// Writes every rendered image to `HYDROPLOT_RENDER_CANDIDATES` when it is
+/// set (by `cargo run -p xtask -- bless-render`), then compares each with its
+/// reference. All candidates are written before the first comparison, so one
+/// differing image does not hide the others.
+fn check_references(images: &[(&str, Vec<u8>)]) {
+    if let Some(dir) = std::env::var_os("HYDROPLOT_RENDER_CANDIDATES") {
+        let dir = PathBuf::from(dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        for (name, png) in images {
+            std::fs::write(dir.join(name), png).unwrap();
+        }
+    }
+    for (name, png) in images {
+        compare_with_reference(name, png);
+    }
+}
+
 /// Compares `png` with the reference image `name`: same size, mean channel
 /// difference under 1, at most 0.5 % of the pixels off by more than 32.
 fn compare_with_reference(name: &str, png: &[u8]) {
     let path = data_dir().join("render").join(name);
-    if std::env::var_os("HYDROPLOT_BLESS").is_some() {
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(&path, png).unwrap();
-    }
     let (w, h, got) = decode_png(png);
     let (rw, rh, want) = decode_png(&std::fs::read(&path).unwrap());
     assert_eq!((w, h), (rw, rh), "{name}");
@@ -493,8 +516,12 @@ fn compare_with_reference(name: &str, png: &[u8]) {
         .chunks(4)
         .filter(|p| p.iter().any(|d| *d > 32))
         .count();
-    assert!(mean < 1.0, "{name}: mean difference {mean}");
-    assert!(bad * 200 <= (w * h) as usize, "{name}: {bad} pixels differ");
+    let review = "to review the new rendering: cargo run -p xtask -- bless-render";
+    assert!(mean < 1.0, "{name}: mean difference {mean}; {review}");
+    assert!(
+        bad * 200 <= (w * h) as usize,
+        "{name}: {bad} pixels differ; {review}"
+    );
 }
 
 #[test]
@@ -502,10 +529,12 @@ fn yahara_matches_the_reference_images() {
     let server = MockServer::start();
     let ctx = mock::context(&server);
     let data = yahara(&ctx);
-    for (basemap, name) in [
+    let images: Vec<(&str, Vec<u8>)> = [
         ("none", "yahara_none_480x360.png"),
         ("OpenStreetMap", "yahara_mock_tiles_480x360.png"),
-    ] {
+    ]
+    .into_iter()
+    .map(|(basemap, name)| {
         let mut map = Map::new(
             &ctx,
             data.bbox,
@@ -518,8 +547,10 @@ fn yahara_matches_the_reference_images() {
         )
         .unwrap();
         map.draw_plot_data(&data, &PlotStyles::default()).unwrap();
-        compare_with_reference(name, &map.png().unwrap());
-    }
+        (name, map.png().unwrap())
+    })
+    .collect();
+    check_references(&images);
 }
 
 #[test]
