@@ -19,6 +19,35 @@ fn yahara() -> GeoPackage {
     GeoPackage::open(&data("yahara_sample.gpkg")).unwrap()
 }
 
+/// The tables of the six layers, in the order the layer tests list them.
+const TABLES: [&str; 6] = [
+    "NHDFlowline_Network",
+    "CatchmentSP",
+    "Gage",
+    "NHDArea",
+    "NHDWaterbody",
+    "NHDFlowline_NonNetwork",
+];
+
+/// The independent side of the layer counts: `SELECT count(*)` per table with
+/// plain SQLite, not the library's reader.
+fn sql_counts(file: &str) -> Vec<usize> {
+    let db = rusqlite::Connection::open_with_flags(
+        data(file),
+        rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
+    )
+    .unwrap();
+    TABLES
+        .iter()
+        .map(|t| {
+            db.query_row(&format!("SELECT count(*) FROM \"{t}\""), [], |r| {
+                r.get::<_, i64>(0)
+            })
+            .unwrap() as usize
+        })
+        .collect()
+}
+
 /// Everything upstream of `outlet` (itself included): X drains to Y when
 /// X.dnhydroseq == Y.hydroseq.
 fn upstream(reaches: &[Reach], outlet: i64) -> Vec<i64> {
@@ -58,6 +87,9 @@ fn layers_and_counts_of_the_yahara_sample() {
     .iter()
     .map(|&c| g.read_all(c).unwrap().len())
     .collect();
+    // Every row of each table (267 flowlines, 266 catchments, 46 gages, 3
+    // areas, 128 waterbodies, 49 non-network flowlines).
+    assert_eq!(counts, sql_counts("yahara_sample.gpkg"));
     assert_eq!(counts, [267, 266, 46, 3, 128, 49]);
     let flowlines = g.read_all(Collection::FlowlineNetwork).unwrap();
     let f = flowlines
@@ -459,6 +491,17 @@ fn projected_files_read_as_nad83_with_and_without_rtree() {
     reproject_to_albers(&path, "CatchmentSP", &catchments);
     let bbox = [-89.56684, 42.99816, -89.24681, 43.17192];
     let expected = source.read_bbox(Collection::Catchment, bbox).unwrap();
+    // The catchments whose envelope meets the box, by the file's own R*Tree.
+    let in_box: i64 = rusqlite::Connection::open(data("yahara_sample.gpkg"))
+        .unwrap()
+        .query_row(
+            "SELECT count(*) FROM rtree_CatchmentSP_geom
+             WHERE maxx >= ?1 AND minx <= ?3 AND maxy >= ?2 AND miny <= ?4",
+            bbox,
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(expected.len() as i64, in_box);
     assert_eq!(expected.len(), 166);
     let check = |g: &GeoPackage| {
         let got = g.read_bbox(Collection::Catchment, bbox).unwrap();
@@ -507,6 +550,7 @@ fn new_hope_sample_layers() {
     .iter()
     .map(|&c| g.read_all(c).unwrap().len())
     .collect();
+    assert_eq!(counts, sql_counts("new_hope.gpkg"));
     assert_eq!(counts, [746, 695, 16, 13, 99, 10]);
     assert_eq!(g.read_topology().unwrap().len(), 746);
 }

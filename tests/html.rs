@@ -14,7 +14,11 @@ use serde_json::Value;
 use std::path::PathBuf;
 
 const COMID: i64 = 13293970;
-/// Layer counts of comid 13293970 in tests/data/yahara_sample.gpkg.
+/// Layer counts of comid 13293970 in tests/data/yahara_sample.gpkg: the
+/// published nhdplusTools figures (251 flowlines, 250 catchments, 117
+/// waterbodies in all), and the network/off-network split of the 117 that
+/// plain SQL over the file gives (`tests/plot_local.rs`,
+/// `upstream_layers_are_the_ones_sql_over_the_file_gives`).
 const YAHARA_COUNTS: [(&str, u64); 6] = [
     ("basin", 1),
     ("catchment", 250),

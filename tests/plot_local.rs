@@ -176,3 +176,143 @@ fn automatic_stream_order_thins_a_large_basin() {
     // flowline_only was turned on by the rule.
     assert_eq!(d.layer(Layer::Catchment).len(), 0);
 }
+
+/// The independent side of the layer checks below: plain SQL over the sample's
+/// tables and the R*Tree indexes stored in it, none of the library's
+/// reader, navigation or subsetting code.
+mod sql {
+    use rusqlite::{Connection, OpenFlags};
+
+    pub fn open() -> Connection {
+        Connection::open_with_flags(super::sample(), OpenFlags::SQLITE_OPEN_READ_ONLY).unwrap()
+    }
+
+    /// The flowlines upstream of `outlet` through FromNode/ToNode, the outlet included.
+    const UPSTREAM: &str = "WITH RECURSIVE up(comid, fromnode) AS (
+          SELECT COMID, FromNode FROM NHDFlowline_Network WHERE COMID = ?1
+          UNION SELECT f.COMID, f.FromNode FROM NHDFlowline_Network f JOIN up ON f.ToNode = up.fromnode)";
+
+    /// `sql` after the upstream CTE, one integer column, sorted.
+    pub fn upstream_ids(db: &Connection, outlet: i64, sql: &str) -> Vec<i64> {
+        ids(db, &format!("{UPSTREAM} {sql}"), rusqlite::params![outlet])
+    }
+
+    /// The rows of one integer column, sorted.
+    pub fn ids(db: &Connection, sql: &str, params: impl rusqlite::Params) -> Vec<i64> {
+        let mut stmt = db.prepare(sql).unwrap();
+        let mut out: Vec<i64> = stmt
+            .query_map(params, |r| r.get(0))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect();
+        out.sort_unstable();
+        out
+    }
+
+    /// `COMID`s of `table` whose R*Tree envelope meets `?1..?4` (xmin, ymin,
+    /// xmax, ymax), as a CTE body.
+    pub fn in_box(table: &str) -> String {
+        format!(
+            "SELECT t.COMID FROM \"{table}\" t JOIN \"rtree_{table}_geom\" r ON r.id = t.fid
+             WHERE r.maxx >= ?1 AND r.minx <= ?3 AND r.maxy >= ?2 AND r.miny <= ?4"
+        )
+    }
+}
+
+/// The sorted `comid`s of a layer.
+fn comids(d: &hydroplot::plot::PlotData, layer: Layer) -> Vec<i64> {
+    let mut out: Vec<i64> = d
+        .layer(layer)
+        .iter()
+        .map(|f| f.get_i64("comid").unwrap())
+        .collect();
+    out.sort_unstable();
+    out
+}
+
+#[test]
+fn upstream_layers_are_the_ones_sql_over_the_file_gives() {
+    let db = sql::open();
+    let flowlines = sql::upstream_ids(&db, 13293970, "SELECT comid FROM up");
+    let catchments = sql::upstream_ids(
+        &db,
+        13293970,
+        "SELECT FEATUREID FROM CatchmentSP WHERE FEATUREID IN (SELECT comid FROM up)",
+    );
+    // Waterbodies whose envelope meets the basin's (the upstream catchments'
+    // envelopes together); network ones are a WBAREACOMI of an upstream flowline.
+    let waterbodies = "box AS (SELECT min(r.minx) x0, min(r.miny) y0, max(r.maxx) x1, max(r.maxy) y1
+          FROM rtree_CatchmentSP_geom r JOIN CatchmentSP c ON c.fid = r.id
+          WHERE c.FEATUREID IN (SELECT comid FROM up)),
+        wb AS (SELECT w.COMID FROM NHDWaterbody w JOIN rtree_NHDWaterbody_geom r ON r.id = w.fid, box
+          WHERE r.maxx >= box.x0 AND r.minx <= box.x1 AND r.maxy >= box.y0 AND r.miny <= box.y1),
+        marks AS (SELECT WBAREACOMI FROM NHDFlowline_Network WHERE COMID IN (SELECT comid FROM up))";
+    let network = sql::upstream_ids(
+        &db,
+        13293970,
+        &format!(", {waterbodies} SELECT COMID FROM wb WHERE COMID IN marks"),
+    );
+    let off_network = sql::upstream_ids(
+        &db,
+        13293970,
+        &format!(", {waterbodies} SELECT COMID FROM wb WHERE COMID NOT IN marks"),
+    );
+    // The SQL agrees with the published figures (251, 250, 117 waterbodies).
+    assert_eq!(
+        (
+            flowlines.len(),
+            catchments.len(),
+            network.len() + off_network.len()
+        ),
+        (251, 250, 117)
+    );
+
+    let d = plot_hydro(&offline(), &request(vec![Outlet::Comid(13293970)]), None).unwrap();
+    assert_eq!(comids(&d, Layer::Flowline), flowlines);
+    let mut got_catchments: Vec<i64> = d
+        .layer(Layer::Catchment)
+        .iter()
+        .map(|f| f.get_i64("featureid").unwrap())
+        .collect();
+    got_catchments.sort_unstable();
+    assert_eq!(got_catchments, catchments);
+    assert_eq!(comids(&d, Layer::NetworkWtbd), network);
+    assert_eq!(comids(&d, Layer::OffNetworkWtbd), off_network);
+}
+
+#[test]
+fn the_bbox_case_layers_are_the_ones_sql_over_the_file_gives() {
+    let bbox = [-89.56684, 42.99816, -89.24681, 43.17192];
+    let db = sql::open();
+    let query = |select: &str| {
+        let ctes = format!(
+            "WITH fl AS ({}), wb AS ({}), marks AS (SELECT WBAREACOMI FROM NHDFlowline_Network WHERE COMID IN fl)",
+            sql::in_box("NHDFlowline_Network"),
+            sql::in_box("NHDWaterbody")
+        );
+        sql::ids(&db, &format!("{ctes} {select}"), bbox)
+    };
+    // Stream order filters the flowlines drawn; every flowline in the box
+    // marks its waterbody as a network one.
+    let flowlines =
+        query("SELECT COMID FROM NHDFlowline_Network WHERE COMID IN fl AND StreamOrde >= 2");
+    let network = query("SELECT COMID FROM wb WHERE COMID IN marks");
+    let off_network = query("SELECT COMID FROM wb WHERE COMID NOT IN marks");
+    // The SQL agrees with the published figures.
+    assert_eq!(
+        (flowlines.len(), network.len(), off_network.len()),
+        (76, 10, 43)
+    );
+
+    let req = PlotRequest {
+        bbox: Some((bbox, "EPSG:4269".into())),
+        streamorder: Some(2),
+        hydro_data: Some(sample()),
+        actually_plot: false,
+        ..Default::default()
+    };
+    let d = plot_hydro(&offline(), &req, None).unwrap();
+    assert_eq!(comids(&d, Layer::Flowline), flowlines);
+    assert_eq!(comids(&d, Layer::NetworkWtbd), network);
+    assert_eq!(comids(&d, Layer::OffNetworkWtbd), off_network);
+}

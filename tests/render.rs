@@ -1,8 +1,18 @@
 //! Pixel tests of the map renderer against the loopback mock tile server
 //! (one solid colour per tile, `mock::tile_color`) and the Yahara sample.
 //!
-//! Reference images live in `tests/data/render/`; rebuild them with
-//! `HYDROPLOT_BLESS=1 cargo test --features mock --test render`.
+//! Reference images live in `tests/data/render/`. A test run never writes
+//! them: blessing is a separate, reviewed step.
+//!
+//! 1. `cargo run -p xtask -- bless-render` runs these tests with
+//!    `HYDROPLOT_RENDER_CANDIDATES` set to `<target dir>/bless`; the tests
+//!    write each image they render there (and still compare it with the
+//!    reference), and the task prints the candidates' paths for review.
+//! 2. `cargo run -p xtask -- bless-render --accept` copies the reviewed
+//!    candidates in `<target dir>/bless` over `tests/data/render/`.
+//!
+//! Besides the references, the pixel tests assert facts computed by hand in
+//! the test (Web Mercator positions of known points, colours of the styles).
 
 use hydroplot::crs::Transformer;
 use hydroplot::feature::Feature;
@@ -476,14 +486,153 @@ fn hidpi_doubles_the_png() {
     assert_eq!((w, h), (600, 400));
 }
 
+/// Web Mercator by hand, independent of the library's projection code: the
+/// spherical formulas of EPSG:3857 (R = 6378137 m), the slippy-map tile
+/// numbering, and the frame a map of `bbox` gets (centred, aspect kept, 4 %
+/// of the canvas free on each side, as `render::view` documents).
+mod by_hand {
+    pub const R: f64 = 6_378_137.0;
+
+    /// x = R·λ, y = R·ln(tan(π/4 + φ/2)), λ and φ in radians.
+    pub fn mercator(lon: f64, lat: f64) -> (f64, f64) {
+        let (lon, lat) = (lon.to_radians(), lat.to_radians());
+        (
+            R * lon,
+            R * (std::f64::consts::FRAC_PI_4 + lat / 2.0).tan().ln(),
+        )
+    }
+
+    /// The 3857 extent `[xmin, ymin, xmax, ymax]` of a `w` x `h` canvas
+    /// showing the lon/lat `bbox`.
+    pub fn extent(bbox: [f64; 4], (w, h): (u32, u32)) -> [f64; 4] {
+        let (x0, y0) = mercator(bbox[0], bbox[1]);
+        let (x1, y1) = mercator(bbox[2], bbox[3]);
+        let usable = 1.0 - 2.0 * 0.04;
+        let res = ((x1 - x0) / (f64::from(w) * usable)).max((y1 - y0) / (f64::from(h) * usable));
+        let (cx, cy) = ((x0 + x1) / 2.0, (y0 + y1) / 2.0);
+        let (hw, hh) = (f64::from(w) / 2.0 * res, f64::from(h) / 2.0 * res);
+        [cx - hw, cy - hh, cx + hw, cy + hh]
+    }
+
+    /// The pixel (column, row) holding a lon/lat point on a canvas `width`
+    /// pixels wide covering `extent`.
+    pub fn pixel(extent: [f64; 4], width: u32, lon: f64, lat: f64) -> (f64, f64) {
+        let (x, y) = mercator(lon, lat);
+        let res = (extent[2] - extent[0]) / f64::from(width);
+        ((x - extent[0]) / res, (extent[3] - y) / res)
+    }
+
+    /// The slippy-map tile `(x, y)` holding a lon/lat point at zoom `z`, and
+    /// the point's position inside it in 0..1 (to keep probes off borders).
+    pub fn tile(z: u8, lon: f64, lat: f64) -> ((u32, u32), (f64, f64)) {
+        let n = f64::from(1u32 << z);
+        let lat = lat.to_radians();
+        let tx = (lon + 180.0) / 360.0 * n;
+        let ty = (1.0 - (lat.tan() + 1.0 / lat.cos()).ln() / std::f64::consts::PI) / 2.0 * n;
+        ((tx as u32, ty as u32), (tx.fract(), ty.fract()))
+    }
+}
+
+#[test]
+fn hand_computed_web_mercator_pixels_have_the_layer_colours() {
+    // Points read by hand from tests/data/yahara_sample.gpkg (NAD83 lon/lat):
+    // the downstream (last) vertex of comid 13293970, where a comid outlet is
+    // drawn; the 10th of the 19 vertices of comid 13293454 (Yahara River at
+    // Windsor, upstream of 13293970).
+    const OUTLET: (f64, f64) = (-89.3043319718218, 43.008721933241986);
+    const FLOWLINE_VERTEX: (f64, f64) = (-89.34883970508605, 43.21065633292852);
+    // West of every layer of the GeoPackage (gpkg_contents: the westmost
+    // drawn layer, NHDWaterbody, starts at -89.7288), away from the furniture
+    // (north arrow top right, scale bar bottom left, attribution bottom right).
+    const EMPTY: (f64, f64) = (-90.05, 43.15);
+    // The map: this lon/lat box on a 1024 x 768 canvas, tiles at zoom 10.
+    const BBOX: [f64; 4] = [-89.80, 42.85, -89.05, 43.45];
+    const SIZE: (u32, u32) = (1024, 768);
+    const ZOOM: u8 = 10;
+    const BLUE: [u8; 3] = [0, 0, 255];
+    const BLACK: [u8; 3] = [0, 0, 0];
+
+    let server = MockServer::start();
+    let ctx = mock::context(&server);
+    let data = yahara(&ctx);
+    let mut styles = PlotStyles::default();
+    styles.set("flowline", "lwd", "3").unwrap();
+    let extent = by_hand::extent(BBOX, SIZE);
+    let at = |map: &Map, (lon, lat): (f64, f64)| {
+        let (x, y) = by_hand::pixel(extent, SIZE.0, lon, lat);
+        rgb(map, x as f32, y as f32)
+    };
+    for basemap in ["none", "OpenStreetMap"] {
+        let mut warnings = Vec::new();
+        let mut map = Map::new(
+            &ctx,
+            BBOX,
+            "EPSG:4269",
+            SIZE,
+            basemap,
+            Some(ZOOM),
+            &TileCacheMode::Off,
+            &mut warnings,
+        )
+        .unwrap();
+        assert!(warnings.is_empty(), "{warnings:?}");
+        let view = map.view();
+        assert_eq!((view.width, view.height), SIZE);
+        for (got, want) in view.extent.iter().zip(extent) {
+            assert!((got - want).abs() < 1.0, "{:?} vs {extent:?}", view.extent);
+        }
+        hydroplot::plot::draw_plot_data(&mut map, &data, &styles).unwrap();
+
+        assert_eq!(at(&map, FLOWLINE_VERTEX), BLUE, "{basemap}");
+        assert_eq!(at(&map, OUTLET), BLACK, "{basemap}");
+        // pch 19 at cex 1 has a 6 px radius: 3 px off-centre is still black.
+        let (ox, oy) = by_hand::pixel(extent, SIZE.0, OUTLET.0, OUTLET.1);
+        for (dx, dy) in [(3.0, 0.0), (-3.0, 0.0), (0.0, 3.0), (0.0, -3.0)] {
+            assert_eq!(rgb(&map, (ox + dx) as f32, (oy + dy) as f32), BLACK);
+        }
+
+        // Nothing is drawn far west of the data: the canvas, or the tile there.
+        let background = if basemap == "none" {
+            [255, 255, 255]
+        } else {
+            let ((tx, ty), inside) = by_hand::tile(ZOOM, EMPTY.0, EMPTY.1);
+            assert!(
+                [inside.0, inside.1]
+                    .iter()
+                    .all(|f| (0.05..0.95).contains(f)),
+                "probe too near a tile border: {inside:?}"
+            );
+            mock::tile_color(u32::from(ZOOM), tx, ty)
+        };
+        assert!(
+            near(at(&map, EMPTY), background, 2),
+            "{basemap}: {:?} vs {background:?}",
+            at(&map, EMPTY)
+        );
+    }
+}
+
+/// Writes every rendered image to `HYDROPLOT_RENDER_CANDIDATES` when it is
+/// set (by `cargo run -p xtask -- bless-render`), then compares each with its
+/// reference. All candidates are written before the first comparison, so one
+/// differing image does not hide the others.
+fn check_references(images: &[(&str, Vec<u8>)]) {
+    if let Some(dir) = std::env::var_os("HYDROPLOT_RENDER_CANDIDATES") {
+        let dir = PathBuf::from(dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        for (name, png) in images {
+            std::fs::write(dir.join(name), png).unwrap();
+        }
+    }
+    for (name, png) in images {
+        compare_with_reference(name, png);
+    }
+}
+
 /// Compares `png` with the reference image `name`: same size, mean channel
 /// difference under 1, at most 0.5 % of the pixels off by more than 32.
 fn compare_with_reference(name: &str, png: &[u8]) {
     let path = data_dir().join("render").join(name);
-    if std::env::var_os("HYDROPLOT_BLESS").is_some() {
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(&path, png).unwrap();
-    }
     let (w, h, got) = decode_png(png);
     let (rw, rh, want) = decode_png(&std::fs::read(&path).unwrap());
     assert_eq!((w, h), (rw, rh), "{name}");
@@ -493,8 +642,12 @@ fn compare_with_reference(name: &str, png: &[u8]) {
         .chunks(4)
         .filter(|p| p.iter().any(|d| *d > 32))
         .count();
-    assert!(mean < 1.0, "{name}: mean difference {mean}");
-    assert!(bad * 200 <= (w * h) as usize, "{name}: {bad} pixels differ");
+    let review = "to review the new rendering: cargo run -p xtask -- bless-render";
+    assert!(mean < 1.0, "{name}: mean difference {mean}; {review}");
+    assert!(
+        bad * 200 <= (w * h) as usize,
+        "{name}: {bad} pixels differ; {review}"
+    );
 }
 
 #[test]
@@ -502,10 +655,12 @@ fn yahara_matches_the_reference_images() {
     let server = MockServer::start();
     let ctx = mock::context(&server);
     let data = yahara(&ctx);
-    for (basemap, name) in [
+    let images: Vec<(&str, Vec<u8>)> = [
         ("none", "yahara_none_480x360.png"),
         ("OpenStreetMap", "yahara_mock_tiles_480x360.png"),
-    ] {
+    ]
+    .into_iter()
+    .map(|(basemap, name)| {
         let mut map = Map::new(
             &ctx,
             data.bbox,
@@ -518,8 +673,10 @@ fn yahara_matches_the_reference_images() {
         )
         .unwrap();
         hydroplot::plot::draw_plot_data(&mut map, &data, &PlotStyles::default()).unwrap();
-        compare_with_reference(name, &map.png().unwrap());
-    }
+        (name, map.png().unwrap())
+    })
+    .collect();
+    check_references(&images);
 }
 
 #[test]

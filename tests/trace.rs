@@ -89,6 +89,7 @@ fn recorded_yahara_trace_up() {
     );
     assert_eq!((f.coords.len() / 2, r.coords.len() / 2), (17, 7));
     assert_eq!(r.intersection_point, None);
+    // The envelope of every vertex of both features, read off the recorded JSON.
     assert_eq!(t.bbox(), [-89.222294, 42.956, -89.212523, 42.969406]);
 }
 

@@ -4,12 +4,19 @@
 //! - `header`: regenerate `include/hydroplot.h` with the pinned cbindgen from
 //!   `cbindgen.toml`;
 //! - `header --check`: regenerate in memory and fail, showing the first
-//!   differing lines, when the checked-in header differs (CI runs this).
+//!   differing lines, when the checked-in header differs (CI runs this);
+//! - `bless-render`: run the pixel tests (`tests/render.rs`) so that they
+//!   write the images they render to `<target dir>/bless/`, and print the
+//!   candidates' paths for review; the references are not touched;
+//! - `bless-render --accept`: copy the reviewed candidates in
+//!   `<target dir>/bless/` over `tests/data/render/` (nothing is rendered).
 //!
 //! Only `src/ffi` is parsed. The version macros live in `cbindgen.toml`
 //! (`after_includes`) so that a plain
 //! `cbindgen --config cbindgen.toml --output include/hydroplot.h src/ffi/mod.rs`
 //! gives the same header; this task checks them against `Cargo.toml`.
+
+mod bless;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -25,7 +32,11 @@ fn main() -> ExitCode {
     let result = match args.as_slice() {
         ["header"] => header(false),
         ["header", "--check"] => header(true),
-        _ => Err("usage: cargo run -p xtask -- header [--check]".to_string()),
+        ["bless-render"] => bless::render_candidates(&root()),
+        ["bless-render", "--accept"] => bless::accept(&root()),
+        _ => Err(
+            "usage: cargo run -p xtask -- header [--check] | bless-render [--accept]".to_string(),
+        ),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

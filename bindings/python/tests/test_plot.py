@@ -4,35 +4,59 @@ import pytest
 
 import hydroplot
 
-# Upstream of comid 13293970 (the Yahara at Madison), as the C and Rust tests see it.
-YAHARA = {"outlets": 1, "flowline": 251, "basin": 1, "catchment": 250, "network_wtbd": 14, "off_network_wtbd": 103}
+# Upstream of comid 13293970 (the Yahara at Madison), the published nhdplusTools
+# figures for tests/data/yahara_sample.gpkg: 251 flowlines, 250 catchments (one
+# basin, one outlet), and 117 waterbodies in all, network and off-network together
+# (the split between the two is not published).
+YAHARA = {"outlets": 1, "flowline": 251, "basin": 1, "catchment": 250}
+YAHARA_WATERBODIES = 117
+# The basin's bbox, rounded to 3 decimals: the extent of the 250 upstream
+# catchments, computed by hand from the GeoPackage's CatchmentSP geometries.
+YAHARA_BBOX = (-89.605, 42.95, -89.204, 43.366)
+# The published bbox case: stream order >= 2 in this NAD83 box gives 76
+# flowlines, 10 network and 43 off-network waterbodies (nhdplusTools).
+PUBLISHED_BBOX = {"xmin": -89.56684, "ymin": 42.99816, "xmax": -89.24681, "ymax": 43.17192, "crs": "EPSG:4269"}
 
 
 def counts(data):
     return {layer: len(fc["features"]) for layer, fc in data.items()}
 
 
+def assert_is_yahara(data):
+    """The published counts upstream of 13293970."""
+    n = counts(data)
+    assert {layer: n[layer] for layer in YAHARA} == YAHARA, n
+    assert n["network_wtbd"] + n["off_network_wtbd"] == YAHARA_WATERBODIES, n
+
+
 def test_upstream_of_a_comid_from_the_services_is_drawn_to_a_file(ctx, tmp_path):
     png = tmp_path / "yahara.png"
     data = hydroplot.plot_hydro([13293970], context=ctx, file=str(png), output="geojson")
-    assert counts(data) == YAHARA
+    assert_is_yahara(data)
     assert data.png.startswith(b"\x89PNG\r\n\x1a\n")
     assert png.read_bytes() == data.png
     xmin, ymin, xmax, ymax = data.bbox
-    assert (round(xmin, 3), round(ymin, 3), round(xmax, 3), round(ymax, 3)) == (-89.605, 42.95, -89.204, 43.366)
+    assert (round(xmin, 3), round(ymin, 3), round(xmax, 3), round(ymax, 3)) == YAHARA_BBOX
     assert data["outlets"]["features"][0]["properties"]["comid"] == 13293970
     assert data.warnings == []
 
 
 def test_the_local_sample_gives_the_same_layers_without_drawing(ctx, sample_gpkg):
     data = hydroplot.plot_hydro([13293970], hydro_data=sample_gpkg, actually_plot=False, context=ctx, output="geojson")
-    assert counts(data) == YAHARA
+    assert_is_yahara(data)
     assert data.png is None and data.map is None
+
+
+def test_the_published_bbox_case_with_stream_order_2(ctx, sample_gpkg):
+    data = hydroplot.plot_hydro(bbox=PUBLISHED_BBOX, streamorder=2, hydro_data=sample_gpkg, actually_plot=False,
+                                context=ctx, output="geojson")
+    n = counts(data)
+    assert (n["flowline"], n["network_wtbd"], n["off_network_wtbd"]) == (76, 10, 43), n
 
 
 def test_outlet_forms_agree(ctx):
     by_feature = hydroplot.plot_hydro([("comid", "13293970")], actually_plot=False, context=ctx, output="geojson")
-    assert counts(by_feature) == YAHARA
+    assert_is_yahara(by_feature)
     exact = hydroplot.plot_hydro({13293970, 13294312, 13293454}, actually_plot=False, context=ctx, output="geojson")
     assert sorted(f["properties"]["comid"] for f in exact["flowline"]["features"]) == [13293454, 13293970, 13294312]
     site = hydroplot.plot_hydro("05429500", actually_plot=False, context=ctx, output="geojson")

@@ -14,13 +14,16 @@ def test_an_upstream_trace_has_the_flowline_and_the_raindrop_path(ctx):
     flowline, path = fc["features"]
     assert len(fc["features"]) == 2
     assert (flowline["id"], path["id"]) == ("upstreamFlowline", "raindropPath")
+    # The fields of the recorded real answer the mock replays
+    # (tests/data/responses/flowtrace_up_yahara.json, facts in SOURCES.md there).
     props = flowline["properties"]
     assert props["comid"] == 13297178
     assert props["gnis_name"] == "Yahara River"
     assert props["reachcode"] == "07090002007369"
     assert props["raindrop_pathDist"] == pytest.approx(242.09)
     assert props["measure"] == pytest.approx(30.15)
-    assert len(props["intersection_point"]) == 2
+    assert props["intersection_point"] == pytest.approx([-89.21324480351977, 42.956821579907405])
+    assert len(flowline["geometry"]["coordinates"]) == 17 and len(path["geometry"]["coordinates"]) == 7
     assert path["properties"] == {} and path["geometry"]["type"] == "LineString"
 
 
