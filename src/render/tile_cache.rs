@@ -9,7 +9,10 @@
 //!   (30 days) when the server says neither. `no-store` answers are not kept.
 //! - **Size bound**: [`DEFAULT_MAX_BYTES`] (256 MiB). [`TileCache::evict`]
 //!   removes least recently used entries (a hit refreshes the file's
-//!   modification time) until the cache is under 90 % of the bound.
+//!   modification time) until the cache is under 90 % of the bound. Only
+//!   files the cache wrote are ever removed (exact entry and temporary-file
+//!   names, and an entry's magic line): the directory may be shared with
+//!   anything else.
 //! - **Concurrency**: entries are written to a temporary file in the same
 //!   directory and renamed into place, so readers in other threads or
 //!   processes see a whole old entry or a whole new one. Symbolic links are
@@ -29,8 +32,12 @@ pub const DEFAULT_MAX_AGE: Duration = Duration::from_secs(30 * 24 * 3600);
 /// Size bound of the cache directory, bytes.
 pub const DEFAULT_MAX_BYTES: u64 = 256 * 1024 * 1024;
 
+/// The first line of every entry: [`MAGIC_PREFIX`] and the format version.
 const MAGIC: &str = "hydroplot-tile 1";
+/// What the magic line of every format version starts with.
+const MAGIC_PREFIX: &str = "hydroplot-tile ";
 const SUFFIX: &str = ".tile";
+const TEMP_SUFFIX: &str = ".tmp";
 
 /// A tile cache directory.
 #[derive(Debug, Clone)]
@@ -79,12 +86,7 @@ impl TileCache {
         };
         let expires = unix_now().saturating_add(max_age.as_secs());
         let path = self.path_for(url);
-        let tmp = self.dir.join(format!(
-            ".{}.{}.{}.tmp",
-            path.file_name().and_then(|n| n.to_str()).unwrap_or("tile"),
-            std::process::id(),
-            next_counter()
-        ));
+        let tmp = self.temp_path(&path);
         let write = || -> std::io::Result<()> {
             let mut f = OpenOptions::new().write(true).create_new(true).open(&tmp)?;
             f.write_all(format!("{MAGIC}\n{expires}\n{url}\n").as_bytes())?;
@@ -99,8 +101,13 @@ impl TileCache {
         })
     }
 
-    /// Removes least recently used entries (and stale temporary files) until
-    /// the cache holds at most 90 % of its bound. Returns the bytes removed.
+    /// Removes least recently used entries (and temporary files older than a
+    /// day) until the cache holds at most 90 % of its bound. Returns the bytes
+    /// removed. Only files this cache wrote are ever removed: regular files
+    /// named exactly as [`TileCache::path_for`] names them whose content
+    /// starts with an entry's magic line, and regular files named exactly as
+    /// `put` names its temporary files. Anything else in the directory (user
+    /// files, links, subdirectories) is left alone and not counted.
     pub fn evict(&self) -> u64 {
         let Ok(dir) = fs::read_dir(&self.dir) else {
             return 0;
@@ -110,12 +117,16 @@ impl TileCache {
         let day_ago = SystemTime::now() - Duration::from_secs(24 * 3600);
         for e in dir.flatten() {
             let name = e.file_name();
-            let name = name.to_string_lossy();
+            let Some(name) = name.to_str() else { continue };
+            // `DirEntry::metadata` does not follow links: a link is not a file.
             let Ok(meta) = e.metadata() else { continue };
+            if !meta.is_file() {
+                continue;
+            }
             let modified = meta.modified().unwrap_or(UNIX_EPOCH);
-            if name.ends_with(".tmp") && name.starts_with('.') && modified < day_ago {
+            if is_temp_name(name) && modified < day_ago {
                 removed += remove(&e.path(), meta.len());
-            } else if name.ends_with(SUFFIX) && meta.is_file() {
+            } else if is_entry_name(name) {
                 entries.push((modified, meta.len(), e.path()));
             }
         }
@@ -129,11 +140,71 @@ impl TileCache {
             if total <= target {
                 break;
             }
+            // The content is checked only now, for the few files removed.
             total -= len;
-            removed += remove(&path, len);
+            if has_entry_magic(&path) {
+                removed += remove(&path, len);
+            }
         }
         removed
     }
+
+    /// The name of a temporary file for the entry at `path`, unique in this
+    /// process; [`is_temp_name`] recognizes exactly these names.
+    fn temp_path(&self, path: &Path) -> PathBuf {
+        let entry = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        self.dir.join(format!(
+            ".{entry}.{}.{}{TEMP_SUFFIX}",
+            std::process::id(),
+            next_counter()
+        ))
+    }
+}
+
+/// `<32 lowercase hex digits>.tile`: the names [`TileCache::path_for`] gives.
+fn is_entry_name(name: &str) -> bool {
+    name.strip_suffix(SUFFIX).is_some_and(|hash| {
+        hash.len() == 32
+            && hash
+                .bytes()
+                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+    })
+}
+
+/// `.<entry name>.<pid>.<counter>.tmp`: the names [`TileCache::temp_path`] gives.
+fn is_temp_name(name: &str) -> bool {
+    let Some(inner) = name
+        .strip_prefix('.')
+        .and_then(|n| n.strip_suffix(TEMP_SUFFIX))
+    else {
+        return false;
+    };
+    let mut parts = inner.rsplitn(3, '.');
+    let digits =
+        |p: Option<&str>| p.is_some_and(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()));
+    let (counter, pid) = (parts.next(), parts.next());
+    digits(counter) && digits(pid) && parts.next().is_some_and(is_entry_name)
+}
+
+/// True when the file at `path` (not a link) starts with the magic line of
+/// an entry of any format this library has written.
+fn has_entry_magic(path: &Path) -> bool {
+    let mut head = [0u8; MAGIC_PREFIX.len() + 4];
+    let Ok(mut f) = open_no_follow(path) else {
+        return false;
+    };
+    let mut n = 0;
+    while n < head.len() {
+        match f.read(&mut head[n..]) {
+            Ok(0) | Err(_) => break,
+            Ok(k) => n += k,
+        }
+    }
+    let Some(version) = head[..n].strip_prefix(MAGIC_PREFIX.as_bytes()) else {
+        return false;
+    };
+    let digits = version.iter().take_while(|b| b.is_ascii_digit()).count();
+    digits > 0 && version.get(digits) == Some(&b'\n')
 }
 
 fn remove(path: &Path, len: u64) -> u64 {
@@ -362,6 +433,93 @@ mod tests {
         assert!(c.get("http://t/1").is_none() && c.get("http://t/2").is_none());
         assert!(c.get("http://t/0").is_some() && c.get("http://t/3").is_some());
         fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn eviction_never_touches_files_the_cache_did_not_write() {
+        let dir = temp_dir("foreign");
+        let c = TileCache::open(&dir, 10_000).unwrap();
+        let old = UNIX_EPOCH + Duration::from_secs(1_000);
+        let set_mtime = |p: &Path| {
+            File::options()
+                .write(true)
+                .open(p)
+                .unwrap()
+                .set_modified(old)
+                .unwrap()
+        };
+        // User files, all older than every entry (first in line for LRU eviction).
+        let valid_name = format!("{}{SUFFIX}", "0".repeat(32));
+        let foreign: Vec<(String, Vec<u8>)> = vec![
+            ("notes.tile".into(), b"my notes".to_vec()),
+            ("ABC.tile".into(), vec![1; 3000]),
+            (".x.tmp".into(), b"x".to_vec()),
+            (format!(".{valid_name}.tmp"), b"y".to_vec()),
+            (format!(".{valid_name}.1.x.tmp"), b"z".to_vec()),
+            (format!("{}{SUFFIX}", "A".repeat(32)), vec![2; 3000]),
+            (valid_name.clone(), vec![3; 3000]),
+            ("hydroplot-tile 1".into(), b"a user's file".to_vec()),
+        ];
+        for (name, bytes) in &foreign {
+            fs::write(dir.join(name), bytes).unwrap();
+            set_mtime(&dir.join(name));
+        }
+        fs::create_dir(dir.join("sub.tile")).unwrap();
+        fs::write(dir.join("sub.tile/inner.tile"), b"inner").unwrap();
+        // A stale temporary file the cache wrote is removed.
+        let stale = c.temp_path(&c.path_for("http://t/crashed"));
+        fs::write(&stale, b"partial").unwrap();
+        set_mtime(&stale);
+        // 20 real entries of 1,000+ bytes: twice the bound.
+        let urls: Vec<String> = (0..20).map(|i| format!("http://t/{i}")).collect();
+        for (i, url) in urls.iter().enumerate() {
+            c.put(url, &[], &[7u8; 1000]).unwrap();
+            File::options()
+                .write(true)
+                .open(c.path_for(url))
+                .unwrap()
+                .set_modified(old + Duration::from_secs(1 + i as u64))
+                .unwrap();
+        }
+        assert!(c.evict() > 0);
+        for (name, bytes) in &foreign {
+            assert_eq!(&fs::read(dir.join(name)).unwrap(), bytes, "{name}");
+        }
+        assert_eq!(fs::read(dir.join("sub.tile/inner.tile")).unwrap(), b"inner");
+        assert!(!stale.exists());
+        // The oldest real entries went, until the real ones fit in 90 % of the bound.
+        let kept: Vec<bool> = urls.iter().map(|u| c.path_for(u).exists()).collect();
+        let first_kept = kept.iter().position(|k| *k).unwrap();
+        assert!(first_kept > 0 && kept[first_kept..].iter().all(|k| *k));
+        let kept_bytes: u64 = urls[first_kept..]
+            .iter()
+            .map(|u| fs::metadata(c.path_for(u)).unwrap().len())
+            .sum();
+        assert!(kept_bytes <= 9_000, "{kept_bytes}");
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn entry_and_temp_names() {
+        let c = TileCache::open(&temp_dir("names"), DEFAULT_MAX_BYTES).unwrap();
+        let entry = c.path_for("http://t/1/2/3");
+        let name = entry.file_name().unwrap().to_str().unwrap();
+        assert!(is_entry_name(name));
+        let tmp = c.temp_path(&entry);
+        assert!(is_temp_name(tmp.file_name().unwrap().to_str().unwrap()));
+        for not_ours in [
+            "notes.tile",
+            "ABC.tile",
+            ".x.tmp",
+            "x.tile",
+            &name.to_uppercase(),
+        ] {
+            assert!(
+                !is_entry_name(not_ours) && !is_temp_name(not_ours),
+                "{not_ours}"
+            );
+        }
+        let _ = fs::remove_dir_all(&c.dir);
     }
 
     #[test]
