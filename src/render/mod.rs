@@ -5,7 +5,8 @@
 //! - [`view`]: the 3857 rectangle shown and the metres-to-pixels mapping;
 //! - [`tiles`] and [`tile_cache`]: basemap providers, fetching, caching, stitching;
 //! - [`style`], [`colors`], [`symbols`]: plot_config, R colours, `pch` and `lwd`;
-//! - [`furniture`] and [`font`]: north arrow, scale bar, attribution text.
+//! - [`furniture`] and [`font`]: north arrow, scale bar, attribution text;
+//! - [`trace_map`]: the spec's map of a raindrop trace.
 
 pub mod colors;
 pub mod font;
@@ -14,6 +15,7 @@ pub mod style;
 pub mod symbols;
 pub mod tile_cache;
 pub mod tiles;
+pub mod trace_map;
 pub mod view;
 
 use crate::context::Context;
