@@ -3,11 +3,16 @@
 //! ```text
 //! hydroplot plot [outlets | --bbox ...] [options]
 //! hydroplot trace --point X,Y[,CRS] [--direction down|up|none] [options]
+//! hydroplot index FILE.gpkg
+//! hydroplot --version
 //! ```
 //! Run `hydroplot help` for every flag.
 
 use hydroplot::config::Config;
+use hydroplot::gpkg::{create_topology_index, IndexOutcome};
 use hydroplot::plot::{plot_hydro, CacheSetting, Layer, Outlet, PlotRequest};
+use hydroplot::render::trace_map::{trace_map, TraceMapSpec};
+use hydroplot::render::TileCacheMode;
 use hydroplot::services::flowtrace::raindrop_trace;
 use hydroplot::{Context, Error, Result};
 use std::path::{Path, PathBuf};
@@ -17,6 +22,8 @@ use std::process::ExitCode;
 const SAMPLE_GPKG: &[u8] = include_bytes!("../../tests/data/yahara_sample.gpkg");
 /// The outlet the sample demo plots: the Yahara below Lake Mendota's inflows.
 const SAMPLE_COMID: i64 = 13293970;
+/// The trace map's default size, as the C example draws it.
+const TRACE_MAP_SIZE: (u32, u32) = (800, 800);
 
 const HELP: &str = "\
 hydroplot plot: basins, upstream flowlines and waterbodies as a map (PNG) and GeoJSON
@@ -43,7 +50,16 @@ hydroplot plot: basins, upstream flowlines and waterbodies as a map (PNG) and Ge
 
 hydroplot trace: the raindrop trace of a point
   --point X,Y[,CRS]  --direction down|up|none  --geojson FILE  --option KEY=VALUE
+  --out FILE.png           the spec's trace map: the trace's box plus 0.005 degrees,
+                           the point, the flowline in red, the raindrop path in black
+  --size WxH  --no-cache   its size (default 800x800); no persistent tile cache
   --html FILE.html  --basemap NAME|none   an interactive map of the trace
+
+hydroplot index FILE.gpkg
+  adds the topology index that makes a national-scale NHDPlus GeoPackage fast
+  (--hydro-data); refuses other files, changes nothing else, may run twice
+
+hydroplot --version
 ";
 
 fn main() -> ExitCode {
@@ -51,6 +67,11 @@ fn main() -> ExitCode {
     let result = match args.first().map(String::as_str) {
         Some("plot") => plot(&args[1..]),
         Some("trace") => trace(&args[1..]),
+        Some("index") => index(&args[1..]),
+        Some("version" | "--version" | "-V") => {
+            println!("hydroplot {}", hydroplot::VERSION);
+            Ok(())
+        }
         Some("help" | "--help" | "-h") | None => {
             print!("{HELP}");
             Ok(())
@@ -121,6 +142,15 @@ fn numbers(value: &str, flag: &str) -> Result<(Vec<f64>, Option<String>)> {
         })
         .collect::<Result<Vec<_>>>()?;
     Ok((nums, crs))
+}
+
+/// `WxH` in pixels; the core checks the range.
+fn size(value: &str) -> Result<(u32, u32)> {
+    let parse = |p: &str| p.trim().parse::<u32>().ok();
+    value
+        .split_once('x')
+        .and_then(|(w, h)| Some((parse(w)?, parse(h)?)))
+        .ok_or_else(|| bad(&format!("--size takes WxH in pixels, not {value:?}")))
 }
 
 fn context(flags: &Flags) -> Result<Context> {
@@ -201,10 +231,7 @@ fn plot(args: &[String]) -> Result<()> {
             "--zoom" => {
                 req.zoom = Some(u8::try_from(int(v)?).map_err(|_| bad("--zoom takes 0..22"))?)
             }
-            "--size" => {
-                let (w, h) = v.split_once('x').ok_or_else(|| bad("--size takes WxH"))?;
-                req.size = (int(w)? as u32, int(h)? as u32);
-            }
+            "--size" => req.size = size(v)?,
             "--no-plot" => req.actually_plot = false,
             "--cache-file" => req.cache = CacheSetting::File(PathBuf::from(v)),
             "--no-cache" => req.cache = CacheSetting::Disabled,
@@ -275,6 +302,7 @@ fn trace(args: &[String]) -> Result<()> {
     let flags = Flags::parse(args)?;
     let ctx = context(&flags)?;
     let (mut point, mut crs, mut direction, mut geojson, mut html) = (None, None, None, None, None);
+    let (mut out, mut map_size, mut cache) = (None, TRACE_MAP_SIZE, TileCacheMode::of(&ctx.config));
     let mut basemap = hydroplot::render::tiles::DEFAULT_PROVIDER.to_string();
     for (flag, v) in &flags.0 {
         match flag.as_str() {
@@ -283,18 +311,30 @@ fn trace(args: &[String]) -> Result<()> {
                 let [x, y] = n[..] else {
                     return Err(bad("--point takes X,Y[,CRS]"));
                 };
-                point = Some((x, y));
+                point = Some([x, y]);
                 crs = c;
             }
             "--direction" => direction = Some(v.clone()),
             "--geojson" => geojson = Some(PathBuf::from(v)),
             "--html" => html = Some(PathBuf::from(v)),
+            "--out" => out = Some(PathBuf::from(v)),
+            "--size" => map_size = size(v)?,
+            "--no-cache" => cache = TileCacheMode::Off,
             "--basemap" => basemap = v.clone(),
             "--option" => {}
             other => return Err(bad(&format!("unknown flag {other}; try `hydroplot help`"))),
         }
     }
-    let (x, y) = point.ok_or_else(|| bad("trace needs --point X,Y[,CRS]"))?;
+    let [x, y] = point.ok_or_else(|| bad("trace needs --point X,Y[,CRS]"))?;
+    let spec = TraceMapSpec {
+        point: [x, y],
+        crs: crs.as_deref().unwrap_or(hydroplot::crs::DEFAULT_CRS),
+        size: map_size,
+        basemap: &basemap,
+    };
+    if out.is_some() {
+        spec.check()?;
+    }
     let t = raindrop_trace(&ctx, x, y, crs.as_deref(), direction.as_deref())?;
     for f in &t.features {
         println!(
@@ -305,6 +345,15 @@ fn trace(args: &[String]) -> Result<()> {
             f.coords.len() / 2
         );
     }
+    if let Some(path) = out {
+        let mut warnings = Vec::new();
+        let map = trace_map(&ctx, &t, &spec, &cache, &mut warnings)?;
+        for w in &warnings {
+            eprintln!("warning: {w}");
+        }
+        hydroplot::output::write_atomically(&path, &map.png()?)?;
+        println!("map        {}", path.display());
+    }
     if let Some(path) = geojson {
         hydroplot::output::write_atomically(&path, &t.to_geojson())?;
     }
@@ -313,6 +362,21 @@ fn trace(args: &[String]) -> Result<()> {
         let page =
             hydroplot::html::trace_html(&t, &style, &basemap, ctx.config.tile_url.as_deref())?;
         write_html(&path, page)?;
+    }
+    Ok(())
+}
+
+fn index(args: &[String]) -> Result<()> {
+    let [file] = args else {
+        return Err(bad("index takes one argument: the GeoPackage file"));
+    };
+    match create_topology_index(Path::new(file))? {
+        IndexOutcome::Created { name, table } => {
+            println!("created index {name} on {table} in {file}")
+        }
+        IndexOutcome::Existing { name, table } => {
+            println!("{file} already has the topology index {name} on {table}; nothing changed")
+        }
     }
     Ok(())
 }
