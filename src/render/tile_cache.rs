@@ -7,6 +7,10 @@
 //! - **Expiry**: each entry keeps the time it expires, from the tile server's
 //!   `Cache-Control: max-age` (preferred) or `Expires`; [`DEFAULT_MAX_AGE`]
 //!   (30 days) when the server says neither. `no-store` answers are not kept.
+//! - **Revalidation**: an entry also keeps the server's `ETag` and
+//!   `Last-Modified`; an expired entry is asked for again with
+//!   `If-None-Match` / `If-Modified-Since`, and a `304 Not Modified` only
+//!   renews its expiry ([`TileCache::refresh`]), with no new download.
 //! - **Size bound**: [`DEFAULT_MAX_BYTES`] (256 MiB). [`TileCache::evict`]
 //!   removes least recently used entries (a hit refreshes the file's
 //!   modification time) until the cache is under 90 % of the bound. Only
@@ -33,11 +37,47 @@ pub const DEFAULT_MAX_AGE: Duration = Duration::from_secs(30 * 24 * 3600);
 pub const DEFAULT_MAX_BYTES: u64 = 256 * 1024 * 1024;
 
 /// The first line of every entry: [`MAGIC_PREFIX`] and the format version.
-const MAGIC: &str = "hydroplot-tile 1";
+/// Version 2 added the `ETag` and `Last-Modified` lines; a version 1 entry
+/// is a miss (and evictable), replaced by the next fetch.
+const MAGIC: &str = "hydroplot-tile 2";
 /// What the magic line of every format version starts with.
 const MAGIC_PREFIX: &str = "hydroplot-tile ";
 const SUFFIX: &str = ".tile";
 const TEMP_SUFFIX: &str = ".tmp";
+
+/// One cached tile.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Entry {
+    /// Unix seconds from which the entry must be revalidated before use.
+    pub expires: u64,
+    /// The server's `ETag`, sent back as `If-None-Match`.
+    pub etag: Option<String>,
+    /// The server's `Last-Modified`, sent back as `If-Modified-Since`.
+    pub last_modified: Option<String>,
+    /// The tile image as the server sent it.
+    pub body: Vec<u8>,
+}
+
+impl Entry {
+    /// True until the entry expires.
+    pub fn is_fresh(&self) -> bool {
+        unix_now() < self.expires
+    }
+
+    /// The conditional request headers that revalidate this entry (none
+    /// when the server gave no validator): `If-None-Match` and
+    /// `If-Modified-Since`.
+    pub fn validators(&self) -> Vec<(&'static str, String)> {
+        let mut out = Vec::new();
+        if let Some(etag) = &self.etag {
+            out.push(("If-None-Match", etag.clone()));
+        }
+        if let Some(date) = &self.last_modified {
+            out.push(("If-Modified-Since", date.clone()));
+        }
+        out
+    }
+}
 
 /// A tile cache directory.
 #[derive(Debug, Clone)]
@@ -66,31 +106,74 @@ impl TileCache {
     /// The cached bytes of `url`, when present, fresh and not a symbolic link.
     /// A hit marks the entry as recently used.
     pub fn get(&self, url: &str) -> Option<Vec<u8>> {
+        self.lookup(url)
+            .filter(Entry::is_fresh)
+            .map(|entry| entry.body)
+    }
+
+    /// The entry of `url`, fresh or expired (an expired one may be
+    /// revalidated with [`Entry::validators`]), when present, of the current
+    /// format, for this URL and not a symbolic link. Marks it as recently used.
+    pub fn lookup(&self, url: &str) -> Option<Entry> {
         let path = self.path_for(url);
         let mut file = open_no_follow(&path).ok()?;
         let mut data = Vec::new();
         file.read_to_end(&mut data).ok()?;
-        let (expires, stored_url, body) = parse_entry(&data)?;
-        if stored_url != url || unix_now() >= expires {
+        let (stored_url, entry) = parse_entry(&data)?;
+        if stored_url != url {
             return None;
         }
         let _ = file.set_modified(SystemTime::now());
-        Some(body.to_vec())
+        Some(entry)
     }
 
-    /// Stores `body` for `url`, expiring as `headers` (lower-case names) say.
+    /// Stores `body` for `url`, expiring as `headers` (lower-case names) say,
+    /// with the server's `ETag` and `Last-Modified` for revalidation.
     /// Returns without writing when the server said `no-store`.
     pub fn put(&self, url: &str, headers: &[(String, String)], body: &[u8]) -> Result<()> {
         let Some(max_age) = max_age(headers, unix_now()) else {
             return Ok(());
         };
-        let expires = unix_now().saturating_add(max_age.as_secs());
+        let entry = Entry {
+            expires: unix_now().saturating_add(max_age.as_secs()),
+            etag: header_line(headers, "etag"),
+            last_modified: header_line(headers, "last-modified"),
+            body: body.to_vec(),
+        };
+        self.write(url, &entry)
+    }
+
+    /// Records that the server answered `304 Not Modified` (with `headers`)
+    /// to a revalidation of `entry`: the same body, a new expiry, and the
+    /// validators the answer updates. A `no-store` answer leaves the entry
+    /// as it was (expired).
+    pub fn refresh(&self, url: &str, headers: &[(String, String)], entry: Entry) -> Result<()> {
+        let Some(max_age) = max_age(headers, unix_now()) else {
+            return Ok(());
+        };
+        let refreshed = Entry {
+            expires: unix_now().saturating_add(max_age.as_secs()),
+            etag: header_line(headers, "etag").or(entry.etag),
+            last_modified: header_line(headers, "last-modified").or(entry.last_modified),
+            body: entry.body,
+        };
+        self.write(url, &refreshed)
+    }
+
+    /// Writes `entry` for `url` to a temporary file and renames it into place.
+    fn write(&self, url: &str, entry: &Entry) -> Result<()> {
         let path = self.path_for(url);
         let tmp = self.temp_path(&path);
         let write = || -> std::io::Result<()> {
             let mut f = OpenOptions::new().write(true).create_new(true).open(&tmp)?;
-            f.write_all(format!("{MAGIC}\n{expires}\n{url}\n").as_bytes())?;
-            f.write_all(body)?;
+            let head = format!(
+                "{MAGIC}\n{}\n{url}\n{}\n{}\n",
+                entry.expires,
+                entry.etag.as_deref().unwrap_or(""),
+                entry.last_modified.as_deref().unwrap_or("")
+            );
+            f.write_all(head.as_bytes())?;
+            f.write_all(&entry.body)?;
             f.sync_data().ok();
             drop(f);
             fs::rename(&tmp, &path)
@@ -231,8 +314,9 @@ fn open_no_follow(path: &Path) -> std::io::Result<File> {
     options.open(path)
 }
 
-/// Splits an entry into (expiry, url, body).
-fn parse_entry(data: &[u8]) -> Option<(u64, &str, &[u8])> {
+/// Splits an entry of the current format into (url, entry); entries of
+/// older formats (without validators) are `None`, a miss.
+fn parse_entry(data: &[u8]) -> Option<(&str, Entry)> {
     let mut rest = data;
     let mut line = || -> Option<&str> {
         let end = rest.iter().position(|b| *b == b'\n')?;
@@ -245,7 +329,27 @@ fn parse_entry(data: &[u8]) -> Option<(u64, &str, &[u8])> {
     }
     let expires = line()?.parse().ok()?;
     let url = line()?;
-    Some((expires, url, rest))
+    let optional = |l: &str| (!l.is_empty()).then(|| l.to_string());
+    let etag = optional(line()?);
+    let last_modified = optional(line()?);
+    let entry = Entry {
+        expires,
+        etag,
+        last_modified,
+        body: rest.to_vec(),
+    };
+    Some((url, entry))
+}
+
+/// The header `name` as one stored line: `None` when absent, empty, or
+/// holding a line break.
+fn header_line(headers: &[(String, String)], name: &str) -> Option<String> {
+    headers
+        .iter()
+        .find(|(k, _)| k == name)
+        .map(|(_, v)| v.trim())
+        .filter(|v| !v.is_empty() && !v.contains(['\r', '\n']))
+        .map(str::to_string)
 }
 
 fn unix_now() -> u64 {
@@ -390,6 +494,56 @@ mod tests {
         fs::remove_dir_all(&dir).unwrap();
     }
 
+    #[test]
+    fn entries_keep_the_validators_and_older_formats_are_misses() {
+        let dir = temp_dir("validators");
+        let c = TileCache::open(&dir, 10).unwrap();
+        let headers = h(&[
+            ("etag", "\"abc\""),
+            ("last-modified", "Sun, 06 Nov 1994 08:49:37 GMT"),
+            ("cache-control", "max-age=0"),
+        ]);
+        c.put("http://t/v", &headers, b"tile").unwrap();
+        let e = c.lookup("http://t/v").unwrap();
+        assert!(!e.is_fresh());
+        assert_eq!(
+            e.validators(),
+            [
+                ("If-None-Match", "\"abc\"".to_string()),
+                (
+                    "If-Modified-Since",
+                    "Sun, 06 Nov 1994 08:49:37 GMT".to_string()
+                )
+            ]
+        );
+        // A 304 with a new ETag and no date: renewed, the date kept.
+        c.refresh("http://t/v", &h(&[("etag", "\"def\"")]), e)
+            .unwrap();
+        let e = c.lookup("http://t/v").unwrap();
+        assert!(e.is_fresh());
+        assert_eq!(e.etag.as_deref(), Some("\"def\""));
+        assert_eq!(
+            e.last_modified.as_deref(),
+            Some("Sun, 06 Nov 1994 08:49:37 GMT")
+        );
+        assert_eq!(c.get("http://t/v").as_deref(), Some(&b"tile"[..]));
+        // A validator with a line break is not stored.
+        c.put("http://t/w", &h(&[("etag", "a\nb")]), b"w").unwrap();
+        assert_eq!(c.lookup("http://t/w").unwrap().validators(), []);
+        // A format 1 entry (no validator lines) is a miss, and evictable.
+        let old = c.path_for("http://t/old");
+        fs::write(
+            &old,
+            format!("hydroplot-tile 1\n{}\nhttp://t/old\ntile", u64::MAX),
+        )
+        .unwrap();
+        assert_eq!(c.lookup("http://t/old"), None);
+        assert!(has_entry_magic(&old));
+        c.evict();
+        assert!(!old.exists());
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
     #[cfg(unix)]
     #[test]
     fn symlinks_are_never_followed() {
@@ -398,7 +552,7 @@ mod tests {
         let outside = dir.with_extension("outside");
         fs::write(
             &outside,
-            format!("{MAGIC}\n{}\nhttp://t/x\nsecret", u64::MAX),
+            format!("{MAGIC}\n{}\nhttp://t/x\n\n\nsecret", u64::MAX),
         )
         .unwrap();
         std::os::unix::fs::symlink(&outside, c.path_for("http://t/x")).unwrap();
