@@ -29,6 +29,14 @@ pub(super) struct Request {
     pub body: Vec<u8>,
 }
 
+/// The conditional-request headers of a request, to which the tile server
+/// answers 304.
+#[derive(Default)]
+struct Conditional {
+    if_none_match: Option<String>,
+    if_modified_since: Option<String>,
+}
+
 impl Request {
     /// The first query parameter named `name`.
     pub fn param(&self, name: &str) -> Option<&str> {
@@ -102,7 +110,9 @@ fn serve_connection(mut stream: TcpStream, shared: &Shared) {
     let _ = stream.set_nodelay(true);
     let mut buffer = Vec::new();
     loop {
-        let Some((request, keep_alive)) = read_request(&mut stream, &mut buffer, shared) else {
+        let Some((request, keep_alive, conditional)) =
+            read_request(&mut stream, &mut buffer, shared)
+        else {
             return;
         };
         let target = if request.raw_query.is_empty() {
@@ -139,9 +149,9 @@ fn serve_connection(mut stream: TcpStream, shared: &Shared) {
             Some(FaultKind::DropConnection) => return,
             Some(FaultKind::Slow(d)) => {
                 std::thread::sleep(*d);
-                route(&request, shared)
+                route(&request, &conditional, shared)
             }
-            _ => route(&request, shared),
+            _ => route(&request, &conditional, shared),
         };
         let written = match fault {
             Some(FaultKind::TruncatedBody) => {
@@ -180,7 +190,7 @@ fn serve_connection(mut stream: TcpStream, shared: &Shared) {
 }
 
 /// Dispatches to the endpoint modules by path prefix.
-fn route(request: &Request, shared: &Shared) -> Reply {
+fn route(request: &Request, conditional: &Conditional, shared: &Shared) -> Reply {
     let path = request.path.as_str();
     let max_limit = shared.max_limit.load(Ordering::Relaxed);
     if let Some(rest) = path.strip_prefix("/nldi/linked-data/") {
@@ -210,7 +220,13 @@ fn route(request: &Request, shared: &Shared) -> Reply {
         }
     }
     if let Some(rest) = path.strip_prefix("/tiles/") {
-        return only(request, "GET", || super::tiles::tile(rest));
+        return only(request, "GET", || {
+            super::tiles::tile(
+                rest,
+                conditional.if_none_match.as_deref(),
+                conditional.if_modified_since.as_deref(),
+            )
+        });
     }
     Reply::error(404, format!("no such resource: {path}"))
 }
@@ -239,7 +255,7 @@ fn read_request(
     stream: &mut TcpStream,
     buffer: &mut Vec<u8>,
     shared: &Shared,
-) -> Option<(Request, bool)> {
+) -> Option<(Request, bool, Conditional)> {
     let head_end = loop {
         if let Some(i) = find(buffer, b"\r\n\r\n") {
             break i;
@@ -260,6 +276,7 @@ fn read_request(
     };
     let mut content_length = 0usize;
     let mut keep_alive = version == "HTTP/1.1";
+    let mut conditional = Conditional::default();
     for line in lines {
         let Some((name, value)) = line.split_once(':') else {
             continue;
@@ -274,6 +291,8 @@ fn read_request(
                 }
             },
             "connection" => keep_alive = !value.eq_ignore_ascii_case("close"),
+            "if-none-match" => conditional.if_none_match = Some(value.to_string()),
+            "if-modified-since" => conditional.if_modified_since = Some(value.to_string()),
             "transfer-encoding" => {
                 bad_request(
                     stream,
@@ -305,7 +324,7 @@ fn read_request(
             .collect(),
         body,
     };
-    Some((request, keep_alive))
+    Some((request, keep_alive, conditional))
 }
 
 /// Reads more bytes; `None` on EOF, error or stop.
@@ -346,6 +365,7 @@ fn write_reply(
 ) -> bool {
     let reason = match reply.status {
         200 => "OK",
+        304 => "Not Modified",
         400 => "Bad Request",
         404 => "Not Found",
         405 => "Method Not Allowed",
