@@ -140,7 +140,59 @@ fn trace_out_draws_the_specs_trace_map() {
         map.png().unwrap() == bytes,
         "the CLI map differs from the example's"
     );
+    // And the same as the C API's trace map (what the C example now calls).
+    assert!(c_trace_map(&server) == bytes, "the C API's map differs");
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// The PNG of `hydroplot_trace_map` for the recorded trace, with defaults
+/// (800 x 800, the default basemap) and no tile cache.
+fn c_trace_map(server: &MockServer) -> Vec<u8> {
+    use hydroplot::ffi::buffer::*;
+    use hydroplot::ffi::context::*;
+    use hydroplot::ffi::hydroplot_status::HYDROPLOT_OK;
+    use hydroplot::ffi::map::*;
+    use hydroplot::ffi::trace::*;
+    use std::ffi::CString;
+    let c = |s: &str| CString::new(s).unwrap();
+    let mut ctx = std::ptr::null_mut();
+    assert_eq!(hydroplot_context_new(&mut ctx), HYDROPLOT_OK);
+    for (k, v) in [
+        ("index_url", server.index_url()),
+        ("tile_url", server.tile_url()),
+        ("tile_cache", "off".into()),
+    ] {
+        assert_eq!(
+            hydroplot_context_set_option(ctx, c(k).as_ptr(), c(&v).as_ptr()),
+            HYDROPLOT_OK
+        );
+    }
+    let null = std::ptr::null();
+    let (mut t, mut map, mut buf) = (
+        std::ptr::null_mut(),
+        std::ptr::null_mut(),
+        std::ptr::null_mut(),
+    );
+    let up = c("up");
+    assert_eq!(
+        hydroplot_raindrop_trace(ctx, YAHARA.0, YAHARA.1, null, up.as_ptr(), &mut t),
+        HYDROPLOT_OK
+    );
+    assert_eq!(
+        hydroplot_trace_map(ctx, t, YAHARA.0, YAHARA.1, null, 0, 0, null, &mut map),
+        HYDROPLOT_OK
+    );
+    assert_eq!(hydroplot_map_png(map, &mut buf), HYDROPLOT_OK);
+    // SAFETY: the buffer holds `len` bytes until it is freed below.
+    let png = unsafe {
+        std::slice::from_raw_parts(hydroplot_buffer_data(buf), hydroplot_buffer_len(buf))
+    }
+    .to_vec();
+    hydroplot_buffer_free(buf);
+    hydroplot_map_free(map);
+    hydroplot_trace_free(t);
+    hydroplot_context_free(ctx);
+    png
 }
 
 #[test]

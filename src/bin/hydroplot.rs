@@ -22,8 +22,6 @@ use std::process::ExitCode;
 const SAMPLE_GPKG: &[u8] = include_bytes!("../../tests/data/yahara_sample.gpkg");
 /// The outlet the sample demo plots: the Yahara below Lake Mendota's inflows.
 const SAMPLE_COMID: i64 = 13293970;
-/// The trace map's default size, as the C example draws it.
-const TRACE_MAP_SIZE: (u32, u32) = (800, 800);
 
 const HELP: &str = "\
 hydroplot plot: basins, upstream flowlines and waterbodies as a map (PNG) and GeoJSON
@@ -302,7 +300,11 @@ fn trace(args: &[String]) -> Result<()> {
     let flags = Flags::parse(args)?;
     let ctx = context(&flags)?;
     let (mut point, mut crs, mut direction, mut geojson, mut html) = (None, None, None, None, None);
-    let (mut out, mut map_size, mut cache) = (None, TRACE_MAP_SIZE, TileCacheMode::of(&ctx.config));
+    let (mut out, mut map_size, mut cache) = (
+        None,
+        hydroplot::render::trace_map::DEFAULT_SIZE,
+        TileCacheMode::of(&ctx.config),
+    );
     let mut basemap = hydroplot::render::tiles::DEFAULT_PROVIDER.to_string();
     for (flag, v) in &flags.0 {
         match flag.as_str() {

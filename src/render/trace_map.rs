@@ -20,6 +20,8 @@ pub const TRACE_COL: &str = "black";
 pub const LWD: f64 = 2.0;
 /// R's filled circle, for the traced point.
 pub const POINT_PCH: i32 = 19;
+/// The size, pixels, when the caller has no preference (the C example's).
+pub const DEFAULT_SIZE: (u32, u32) = (800, 800);
 
 /// What a trace map shows besides the trace: the traced point and the canvas.
 #[derive(Debug, Clone, PartialEq)]
