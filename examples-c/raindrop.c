@@ -17,8 +17,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#define MARGIN_DEG 0.005
-
 static int fail(const char *what, hydroplot_status s) {
     fprintf(stderr, "%s: %s: %s\n", what, hydroplot_status_str(s), hydroplot_last_error());
     return 1;
@@ -51,7 +49,6 @@ int main(int argc, char **argv) {
     hydroplot_trace *trace = NULL;
     hydroplot_map *map = NULL;
     hydroplot_status s;
-    double b[4];
     size_t i;
     int rc = 0;
 
@@ -66,11 +63,9 @@ int main(int argc, char **argv) {
     }
     for (i = 0; i < hydroplot_trace_len(trace); i++) print_feature(trace, i);
 
-    if ((s = hydroplot_trace_bbox(trace, b)) != HYDROPLOT_OK ||
-        (s = hydroplot_map_new(ctx, b[0] - MARGIN_DEG, b[1] - MARGIN_DEG, b[2] + MARGIN_DEG,
-                               b[3] + MARGIN_DEG, "EPSG:4326", 800, 800, NULL, &map)) != HYDROPLOT_OK ||
-        (s = hydroplot_map_add_trace(map, trace, "red", "black", 2.0)) != HYDROPLOT_OK ||
-        (s = hydroplot_map_add_point(map, lon, lat, "EPSG:4326", 19, "black", 1.0)) != HYDROPLOT_OK ||
+    /* The spec's trace map: the trace's box plus 0.005 degrees, the point, the
+     * flowline portion in red, the raindrop's path in black; 800 x 800 pixels. */
+    if ((s = hydroplot_trace_map(ctx, trace, lon, lat, "EPSG:4326", 0, 0, NULL, &map)) != HYDROPLOT_OK ||
         (s = hydroplot_map_write_png(map, out)) != HYDROPLOT_OK) {
         rc = fail("map", s);
         goto done;

@@ -377,6 +377,33 @@ enum hydroplot_status hydroplot_map_add_trace(struct hydroplot_map *map,
                                               double lwd);
 
 /**
+ * Creates the interface spec's trace map of `t`: the trace's bounding box
+ * enlarged by 0.005 degrees on each side, fitted into `width_px` x
+ * `height_px` pixels (either 0: 800 x 800) over the basemap `basemap` (as
+ * for `hydroplot_map_new`; NULL: the default), the traced point (`x`, `y`
+ * in `crs`, NULL: `"EPSG:4326"`) as R's `pch = 19` in black, the flowline
+ * portion in red and the raindrop's path in black, `lwd` 2. Tiles come and
+ * are cached as for `hydroplot_map_new`; tiles that cannot be fetched are
+ * left blank and reported to the log callback. `t` is only read and stays
+ * owned by the caller. On success `*out` owns the new map (free with
+ * `hydroplot_map_free`), to which more layers can be added; on failure
+ * `*out` is not written.
+ *
+ * Errors: `HYDROPLOT_ERR_NULL_ARGUMENT` (`ctx`, `t`, `out`),
+ * `HYDROPLOT_ERR_INVALID_ARGUMENT` (unknown basemap, a side outside
+ * 16-16384 pixels), `HYDROPLOT_ERR_CRS`, `HYDROPLOT_ERR_RENDER`.
+ */
+enum hydroplot_status hydroplot_trace_map(const struct hydroplot_context *ctx,
+                                          const struct hydroplot_trace *t,
+                                          double x,
+                                          double y,
+                                          const char *crs,
+                                          uint32_t width_px,
+                                          uint32_t height_px,
+                                          const char *basemap,
+                                          struct hydroplot_map **out);
+
+/**
  * Encodes the map, with north arrow, scale bar and attribution, as PNG
  * (8-bit RGBA). On success `*out` owns a new buffer (free with
  * `hydroplot_buffer_free`); the map is unchanged and can take more layers.

@@ -56,6 +56,18 @@ impl Context {
             .get(&|level, message| self.log(level, message), service, url)
     }
 
+    /// A conditional GET (`validators`: `If-None-Match`, `If-Modified-Since`
+    /// headers), as [`Context::get`]; a 304 is a success with status 304.
+    pub fn get_conditional(
+        &self,
+        service: Service,
+        url: &str,
+        validators: &[(&str, String)],
+    ) -> Result<Response> {
+        let log = |level, message: &str| self.log(level, message);
+        self.http.get_conditional(&log, service, url, validators)
+    }
+
     /// POST `body` of `content_type` to `url` of `service`, as [`Context::get`].
     pub fn post(
         &self,

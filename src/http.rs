@@ -121,6 +121,8 @@ struct Request<'a> {
     service: Service,
     method: Method,
     url: &'a str,
+    /// Extra request headers (conditional GETs); a 304 answers one.
+    headers: &'a [(&'a str, String)],
     /// Content type and body of a POST.
     body: Option<(&'a str, &'a [u8])>,
 }
@@ -171,10 +173,24 @@ impl HttpClient {
 
     /// GET with retries; retry messages go to `log`.
     pub fn get(&self, log: LogSink, service: Service, url: &str) -> Result<Response> {
+        self.get_conditional(log, service, url, &[])
+    }
+
+    /// A conditional GET with retries: `validators` are request headers
+    /// (`If-None-Match`, `If-Modified-Since`); a `304 Not Modified` answer is
+    /// a success with status 304 and an empty body.
+    pub fn get_conditional(
+        &self,
+        log: LogSink,
+        service: Service,
+        url: &str,
+        validators: &[(&str, String)],
+    ) -> Result<Response> {
         let request = Request {
             service,
             method: Method::Get,
             url,
+            headers: validators,
             body: None,
         };
         self.send(&request, log)
@@ -193,6 +209,7 @@ impl HttpClient {
             service,
             method: Method::Post,
             url,
+            headers: &[],
             body: Some((content_type, body)),
         };
         self.send(&request, log)
@@ -235,7 +252,11 @@ impl HttpClient {
     fn attempt(&self, request: &Request) -> Attempt {
         let what = request.describe();
         let result = match request.body {
-            None => self.agent.get(request.url).call(),
+            None => request
+                .headers
+                .iter()
+                .fold(self.agent.get(request.url), |r, (k, v)| r.header(*k, v))
+                .call(),
             Some((content_type, body)) => self
                 .agent
                 .post(request.url)
@@ -257,6 +278,13 @@ impl HttpClient {
                 )
             })
             .collect();
+        if status == 304 && !request.headers.is_empty() {
+            return Attempt::Done(Response {
+                status,
+                headers,
+                body: Vec::new(),
+            });
+        }
         if (200..300).contains(&status) {
             return match response
                 .body_mut()

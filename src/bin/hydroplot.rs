@@ -3,12 +3,17 @@
 //! ```text
 //! hydroplot plot [outlets | --bbox ...] [options]
 //! hydroplot trace --point X,Y[,CRS] [--direction down|up|none] [options]
+//! hydroplot index FILE.gpkg
+//! hydroplot --version
 //! ```
 //! Run `hydroplot help` for every flag.
 
 use hydroplot::config::Config;
+use hydroplot::gpkg::{create_topology_index, IndexOutcome};
 use hydroplot::plot::{plot_hydro, CacheSetting, Layer, Outlet, PlotRequest};
+use hydroplot::render::TileCacheMode;
 use hydroplot::services::flowtrace::raindrop_trace;
+use hydroplot::trace::map::{trace_map, TraceMapSpec};
 use hydroplot::{Context, Error, Result};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -43,7 +48,16 @@ hydroplot plot: basins, upstream flowlines and waterbodies as a map (PNG) and Ge
 
 hydroplot trace: the raindrop trace of a point
   --point X,Y[,CRS]  --direction down|up|none  --geojson FILE  --option KEY=VALUE
+  --out FILE.png           the spec's trace map: the trace's box plus 0.005 degrees,
+                           the point, the flowline in red, the raindrop path in black
+  --size WxH  --no-cache   its size (default 800x800); no persistent tile cache
   --html FILE.html  --basemap NAME|none   an interactive map of the trace
+
+hydroplot index FILE.gpkg
+  adds the topology index that makes a national-scale NHDPlus GeoPackage fast
+  (--hydro-data); refuses other files, changes nothing else, may run twice
+
+hydroplot --version
 ";
 
 fn main() -> ExitCode {
@@ -51,6 +65,11 @@ fn main() -> ExitCode {
     let result = match args.first().map(String::as_str) {
         Some("plot") => plot(&args[1..]),
         Some("trace") => trace(&args[1..]),
+        Some("index") => index(&args[1..]),
+        Some("version" | "--version" | "-V") => {
+            println!("hydroplot {}", hydroplot::VERSION);
+            Ok(())
+        }
         Some("help" | "--help" | "-h") | None => {
             print!("{HELP}");
             Ok(())
@@ -121,6 +140,15 @@ fn numbers(value: &str, flag: &str) -> Result<(Vec<f64>, Option<String>)> {
         })
         .collect::<Result<Vec<_>>>()?;
     Ok((nums, crs))
+}
+
+/// `WxH` in pixels; the core checks the range.
+fn size(value: &str) -> Result<(u32, u32)> {
+    let parse = |p: &str| p.trim().parse::<u32>().ok();
+    value
+        .split_once('x')
+        .and_then(|(w, h)| Some((parse(w)?, parse(h)?)))
+        .ok_or_else(|| bad(&format!("--size takes WxH in pixels, not {value:?}")))
 }
 
 fn context(flags: &Flags) -> Result<Context> {
@@ -199,10 +227,8 @@ fn plot(args: &[String]) -> Result<()> {
             "--basemap" => req.basemap = v.clone(),
             "--zoom" => req.set_zoom(int(v)?)?,
             "--size" => {
-                let (w, h) = v.split_once('x').ok_or_else(|| bad("--size takes WxH"))?;
-                let side =
-                    |p: &str| u32::try_from(int(p)?).map_err(|_| bad("--size: a side is negative"));
-                req.set_size(side(w)?, side(h)?)?;
+                let (width, height) = size(v)?;
+                req.set_size(width, height)?;
             }
             "--no-plot" => req.actually_plot = false,
             "--cache-file" => req.set_cache_file(Path::new(v))?,
@@ -287,6 +313,11 @@ fn trace(args: &[String]) -> Result<()> {
     let flags = Flags::parse(args)?;
     let ctx = context(&flags)?;
     let (mut point, mut crs, mut direction, mut geojson, mut html) = (None, None, None, None, None);
+    let (mut out, mut map_size, mut cache) = (
+        None,
+        hydroplot::trace::map::DEFAULT_SIZE,
+        TileCacheMode::of(&ctx.config),
+    );
     let mut basemap = hydroplot::render::tiles::DEFAULT_PROVIDER.to_string();
     for (flag, v) in &flags.0 {
         match flag.as_str() {
@@ -295,18 +326,30 @@ fn trace(args: &[String]) -> Result<()> {
                 let [x, y] = n[..] else {
                     return Err(bad("--point takes X,Y[,CRS]"));
                 };
-                point = Some((x, y));
+                point = Some([x, y]);
                 crs = c;
             }
             "--direction" => direction = Some(v.clone()),
             "--geojson" => geojson = Some(PathBuf::from(v)),
             "--html" => html = Some(PathBuf::from(v)),
+            "--out" => out = Some(PathBuf::from(v)),
+            "--size" => map_size = size(v)?,
+            "--no-cache" => cache = TileCacheMode::Off,
             "--basemap" => basemap = v.clone(),
             "--option" => {}
             other => return Err(bad(&format!("unknown flag {other}; try `hydroplot help`"))),
         }
     }
-    let (x, y) = point.ok_or_else(|| bad("trace needs --point X,Y[,CRS]"))?;
+    let [x, y] = point.ok_or_else(|| bad("trace needs --point X,Y[,CRS]"))?;
+    let spec = TraceMapSpec {
+        point: [x, y],
+        crs: crs.as_deref().unwrap_or(hydroplot::crs::DEFAULT_CRS),
+        size: map_size,
+        basemap: &basemap,
+    };
+    if out.is_some() {
+        spec.check()?;
+    }
     let t = raindrop_trace(&ctx, x, y, crs.as_deref(), direction.as_deref())?;
     for f in &t.features {
         println!(
@@ -317,6 +360,15 @@ fn trace(args: &[String]) -> Result<()> {
             f.coords.len() / 2
         );
     }
+    if let Some(path) = out {
+        let mut warnings = Vec::new();
+        let map = trace_map(&ctx, &t, &spec, &cache, &mut warnings)?;
+        for w in &warnings {
+            eprintln!("warning: {w}");
+        }
+        hydroplot::output::write_atomically(&path, &map.png()?)?;
+        println!("map        {}", path.display());
+    }
     if let Some(path) = geojson {
         hydroplot::output::write_atomically(&path, &t.to_geojson())?;
     }
@@ -325,6 +377,21 @@ fn trace(args: &[String]) -> Result<()> {
         let page =
             hydroplot::html::trace_html(&t, &style, &basemap, ctx.config.tile_url.as_deref())?;
         write_html(&path, page)?;
+    }
+    Ok(())
+}
+
+fn index(args: &[String]) -> Result<()> {
+    let [file] = args else {
+        return Err(bad("index takes one argument: the GeoPackage file"));
+    };
+    match create_topology_index(Path::new(file))? {
+        IndexOutcome::Created { name, table } => {
+            println!("created index {name} on {table} in {file}")
+        }
+        IndexOutcome::Existing { name, table } => {
+            println!("{file} already has the topology index {name} on {table}; nothing changed")
+        }
     }
     Ok(())
 }

@@ -10,6 +10,7 @@ use super::{
     hydroplot_status, take_handle, write_out, Opaque,
 };
 use crate::render::{tiles, Map, TileCacheMode};
+use crate::trace::map::{trace_map, TraceMapSpec};
 use std::ffi::c_char;
 use std::path::Path;
 
@@ -160,6 +161,59 @@ pub extern "C" fn hydroplot_map_add_trace(
         let flowline_col = unsafe { arg_str(flowline_col, "flowline_col") }?;
         let trace_col = unsafe { arg_str(trace_col, "trace_col") }?;
         Ok(trace.draw(map, flowline_col, trace_col, lwd)?)
+    })
+}
+
+/// Creates the interface spec's trace map of `t`: the trace's bounding box
+/// enlarged by 0.005 degrees on each side, fitted into `width_px` x
+/// `height_px` pixels (either 0: 800 x 800) over the basemap `basemap` (as
+/// for `hydroplot_map_new`; NULL: the default), the traced point (`x`, `y`
+/// in `crs`, NULL: `"EPSG:4326"`) as R's `pch = 19` in black, the flowline
+/// portion in red and the raindrop's path in black, `lwd` 2. Tiles come and
+/// are cached as for `hydroplot_map_new`; tiles that cannot be fetched are
+/// left blank and reported to the log callback. `t` is only read and stays
+/// owned by the caller. On success `*out` owns the new map (free with
+/// `hydroplot_map_free`), to which more layers can be added; on failure
+/// `*out` is not written.
+///
+/// Errors: `HYDROPLOT_ERR_NULL_ARGUMENT` (`ctx`, `t`, `out`),
+/// `HYDROPLOT_ERR_INVALID_ARGUMENT` (unknown basemap, a side outside
+/// 16-16384 pixels), `HYDROPLOT_ERR_CRS`, `HYDROPLOT_ERR_RENDER`.
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub extern "C" fn hydroplot_trace_map(
+    ctx: *const hydroplot_context,
+    t: *const hydroplot_trace,
+    x: f64,
+    y: f64,
+    crs: *const c_char,
+    width_px: u32,
+    height_px: u32,
+    basemap: *const c_char,
+    out: *mut *mut hydroplot_map,
+) -> hydroplot_status {
+    boundary(|| {
+        let ctx = &unsafe { arg_ref(ctx, "ctx") }?.core;
+        let trace = &unsafe { arg_ref(t, "t") }?.core;
+        check_out(out, "out")?;
+        let crs = unsafe { arg_opt_str(crs, "crs") }?.unwrap_or(crate::crs::DEFAULT_CRS);
+        let basemap =
+            unsafe { arg_opt_str(basemap, "basemap") }?.unwrap_or(tiles::DEFAULT_PROVIDER);
+        let size = if width_px == 0 || height_px == 0 {
+            crate::trace::map::DEFAULT_SIZE
+        } else {
+            (width_px, height_px)
+        };
+        let spec = TraceMapSpec {
+            point: [x, y],
+            crs,
+            size,
+            basemap,
+        };
+        let cache = TileCacheMode::of(&ctx.config);
+        // Warnings already went to the log callback; there is no result to keep them on.
+        let map = trace_map(ctx, trace, &spec, &cache, &mut Vec::new())?;
+        unsafe { write_out(out, hydroplot_map::into_handle(map), "out") }
     })
 }
 

@@ -4,11 +4,15 @@
 //! - [`blob`]: the geometry blob format and its WKB, parsed without panics.
 //! - [`GeoPackage`] (`reader.rs`, with `layer.rs` describing each table).
 //! - [`write`] (`writer.rs`): a new file, written beside the target and renamed.
+//! - [`create_topology_index`] (`index.rs`): the index that makes national
+//!   files fast, added to a user's file after checking it is NHDPlus.
 
 pub mod blob;
+mod index;
 mod layer;
 mod reader;
 mod writer;
 
+pub use index::{create_topology_index, IndexOutcome, TOPOLOGY_INDEX};
 pub use reader::GeoPackage;
 pub use writer::{check_output_path, write};

@@ -101,43 +101,57 @@ impl GeoPackage {
     }
 
     /// The topology of the flowline layer, reading only the comid, hydroseq,
-    /// dnhydroseq and stream order columns. Rows without a comid are skipped;
-    /// a NULL hydroseq, dnhydroseq or stream order reads as 0.
+    /// dnhydroseq and stream order columns, in row order. Rows without a
+    /// comid are skipped; a NULL hydroseq, dnhydroseq or stream order reads
+    /// as 0. With the topology index ([`super::create_topology_index`])
+    /// SQLite reads the index alone; the rows are sorted here, so the order
+    /// is the same with or without it.
     pub fn read_topology(&self) -> Result<Vec<Reach>> {
-        let layer = self.layer(Collection::FlowlineNetwork)?;
-        let cols = [
-            layer.require(&["comid", "nhdplusid"]),
-            layer.require(&["hydroseq"]),
-            layer.require(&["dnhydroseq"]),
-            layer.require(&["streamorde", "streamorder"]),
-        ]
-        .into_iter()
-        .collect::<Result<Vec<_>>>()
-        .map_err(|e| self.context(e))?;
+        let (table, cols) = self.topology_columns()?;
         let sql = format!(
-            "SELECT {} FROM {}",
+            "SELECT rowid, {} FROM {}",
             cols.iter().map(|c| quote(c)).collect::<Vec<_>>().join(", "),
-            quote(&layer.table)
+            quote(table)
         );
-        let run = || -> rusqlite::Result<Vec<Reach>> {
+        let run = || -> rusqlite::Result<Vec<(i64, Reach)>> {
             let mut stmt = self.conn.prepare(&sql)?;
             let mut rows = stmt.query([])?;
             let mut out = Vec::new();
             while let Some(r) = rows.next()? {
                 let int = |i: usize| r.get_ref(i).map(|v| integer(v).unwrap_or(0));
-                let comid = int(0)?;
+                let comid = int(1)?;
                 if comid != 0 {
-                    out.push(Reach {
+                    let reach = Reach {
                         comid,
-                        hydroseq: int(1)?,
-                        dnhydroseq: int(2)?,
-                        streamorder: i32::try_from(int(3)?).unwrap_or(0),
-                    });
+                        hydroseq: int(2)?,
+                        dnhydroseq: int(3)?,
+                        streamorder: i32::try_from(int(4)?).unwrap_or(0),
+                    };
+                    out.push((int(0)?, reach));
                 }
             }
             Ok(out)
         };
-        run().map_err(|e| self.context(e.into()))
+        let mut rows = run().map_err(|e| self.context(e.into()))?;
+        rows.sort_unstable_by_key(|(rowid, _)| *rowid);
+        Ok(rows.into_iter().map(|(_, reach)| reach).collect())
+    }
+
+    /// The flowline table and its topology columns (comid, hydroseq,
+    /// dnhydroseq, stream order) as the file spells them: what
+    /// [`GeoPackage::read_topology`] reads and the topology index covers.
+    pub fn topology_columns(&self) -> Result<(&str, [&str; 4])> {
+        let layer = self.layer(Collection::FlowlineNetwork)?;
+        let col = |names: &[&str]| layer.require(names).map_err(|e| self.context(e));
+        Ok((
+            &layer.table,
+            [
+                col(&["comid", "nhdplusid"])?,
+                col(&["hydroseq"])?,
+                col(&["dnhydroseq"])?,
+                col(&["streamorde", "streamorder"])?,
+            ],
+        ))
     }
 
     /// The features whose key (`featureid` for catchments, `flcomid` for gages,

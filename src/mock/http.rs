@@ -274,7 +274,11 @@ fn answer(request: &Request, shared: &Shared) -> Result<Reply, Reply> {
     }
     if let Some(rest) = path.strip_prefix("/tiles/") {
         only(request, "GET")?;
-        return Ok(super::tiles::tile(rest));
+        return Ok(super::tiles::tile(
+            rest,
+            request.header("if-none-match"),
+            request.header("if-modified-since"),
+        ));
     }
     Err(Reply::error(404, format!("no such resource: {path}")))
 }
@@ -421,8 +425,8 @@ fn write_reply(
 ) -> bool {
     let reason = match reply.status {
         200 => "OK",
-        400 => "Bad Request",
         304 => "Not Modified",
+        400 => "Bad Request",
         404 => "Not Found",
         405 => "Method Not Allowed",
         415 => "Unsupported Media Type",

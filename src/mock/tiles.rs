@@ -1,7 +1,13 @@
 //! The mock XYZ tile server: `/tiles/{z}/{x}/{y}.png`, a 256x256 PNG of one
-//! colour per tile.
+//! colour per tile, with the validators real tile servers send (`ETag`,
+//! `Last-Modified`) and `304 Not Modified` answers to conditional requests
+//! that match them.
 
 use super::http::Reply;
+use crate::render::tile_cache::parse_http_date;
+
+/// The `Last-Modified` of every tile (tiles never change).
+const LAST_MODIFIED: &str = "Sun, 06 Nov 1994 08:49:37 GMT";
 
 /// Tile edge in pixels.
 const TILE_SIZE: u32 = 256;
@@ -19,8 +25,20 @@ pub fn tile_color(z: u32, x: u32, y: u32) -> [u8; 3] {
     ]
 }
 
-/// Answers `{z}/{x}/{y}.png` (`rest`).
-pub(super) fn tile(rest: &str) -> super::http::Reply {
+/// The `ETag` of tile `z/x/y` (strong, quoted).
+fn tile_etag(z: u32, x: u32, y: u32) -> String {
+    format!("\"tile-{z}-{x}-{y}\"")
+}
+
+/// Answers `{z}/{x}/{y}.png` (`rest`) to a request with the given
+/// `If-None-Match` and `If-Modified-Since` headers: 304 when they show the
+/// client's copy is current (`If-None-Match` decides when present, as in
+/// RFC 9110), else the tile.
+pub(super) fn tile(
+    rest: &str,
+    if_none_match: Option<&str>,
+    if_modified_since: Option<&str>,
+) -> Reply {
     let parsed = rest.strip_suffix(".png").and_then(|r| {
         let mut it = r.split('/').map(|s| s.parse::<u32>().ok());
         let t = (it.next()??, it.next()??, it.next()??);
@@ -32,11 +50,33 @@ pub(super) fn tile(rest: &str) -> super::http::Reply {
     if z > 24 || u64::from(x) >= 1u64 << z || u64::from(y) >= 1u64 << z {
         return Reply::error(404, format!("no tile {z}/{x}/{y}"));
     }
+    let etag = tile_etag(z, x, y);
+    let headers = vec![
+        ("Cache-Control", "max-age=3600".into()),
+        ("ETag", etag.clone()),
+        ("Last-Modified", LAST_MODIFIED.into()),
+    ];
+    let not_modified = match (if_none_match, if_modified_since) {
+        (Some(tags), _) => tags
+            .split(',')
+            .map(|t| t.trim().trim_start_matches("W/"))
+            .any(|t| t == "*" || t == etag),
+        (None, Some(date)) => parse_http_date(date) >= parse_http_date(LAST_MODIFIED),
+        (None, None) => false,
+    };
+    if not_modified {
+        return Reply {
+            status: 304,
+            content_type: "image/png",
+            headers,
+            body: Vec::new(),
+        };
+    }
     match encode(tile_color(z, x, y)) {
         Ok(body) => Reply {
             status: 200,
             content_type: "image/png",
-            headers: vec![("Cache-Control", "max-age=3600".into())],
+            headers,
             body,
         },
         Err(e) => Reply::error(500, format!("PNG encoding failed: {e}")),
@@ -60,7 +100,34 @@ fn encode(rgb: [u8; 3]) -> Result<Vec<u8>, png::EncodingError> {
 
 #[cfg(test)]
 mod tests {
-    use super::tile_color;
+    use super::*;
+
+    #[test]
+    fn conditional_requests_get_304_when_the_copy_is_current() {
+        let full = tile("3/1/2.png", None, None);
+        assert_eq!(full.status, 200);
+        assert!(!full.body.is_empty());
+        let etag = tile_etag(3, 1, 2);
+        assert!(full.headers.contains(&("ETag", etag.clone())));
+        assert!(full
+            .headers
+            .contains(&("Last-Modified", LAST_MODIFIED.into())));
+        let cases = [
+            (Some(etag.as_str()), None, 304),
+            (Some("\"other\", W/\"tile-3-1-2\""), None, 304),
+            (Some("*"), None, 304),
+            (Some("\"tile-3-1-3\""), Some(LAST_MODIFIED), 200),
+            (None, Some(LAST_MODIFIED), 304),
+            (None, Some("Mon, 07 Nov 1994 08:49:37 GMT"), 304),
+            (None, Some("Sat, 05 Nov 1994 08:49:37 GMT"), 200),
+            (None, Some("not a date"), 200),
+        ];
+        for (inm, ims, status) in cases {
+            let r = tile("3/1/2.png", inm, ims);
+            assert_eq!(r.status, status, "{inm:?} {ims:?}");
+            assert_eq!(r.body.is_empty(), status == 304, "{inm:?} {ims:?}");
+        }
+    }
 
     #[test]
     fn neighbouring_tiles_differ() {

@@ -5,7 +5,7 @@
 //! - [`view`]: the 3857 rectangle shown and the metres-to-pixels mapping;
 //! - [`tiles`] and [`tile_cache`]: basemap providers, fetching, caching, stitching;
 //! - [`style`], [`colors`], [`symbols`]: plot_config, R colours, `pch` and `lwd`;
-//! - [`furniture`] and [`font`]: north arrow, scale bar, attribution text.
+//! - [`furniture`] and [`font`]: north arrow, scale bar, attribution text;
 
 pub mod colors;
 pub mod font;
@@ -28,7 +28,7 @@ use tiny_skia::{Color, FillRule, LineCap, LineJoin, Path, PathBuilder, Pixmap, S
 use view::View;
 
 /// The CRS of the drawn map.
-const MAP_CRS: &str = "EPSG:3857";
+pub const MAP_CRS: &str = "EPSG:3857";
 
 /// Where basemap tiles are kept between calls.
 #[derive(Debug, Clone, PartialEq)]

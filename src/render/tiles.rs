@@ -2,7 +2,7 @@
 //! fetching (parallel, cached), decoding and stitching of the tiles under a
 //! view.
 
-use super::tile_cache::{TileCache, DEFAULT_MAX_BYTES};
+use super::tile_cache::{Entry, TileCache, DEFAULT_MAX_BYTES};
 use super::view::{View, HALF_WORLD_M};
 use super::TileCacheMode;
 use crate::context::Context;
@@ -315,30 +315,42 @@ pub fn draw_basemap(
     );
 }
 
-/// One tile: from the cache when fresh, else from the server (then cached).
+/// One tile: from the cache when fresh; when expired, revalidated with the
+/// server (`304 Not Modified` renews the entry, no download); else fetched
+/// from the server (then cached).
 fn fetch_tile(ctx: &Context, cache: Option<&TileCache>, url: &str) -> Fetched {
-    if let Some(bytes) = cache.and_then(|c| c.get(url)) {
-        if let Ok(p) = decode(&bytes) {
-            return Fetched {
-                pixmap: Ok(p),
-                cache_error: None,
-            };
+    let cached = cache.and_then(|c| c.lookup(url));
+    let stale = match cached {
+        Some(entry) if entry.is_fresh() => match decode(&entry.body) {
+            Ok(p) => return fetched(Ok(p), None),
+            Err(_) => None,
+        },
+        other => other,
+    };
+    let validators = stale.as_ref().map(Entry::validators).unwrap_or_default();
+    let mut response = ctx.get_conditional(Service::Tiles, url, &validators);
+    if let (Ok(r), Some(entry), Some(c)) = (&response, stale, cache) {
+        if r.status == 304 {
+            if let Ok(p) = decode(&entry.body) {
+                return fetched(Ok(p), c.refresh(url, &r.headers, entry).err());
+            }
+            // The kept copy is unreadable: fetch the tile afresh.
+            response = ctx.get(Service::Tiles, url);
         }
     }
-    let response = match ctx.get(Service::Tiles, url) {
+    let response = match response {
         Ok(r) => r,
-        Err(e) => {
-            return Fetched {
-                pixmap: Err(e),
-                cache_error: None,
-            }
-        }
+        Err(e) => return fetched(Err(e), None),
     };
     let pixmap = decode(&response.body).map_err(|e| e.context(&redact_url(url)));
     let cache_error = match (&pixmap, cache) {
         (Ok(_), Some(c)) => c.put(url, &response.headers, &response.body).err(),
         _ => None,
     };
+    fetched(pixmap, cache_error)
+}
+
+fn fetched(pixmap: Result<Pixmap>, cache_error: Option<Error>) -> Fetched {
     Fetched {
         pixmap,
         cache_error,

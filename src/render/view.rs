@@ -55,6 +55,25 @@ impl View {
                 "the map bbox {bbox:?} is not a valid box"
             )));
         }
+        let (w, h) = View::device_size(size, scale)?;
+        let dx = (bbox[2] - bbox[0]).max(MIN_EXTENT_M);
+        let dy = (bbox[3] - bbox[1]).max(MIN_EXTENT_M);
+        let usable = 1.0 - 2.0 * MARGIN;
+        let res = (dx / (w * usable)).max(dy / (h * usable));
+        let (cx, cy) = ((bbox[0] + bbox[2]) / 2.0, (bbox[1] + bbox[3]) / 2.0);
+        let (hw, hh) = (w / 2.0 * res, h / 2.0 * res);
+        Ok(View {
+            extent: [cx - hw, cy - hh, cx + hw, cy + hh],
+            width: w as u32,
+            height: h as u32,
+            scale,
+        })
+    }
+
+    /// The canvas size in device pixels of `size` logical pixels at `scale`;
+    /// an `Error::InvalidArgument` unless the scale is 0.25-8 and each side
+    /// 16-16384 device pixels.
+    pub fn device_size(size: (u32, u32), scale: f64) -> Result<(f64, f64)> {
         if !(scale.is_finite() && (0.25..=8.0).contains(&scale)) {
             return Err(Error::InvalidArgument(format!(
                 "the map scale {scale} is not between 0.25 and 8"
@@ -74,18 +93,7 @@ impl View {
                 SIDE_PX.end()
             )));
         }
-        let dx = (bbox[2] - bbox[0]).max(MIN_EXTENT_M);
-        let dy = (bbox[3] - bbox[1]).max(MIN_EXTENT_M);
-        let usable = 1.0 - 2.0 * MARGIN;
-        let res = (dx / (w * usable)).max(dy / (h * usable));
-        let (cx, cy) = ((bbox[0] + bbox[2]) / 2.0, (bbox[1] + bbox[3]) / 2.0);
-        let (hw, hh) = (w / 2.0 * res, h / 2.0 * res);
-        Ok(View {
-            extent: [cx - hw, cy - hh, cx + hw, cy + hh],
-            width: w as u32,
-            height: h as u32,
-            scale,
-        })
+        Ok((w, h))
     }
 
     /// Metres per device pixel (the same in x and y).

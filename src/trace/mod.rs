@@ -10,6 +10,7 @@
 //! `gnis_name`, are read as missing.
 
 mod draw;
+pub mod map;
 
 pub use draw::TRACE_CRS;
 

@@ -272,6 +272,18 @@ static void plot_data_and_map(const hydroplot_context *ctx) {
                 "trace_col");
     CHECK(buf == NULL);
 
+    /* The trace map: ctx, t and out; crs and basemap may be NULL. */
+    {
+        hydroplot_map *tm = NULL;
+        CHECK_FAILS(hydroplot_trace_map(NULL, t, TRACE_LON, TRACE_LAT, NULL, 64, 64, "none", &tm),
+                    HYDROPLOT_ERR_NULL_ARGUMENT, "ctx");
+        CHECK_FAILS(hydroplot_trace_map(ctx, NULL, TRACE_LON, TRACE_LAT, NULL, 64, 64, "none", &tm),
+                    HYDROPLOT_ERR_NULL_ARGUMENT, "t");
+        CHECK_FAILS(hydroplot_trace_map(ctx, t, TRACE_LON, TRACE_LAT, NULL, 64, 64, "none", NULL),
+                    HYDROPLOT_ERR_NULL_ARGUMENT, "out");
+        CHECK(tm == NULL);
+    }
+
     hydroplot_trace_free(t);
     hydroplot_map_free(map);
     hydroplot_plot_data_free(pd);

@@ -1,0 +1,303 @@
+//! The `hydroplot` command line against the loopback mock: `--version`, the
+//! spec's trace map (`trace --out`), and `index` on a copy of the Yahara
+//! sample and on files it must refuse.
+
+use hydroplot::mock::{self, MockServer};
+use hydroplot::render::{Map, TileCacheMode};
+use hydroplot::services::flowtrace::raindrop_trace;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// The recorded point (lon, lat), traced up: the Yahara near Stoughton.
+const YAHARA: (f64, f64) = (-89.2158, 42.9561);
+const SAMPLE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/yahara_sample.gpkg");
+
+fn temp_dir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("hydroplot-cli-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// `hydroplot ARGS` with the services and tiles of `server` (if any), by
+/// environment for the tiles and by `--option` for the index, as users do.
+fn hydroplot(server: Option<&MockServer>, args: &[&str]) -> Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_hydroplot"));
+    for (k, _) in std::env::vars() {
+        if k.starts_with("HYDROPLOT_") {
+            cmd.env_remove(k);
+        }
+    }
+    cmd.args(args);
+    if let Some(s) = server {
+        cmd.env("HYDROPLOT_TILE_URL", s.tile_url())
+            .args(["--option", &format!("index_url={}", s.index_url())]);
+    }
+    cmd.output().unwrap()
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+#[test]
+fn version() {
+    let out = hydroplot(None, &["--version"]);
+    assert!(out.status.success());
+    assert_eq!(
+        text(&out.stdout),
+        format!("hydroplot {}\n", env!("CARGO_PKG_VERSION"))
+    );
+}
+
+/// Decodes a PNG into (width, height, RGBA bytes).
+fn rgba(png_bytes: &[u8]) -> (u32, u32, Vec<u8>) {
+    let mut reader = png::Decoder::new(std::io::Cursor::new(png_bytes))
+        .read_info()
+        .unwrap();
+    let mut buf = vec![0; reader.output_buffer_size().unwrap()];
+    let info = reader.next_frame(&mut buf).unwrap();
+    assert_eq!(info.color_type, png::ColorType::Rgba);
+    (info.width, info.height, buf)
+}
+
+/// Web Mercator metres of a WGS 84 point (the spherical formula).
+fn mercator(lon: f64, lat: f64) -> (f64, f64) {
+    const R: f64 = 6_378_137.0;
+    let y = (std::f64::consts::FRAC_PI_4 + lat.to_radians() / 2.0)
+        .tan()
+        .ln();
+    (R * lon.to_radians(), R * y)
+}
+
+#[test]
+fn trace_out_draws_the_specs_trace_map() {
+    let server = MockServer::start();
+    let dir = temp_dir("trace-map");
+    let png_path = dir.join("trace.png");
+    let point = format!("{},{}", YAHARA.0, YAHARA.1);
+    let out = hydroplot(
+        Some(&server),
+        &[
+            "trace",
+            "--point",
+            &point,
+            "--direction",
+            "up",
+            "--out",
+            png_path.to_str().unwrap(),
+            "--no-cache",
+        ],
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).contains("comid 13297178"));
+    let bytes = std::fs::read(&png_path).unwrap();
+    let (w, h, px) = rgba(&bytes);
+    assert_eq!((w, h), (800, 800));
+    let at = |lon: f64, lat: f64| -> [u8; 4] {
+        // The recorded trace's box [-89.222294, 42.956, -89.212523, 42.969406]
+        // plus 0.005 degrees, fitted with a 4 % margin; it is taller than wide.
+        let (x0, y0) = mercator(-89.222294 - 0.005, 42.956 - 0.005);
+        let (x1, y1) = mercator(-89.212523 + 0.005, 42.969406 + 0.005);
+        let res = (y1 - y0) / (800.0 * 0.92);
+        let (x, y) = mercator(lon, lat);
+        let col = (400.0 + (x - (x0 + x1) / 2.0) / res) as usize;
+        let row = (400.0 - (y - (y0 + y1) / 2.0) / res) as usize;
+        let i = (row * 800 + col) * 4;
+        [px[i], px[i + 1], px[i + 2], px[i + 3]]
+    };
+    // The point (pch 19, black), a flowline vertex (red), a raindrop-path vertex (black).
+    assert_eq!(at(YAHARA.0, YAHARA.1), [0, 0, 0, 255]);
+    assert_eq!(at(-89.217264, 42.969177), [255, 0, 0, 255]);
+    assert_eq!(at(-89.214561, 42.956497), [0, 0, 0, 255]);
+    // The basemap came from the mock's tiles, with caching off.
+    assert!(server
+        .requests()
+        .iter()
+        .any(|r| r.path.starts_with("/tiles/")));
+
+    // The same map as the spec's example composes it from the map primitives
+    // (what examples-c/raindrop.c does through the C API).
+    let ctx = mock::context(&server);
+    let t = raindrop_trace(&ctx, YAHARA.0, YAHARA.1, None, Some("up")).unwrap();
+    let [a, b, c, d] = t.bbox();
+    let m = 0.005;
+    let mut map = Map::new(
+        &ctx,
+        [a - m, b - m, c + m, d + m],
+        "EPSG:4326",
+        (800, 800),
+        "Esri.NatGeoWorldMap",
+        None,
+        &TileCacheMode::Off,
+        &mut Vec::new(),
+    )
+    .unwrap();
+    t.draw(&mut map, "red", "black", 2.0).unwrap();
+    map.add_point(YAHARA.0, YAHARA.1, "EPSG:4326", 19, "black", 1.0)
+        .unwrap();
+    assert!(
+        map.png().unwrap() == bytes,
+        "the CLI map differs from the example's"
+    );
+    // And the same as the C API's trace map (what the C example now calls).
+    assert!(c_trace_map(&server) == bytes, "the C API's map differs");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// The PNG of `hydroplot_trace_map` for the recorded trace, with defaults
+/// (800 x 800, the default basemap) and no tile cache.
+fn c_trace_map(server: &MockServer) -> Vec<u8> {
+    use hydroplot::ffi::buffer::*;
+    use hydroplot::ffi::context::*;
+    use hydroplot::ffi::hydroplot_status::HYDROPLOT_OK;
+    use hydroplot::ffi::map::*;
+    use hydroplot::ffi::trace::*;
+    use std::ffi::CString;
+    let c = |s: &str| CString::new(s).unwrap();
+    let mut ctx = std::ptr::null_mut();
+    assert_eq!(hydroplot_context_new(&mut ctx), HYDROPLOT_OK);
+    for (k, v) in [
+        ("index_url", server.index_url()),
+        ("tile_url", server.tile_url()),
+        ("tile_cache", "off".into()),
+    ] {
+        assert_eq!(
+            hydroplot_context_set_option(ctx, c(k).as_ptr(), c(&v).as_ptr()),
+            HYDROPLOT_OK
+        );
+    }
+    let null = std::ptr::null();
+    let (mut t, mut map, mut buf) = (
+        std::ptr::null_mut(),
+        std::ptr::null_mut(),
+        std::ptr::null_mut(),
+    );
+    let up = c("up");
+    assert_eq!(
+        hydroplot_raindrop_trace(ctx, YAHARA.0, YAHARA.1, null, up.as_ptr(), &mut t),
+        HYDROPLOT_OK
+    );
+    assert_eq!(
+        hydroplot_trace_map(ctx, t, YAHARA.0, YAHARA.1, null, 0, 0, null, &mut map),
+        HYDROPLOT_OK
+    );
+    assert_eq!(hydroplot_map_png(map, &mut buf), HYDROPLOT_OK);
+    // SAFETY: the buffer holds `len` bytes until it is freed below.
+    let png = unsafe {
+        std::slice::from_raw_parts(hydroplot_buffer_data(buf), hydroplot_buffer_len(buf))
+    }
+    .to_vec();
+    hydroplot_buffer_free(buf);
+    hydroplot_map_free(map);
+    hydroplot_trace_free(t);
+    hydroplot_context_free(ctx);
+    png
+}
+
+#[test]
+fn trace_out_refuses_bad_input_before_any_request() {
+    let server = MockServer::start();
+    let dir = temp_dir("trace-bad");
+    let png_path = dir.join("trace.png");
+    let png = png_path.to_str().unwrap();
+    let point = format!("{},{}", YAHARA.0, YAHARA.1);
+    for (extra, needle) in [
+        (&["--basemap", "Stamen.Toner"][..], "unknown basemap"),
+        (&["--size", "8x8"][..], "between 16 and 16384"),
+        (&["--size", "wide"][..], "--size takes WxH"),
+    ] {
+        let mut args = vec!["trace", "--point", &point, "--out", png];
+        args.extend_from_slice(extra);
+        let out = hydroplot(Some(&server), &args);
+        assert!(!out.status.success(), "{extra:?}");
+        assert!(text(&out.stderr).contains(needle), "{}", text(&out.stderr));
+    }
+    assert!(server.requests().is_empty());
+    assert!(!png_path.exists());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+fn index_names(path: &Path) -> Vec<String> {
+    let conn = rusqlite::Connection::open(path).unwrap();
+    let mut stmt = conn
+        .prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'NHDFlowline_Network'")
+        .unwrap();
+    stmt.query_map([], |r| r.get(0))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap()
+}
+
+#[test]
+fn index_creates_the_topology_index_once() {
+    let dir = temp_dir("index");
+    let copy = dir.join("yahara.gpkg");
+    std::fs::copy(SAMPLE, &copy).unwrap();
+    let file = copy.to_str().unwrap();
+    let first = hydroplot(None, &["index", file]);
+    assert!(first.status.success(), "{}", text(&first.stderr));
+    assert!(text(&first.stdout).contains("created index hydroplot_topology on NHDFlowline_Network"));
+    assert_eq!(index_names(&copy), ["hydroplot_topology"]);
+    let bytes = std::fs::read(&copy).unwrap();
+    let second = hydroplot(None, &["index", file]);
+    assert!(second.status.success(), "{}", text(&second.stderr));
+    assert!(text(&second.stdout).contains("already has the topology index"));
+    assert_eq!(std::fs::read(&copy).unwrap(), bytes);
+    // The indexed file still plots the published upstream counts.
+    let plot = hydroplot(
+        None,
+        &[
+            "plot",
+            "--hydro-data",
+            file,
+            "--comid",
+            "13293970",
+            "--no-plot",
+            "--no-cache",
+        ],
+    );
+    assert!(plot.status.success(), "{}", text(&plot.stderr));
+    let stdout = text(&plot.stdout);
+    let count = |layer: &str| {
+        stdout
+            .lines()
+            .find(|l| l.split_whitespace().next() == Some(layer))
+            .and_then(|l| l.split_whitespace().nth(1))
+            .map(|n| n.parse::<usize>().unwrap())
+    };
+    assert_eq!(count("flowline"), Some(251), "{stdout}");
+    assert_eq!(count("catchment"), Some(250), "{stdout}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn index_refuses_other_files_untouched() {
+    let dir = temp_dir("index-refuse");
+    let notes = dir.join("notes.txt");
+    std::fs::write(&notes, "not a database\n").unwrap();
+    let plain = dir.join("plain.sqlite");
+    rusqlite::Connection::open(&plain)
+        .unwrap()
+        .execute_batch("CREATE TABLE t (a INTEGER); INSERT INTO t VALUES (1);")
+        .unwrap();
+    for (path, needle) in [
+        (&notes, "is not an SQLite database"),
+        (&plain, "is not a GeoPackage"),
+    ] {
+        let before = std::fs::read(path).unwrap();
+        let out = hydroplot(None, &["index", path.to_str().unwrap()]);
+        assert!(!out.status.success());
+        let err = text(&out.stderr);
+        assert!(
+            err.contains(needle) && err.contains("nothing was changed"),
+            "{err}"
+        );
+        assert_eq!(std::fs::read(path).unwrap(), before);
+    }
+    assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 2);
+    let none = hydroplot(None, &["index"]);
+    assert!(!none.status.success());
+    assert!(text(&none.stderr).contains("index takes one argument"));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
