@@ -17,7 +17,7 @@ pub struct hydroplot_context {
 }
 
 /// The Rust side of a context handle: the core context and the callbacks it reports to.
-pub struct FfiContext {
+pub(crate) struct FfiContext {
     pub(crate) core: Context,
     callbacks: Arc<Callbacks>,
 }

@@ -38,7 +38,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 
 /// Why an ffi call failed: a NULL argument, or a core error.
 #[derive(Debug)]
-pub enum FfiError {
+pub(crate) enum FfiError {
     /// The named pointer argument was NULL.
     Null(&'static str),
     /// A core error.
@@ -52,7 +52,7 @@ impl From<Error> for FfiError {
 }
 
 /// The result of an ffi body.
-pub type FfiResult<T = ()> = Result<T, FfiError>;
+pub(crate) type FfiResult<T = ()> = Result<T, FfiError>;
 
 struct LastError {
     message: CString,
@@ -130,7 +130,7 @@ pub(crate) fn boundary_or<T>(fallback: T, body: impl FnOnce() -> T) -> T {
 }
 
 /// A C-visible opaque type standing for one Rust type.
-pub trait Opaque: Sized {
+pub(crate) trait Opaque: Sized {
     /// The Rust value behind the handle.
     type Rust;
 

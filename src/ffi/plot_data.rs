@@ -17,7 +17,7 @@ pub struct hydroplot_plot_data {
 }
 
 /// The Rust side of a plot data handle: the data and C copies of its warnings.
-pub struct FfiPlotData {
+pub(crate) struct FfiPlotData {
     pub(crate) data: PlotData,
     warnings: Vec<CString>,
 }

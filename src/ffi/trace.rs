@@ -24,7 +24,7 @@ impl Opaque for hydroplot_trace {
 }
 
 /// The Rust side of a trace handle: the core trace and C copies of its strings.
-pub struct FfiTrace {
+pub(crate) struct FfiTrace {
     pub(crate) core: Trace,
     strings: Vec<FeatureStrings>,
 }

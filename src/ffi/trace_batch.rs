@@ -24,7 +24,7 @@ impl Opaque for hydroplot_trace_batch {
 }
 
 /// Why one point failed, kept in C form.
-pub struct PointError {
+pub(crate) struct PointError {
     status: hydroplot_status,
     http_status: i32,
     message: CString,
