@@ -1,7 +1,6 @@
 //! Library-wide functions: version, last error, status names.
 
-use super::hydroplot_status;
-use std::ffi::c_char;
+use std::ffi::{c_char, c_int};
 
 /// The library version, `"MAJOR.MINOR.PATCH"`. Static; never free it.
 #[no_mangle]
@@ -25,8 +24,9 @@ pub extern "C" fn hydroplot_last_http_status() -> i32 {
     super::last_http_status()
 }
 
-/// The static name of a status, e.g. `"HYDROPLOT_ERR_HTTP"`. Never NULL, never free it.
+/// The static name of a status, e.g. `"HYDROPLOT_ERR_HTTP"`; `"unknown status"`
+/// for a number no status has. Never NULL, never free it.
 #[no_mangle]
-pub extern "C" fn hydroplot_status_str(status: hydroplot_status) -> *const c_char {
-    super::status::name(status).as_ptr()
+pub extern "C" fn hydroplot_status_str(status: c_int) -> *const c_char {
+    super::status::name_of_code(status).as_ptr()
 }
