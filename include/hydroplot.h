@@ -292,9 +292,10 @@ const char *hydroplot_last_error(void);
 int32_t hydroplot_last_http_status(void);
 
 /**
- * The static name of a status, e.g. `"HYDROPLOT_ERR_HTTP"`. Never NULL, never free it.
+ * The static name of a status, e.g. `"HYDROPLOT_ERR_HTTP"`; `"unknown status"`
+ * for a number no status has. Never NULL, never free it.
  */
-const char *hydroplot_status_str(enum hydroplot_status status);
+const char *hydroplot_status_str(int status);
 
 /**
  * Creates a map of the box `xmin, ymin, xmax, ymax` in `crs` (NULL:
@@ -643,8 +644,9 @@ enum hydroplot_status hydroplot_raindrop_trace(const struct hydroplot_context *c
                                                struct hydroplot_trace **out);
 
 /**
- * Frees `t` and everything read from it. NULL is a no-op. Never free twice,
- * and never free a trace borrowed from a `hydroplot_trace_batch`.
+ * Frees `t` and everything read from it. NULL is a no-op. Never free twice.
+ * A trace borrowed from a batch (`hydroplot_trace_batch_get`) belongs to the
+ * batch: freeing it here is a no-op, and it lives until the batch is freed.
  */
 void hydroplot_trace_free(struct hydroplot_trace *t);
 
@@ -769,7 +771,8 @@ int32_t hydroplot_trace_batch_http_status(const struct hydroplot_trace_batch *b,
 
 /**
  * The trace of point `i`, borrowed from `b`: read it with the
- * `hydroplot_trace_*` accessors, never free it; valid until `b` is freed.
+ * `hydroplot_trace_*` accessors; valid until `b` is freed, which frees it
+ * (`hydroplot_trace_free` on it is a no-op).
  * NULL when the point failed, when `b` is NULL or `i` is out of range.
  */
 const struct hydroplot_trace *hydroplot_trace_batch_get(const struct hydroplot_trace_batch *b,

@@ -27,6 +27,18 @@ impl Opaque for hydroplot_trace {
 pub(crate) struct FfiTrace {
     pub(crate) core: Trace,
     strings: Vec<FeatureStrings>,
+    /// Whose the trace is: a trace inside a batch belongs to the batch, and
+    /// `hydroplot_trace_free` leaves it alone.
+    owner: Owner,
+}
+
+/// Who frees a trace.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Owner {
+    /// The caller, with `hydroplot_trace_free`.
+    Caller,
+    /// The `hydroplot_trace_batch` holding it, with `hydroplot_trace_batch_free`.
+    Batch,
 }
 
 /// NUL-terminated copies of one feature's strings, made once.
@@ -37,7 +49,7 @@ struct FeatureStrings {
 }
 
 impl FfiTrace {
-    pub(crate) fn new(core: Trace) -> FfiTrace {
+    pub(crate) fn new(core: Trace, owner: Owner) -> FfiTrace {
         let strings = core
             .features
             .iter()
@@ -47,7 +59,11 @@ impl FfiTrace {
                 reachcode: f.reachcode.as_deref().map(c_string),
             })
             .collect();
-        FfiTrace { core, strings }
+        FfiTrace {
+            core,
+            strings,
+            owner,
+        }
     }
 }
 
@@ -107,18 +123,24 @@ pub extern "C" fn hydroplot_raindrop_trace(
         unsafe {
             write_out(
                 out,
-                hydroplot_trace::into_handle(FfiTrace::new(trace)),
+                hydroplot_trace::into_handle(FfiTrace::new(trace, Owner::Caller)),
                 "out",
             )
         }
     })
 }
 
-/// Frees `t` and everything read from it. NULL is a no-op. Never free twice,
-/// and never free a trace borrowed from a `hydroplot_trace_batch`.
+/// Frees `t` and everything read from it. NULL is a no-op. Never free twice.
+/// A trace borrowed from a batch (`hydroplot_trace_batch_get`) belongs to the
+/// batch: freeing it here is a no-op, and it lives until the batch is freed.
 #[no_mangle]
 pub extern "C" fn hydroplot_trace_free(t: *mut hydroplot_trace) {
-    boundary_or((), || drop(unsafe { take_handle(t) }))
+    boundary_or((), || {
+        let borrowed = unsafe { arg_ref(t, "t") }.is_ok_and(|t| t.owner == Owner::Batch);
+        if !borrowed {
+            drop(unsafe { take_handle(t) })
+        }
+    })
 }
 
 /// The number of features of `t` (2); 0 when `t` is NULL.

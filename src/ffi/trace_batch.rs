@@ -3,7 +3,7 @@
 
 use super::context::hydroplot_context;
 use super::status::of_error;
-use super::trace::{hydroplot_trace, FfiTrace};
+use super::trace::{hydroplot_trace, FfiTrace, Owner};
 use super::{
     arg_opt_str, arg_ref, arg_slice, boundary, boundary_or, check_out, hydroplot_status,
     take_handle, write_out, Opaque,
@@ -74,7 +74,10 @@ pub extern "C" fn hydroplot_raindrop_trace_batch(
         let results = flowtrace::raindrop_trace_batch(&ctx.core, &points, crs, direction)?;
         let items = results
             .into_iter()
-            .map(|r| r.map(FfiTrace::new).map_err(|e| PointError::new(&e)))
+            .map(|r| {
+                r.map(|t| FfiTrace::new(t, Owner::Batch))
+                    .map_err(|e| PointError::new(&e))
+            })
             .collect();
         unsafe { write_out(out, hydroplot_trace_batch::into_handle(items), "out") }
     })
@@ -136,7 +139,8 @@ pub extern "C" fn hydroplot_trace_batch_http_status(
 }
 
 /// The trace of point `i`, borrowed from `b`: read it with the
-/// `hydroplot_trace_*` accessors, never free it; valid until `b` is freed.
+/// `hydroplot_trace_*` accessors; valid until `b` is freed, which frees it
+/// (`hydroplot_trace_free` on it is a no-op).
 /// NULL when the point failed, when `b` is NULL or `i` is out of range.
 #[no_mangle]
 pub extern "C" fn hydroplot_trace_batch_get(
