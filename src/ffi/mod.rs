@@ -1,15 +1,18 @@
 //! The C ABI: a thin layer over the core, one file per exported object.
 //!
+//! Only the `extern "C"` functions and the C types they use are public; the
+//! helpers below are crate-private.
+//!
 //! Conventions, implemented once here and used by every `extern "C"` function:
-//! - every body runs inside [`boundary`], which catches panics (they become
+//! - every body runs inside `boundary`, which catches panics (they become
 //!   `HYDROPLOT_ERR_INTERNAL`), records the message of a failure in the
 //!   thread-local last error, and returns a [`hydroplot_status`];
-//! - pointer arguments go through [`arg_ref`], [`arg_mut`], [`arg_str`],
-//!   [`arg_opt_str`] and [`arg_slice`], which turn NULL into
+//! - pointer arguments go through `arg_ref`, `arg_mut`, `arg_str`,
+//!   `arg_opt_str` and `arg_slice`, which turn NULL into
 //!   `HYDROPLOT_ERR_NULL_ARGUMENT` and invalid UTF-8 into
 //!   `HYDROPLOT_ERR_INVALID_ARGUMENT`, naming the argument;
 //! - opaque handles are zero-sized structs, each mapped to one Rust type
-//!   through [`Opaque`]; they are boxed on the way out and freed exactly once
+//!   through `Opaque`; they are boxed on the way out and freed exactly once
 //!   by their `*_free`. They carry no `#[repr(C)]`, so that cbindgen declares
 //!   them as incomplete types (`typedef struct hydroplot_x hydroplot_x;`).
 
