@@ -93,7 +93,9 @@ pub struct Config {
     pub retries: u32,
     /// Parallel requests (pages, tiles, batch traces), at least 1.
     pub concurrency: usize,
-    /// The User-Agent header.
+    /// The User-Agent header: `hydroplot/<version>` by default, naming no
+    /// placeholder domain; users add their contact (`hydroplot/0.1.0
+    /// (+mailto:you@example.org)`) as tile providers ask.
     pub user_agent: String,
     /// OGC API `limit`.
     pub page_size: u32,
@@ -117,10 +119,7 @@ impl Default for Config {
             connect_timeout: Duration::from_secs(10),
             retries: 3,
             concurrency: 4,
-            user_agent: format!(
-                "hydroplot/{} (+https://example.invalid/hydroplot)",
-                crate::VERSION
-            ),
+            user_agent: format!("hydroplot/{}", crate::VERSION),
             page_size: 500,
             rate_limit_per_s: 0.0,
             max_features: 1_000_000,
@@ -275,6 +274,12 @@ fn default_tile_cache_dir() -> PathBuf {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_default_user_agent_is_name_and_version_only() {
+        let ua = Config::default().user_agent;
+        assert_eq!(ua, concat!("hydroplot/", env!("CARGO_PKG_VERSION")));
+    }
 
     #[test]
     fn every_key_is_settable_and_unknown_keys_are_named() {

@@ -13,8 +13,23 @@ impl Opaque for hydroplot_buffer {
     type Rust = Vec<u8>;
 }
 
-/// The bytes of `b`, valid until `b` is freed; NULL when `b` is NULL.
-/// Not NUL-terminated: use `hydroplot_buffer_len`.
+/// The bytes of a buffer. They are not NUL-terminated: use
+/// `hydroplot_buffer_len`.
+///
+/// \param b The buffer, or NULL.
+///
+/// \return The first byte; NULL when `b` is NULL.
+///
+/// \par Errors
+/// None: a NULL `b` gives NULL and leaves `hydroplot_last_error()` unchanged.
+///
+/// \par Ownership
+/// Owned by `b`, valid until `b` is freed; never free the bytes themselves.
+///
+/// \par Thread safety
+/// Any thread: a buffer is immutable.
+///
+/// \since 0.1
 #[no_mangle]
 pub extern "C" fn hydroplot_buffer_data(b: *const hydroplot_buffer) -> *const u8 {
     boundary_or(std::ptr::null(), || {
@@ -25,13 +40,42 @@ pub extern "C" fn hydroplot_buffer_data(b: *const hydroplot_buffer) -> *const u8
     })
 }
 
-/// The length of `b` in bytes; 0 when `b` is NULL.
+/// The length of a buffer in bytes.
+///
+/// \param b The buffer, or NULL.
+///
+/// \return The length; 0 when `b` is NULL.
+///
+/// \par Errors
+/// None: a NULL `b` gives 0 and leaves `hydroplot_last_error()` unchanged.
+///
+/// \par Ownership
+/// Nothing is allocated.
+///
+/// \par Thread safety
+/// Any thread: a buffer is immutable.
+///
+/// \since 0.1
 #[no_mangle]
 pub extern "C" fn hydroplot_buffer_len(b: *const hydroplot_buffer) -> usize {
     boundary_or(0, || unsafe { super::arg_ref(b, "b") }.map_or(0, Vec::len))
 }
 
-/// Frees `b`. NULL is a no-op. Never free a buffer twice.
+/// Frees a buffer.
+///
+/// \param b The buffer, or NULL (a no-op).
+///
+/// \par Errors
+/// None.
+///
+/// \par Ownership
+/// `b` and the bytes read from it are invalid afterwards. Never free a buffer
+/// twice.
+///
+/// \par Thread safety
+/// Not while another thread reads `b`.
+///
+/// \since 0.1
 #[no_mangle]
 pub extern "C" fn hydroplot_buffer_free(b: *mut hydroplot_buffer) {
     boundary_or((), || drop(unsafe { take_handle(b) }))

@@ -17,7 +17,7 @@ pub struct hydroplot_context {
 }
 
 /// The Rust side of a context handle: the core context and the callbacks it reports to.
-pub struct FfiContext {
+pub(crate) struct FfiContext {
     pub(crate) core: Context,
     callbacks: Arc<Callbacks>,
 }
@@ -80,10 +80,27 @@ impl FfiContext {
     }
 }
 
-/// Creates a context with the defaults (the public USGS services), then the
-/// `HYDROPLOT_<KEY>` environment overrides. An invalid value in the
-/// environment fails with `HYDROPLOT_ERR_INVALID_ARGUMENT` naming the variable.
-/// On success `*out` owns the new context; free it with `hydroplot_context_free`.
+/// Creates a context with the defaults (the public USGS services; User-Agent
+/// `hydroplot/<version>`), then the `HYDROPLOT_<KEY>` environment overrides
+/// (the keys of `hydroplot_context_set_option`, upper case).
+///
+/// \param out Receives the new context on success; not written on failure.
+///
+/// \return `HYDROPLOT_OK`, or an error status below.
+///
+/// \par Errors
+/// - `HYDROPLOT_ERR_NULL_ARGUMENT`: `out` is NULL.
+/// - `HYDROPLOT_ERR_INVALID_ARGUMENT`: an environment variable holds an invalid
+///   value or is not UTF-8; the message names the variable.
+///
+/// \par Ownership
+/// On success the caller owns `*out`; free it once with
+/// `hydroplot_context_free`.
+///
+/// \par Thread safety
+/// Any thread.
+///
+/// \since 0.1
 #[no_mangle]
 pub extern "C" fn hydroplot_context_new(out: *mut *mut hydroplot_context) -> hydroplot_status {
     boundary(|| {
@@ -99,12 +116,36 @@ pub extern "C" fn hydroplot_context_new(out: *mut *mut hydroplot_context) -> hyd
     })
 }
 
-/// Sets one option (keys and values in the API documentation: `index_url`,
-/// `process_url`, `fabric_url`, `names`, `tile_url`, `tile_cache_dir`, `tile_cache` (`on`/`off`),
-/// `timeout_s`, `connect_timeout_s`, `retries`, `concurrency`, `user_agent`,
-/// `page_size`, `rate_limit_per_s`, `max_features`). An unknown key or an
-/// invalid value gives `HYDROPLOT_ERR_INVALID_ARGUMENT` naming the key and
-/// leaves the context unchanged. Not while another thread uses `ctx`.
+/// Sets one option of a context. The keys (the API documentation has the
+/// defaults and ranges): `index_url`, `process_url`, `fabric_url`, `names`,
+/// `tile_url`, `tile_cache_dir`, `tile_cache` (`on`/`off`), `timeout_s`,
+/// `connect_timeout_s`, `retries`, `concurrency`, `user_agent`, `page_size`,
+/// `rate_limit_per_s`, `max_features`.
+///
+/// `user_agent` replaces the User-Agent, `hydroplot/<version>` by default. Tile
+/// providers (OpenStreetMap's usage policy, for one) ask heavy users for a way to
+/// reach them: add a contact, e.g. `"hydroplot/0.1.0 (+mailto:you@example.org)"`.
+///
+/// \param ctx   The context.
+/// \param key   The option's name.
+/// \param value The new value, as text (`"2.5"`, `"off"`, a URL, ...).
+///
+/// \return `HYDROPLOT_OK`, or an error status below; on failure the context is
+/// unchanged.
+///
+/// \par Errors
+/// - `HYDROPLOT_ERR_NULL_ARGUMENT`: `ctx`, `key` or `value` is NULL.
+/// - `HYDROPLOT_ERR_INVALID_ARGUMENT`: an unknown key, an invalid value (out of
+///   range, not a number, an empty or non-printable user agent, ...), or a
+///   string that is not UTF-8; the message names the key.
+///
+/// \par Ownership
+/// `key` and `value` are copied; the caller keeps them.
+///
+/// \par Thread safety
+/// Not while another thread uses `ctx`: set options before sharing it.
+///
+/// \since 0.1
 #[no_mangle]
 pub extern "C" fn hydroplot_context_set_option(
     ctx: *mut hydroplot_context,
@@ -122,9 +163,30 @@ pub extern "C" fn hydroplot_context_set_option(
     })
 }
 
-/// Sets (or with `fn` NULL, removes) the log callback. It is called on the
-/// thread that made the call, with every retry, warning and stage; `user`
-/// is passed back untouched.
+/// Sets, or with `fn` NULL removes, the log callback of a context. It is
+/// called on the thread that made the call, with every retry, warning and
+/// stage.
+///
+/// \param ctx  The context.
+/// \param fn   The callback, or NULL to remove it.
+/// \param user Passed back to `fn` untouched; may be NULL.
+///
+/// \return `HYDROPLOT_OK`, or an error status below.
+///
+/// \par Errors
+/// - `HYDROPLOT_ERR_NULL_ARGUMENT`: `ctx` is NULL.
+///
+/// \par Ownership
+/// The library keeps `fn` and `user` (never frees `user`) until the callback
+/// is replaced or `ctx` is freed; `user` must stay valid that long. The message
+/// passed to `fn` is valid only during the call.
+///
+/// \par Thread safety
+/// Not while another thread uses `ctx`. `fn` is called on the thread of the
+/// hydroplot call that logs, so several threads sharing `ctx` may call it at
+/// once.
+///
+/// \since 0.1
 #[no_mangle]
 pub extern "C" fn hydroplot_context_set_log_callback(
     ctx: *mut hydroplot_context,
@@ -143,8 +205,29 @@ pub extern "C" fn hydroplot_context_set_log_callback(
     })
 }
 
-/// Sets (or with `fn` NULL, removes) the progress callback, called on the
-/// thread that made the call; `user` is passed back untouched.
+/// Sets, or with `fn` NULL removes, the progress callback of a context, called
+/// on the thread that made the call.
+///
+/// \param ctx  The context.
+/// \param fn   The callback, or NULL to remove it.
+/// \param user Passed back to `fn` untouched; may be NULL.
+///
+/// \return `HYDROPLOT_OK`, or an error status below.
+///
+/// \par Errors
+/// - `HYDROPLOT_ERR_NULL_ARGUMENT`: `ctx` is NULL.
+///
+/// \par Ownership
+/// The library keeps `fn` and `user` (never frees `user`) until the callback
+/// is replaced or `ctx` is freed; `user` must stay valid that long. The stage
+/// name passed to `fn` is valid only during the call.
+///
+/// \par Thread safety
+/// Not while another thread uses `ctx`. `fn` is called on the thread of the
+/// hydroplot call that reports, so several threads sharing `ctx` may call it
+/// at once.
+///
+/// \since 0.1
 #[no_mangle]
 pub extern "C" fn hydroplot_context_set_progress_callback(
     ctx: *mut hydroplot_context,
@@ -163,8 +246,21 @@ pub extern "C" fn hydroplot_context_set_progress_callback(
     })
 }
 
-/// Frees a context. NULL is a no-op. Never free twice, and not while a call
-/// that uses it is running.
+/// Frees a context.
+///
+/// \param ctx The context, or NULL (a no-op).
+///
+/// \par Errors
+/// None.
+///
+/// \par Ownership
+/// `ctx` is invalid afterwards; results made with it (plot data, traces,
+/// maps) stay valid. Never free a context twice.
+///
+/// \par Thread safety
+/// Not while any call that uses `ctx` is running.
+///
+/// \since 0.1
 #[no_mangle]
 pub extern "C" fn hydroplot_context_free(ctx: *mut hydroplot_context) {
     boundary_or((), || drop(unsafe { take_handle(ctx) }))

@@ -11,19 +11,37 @@ use super::{arg_opt_str, arg_ref, boundary, check_out, hydroplot_status};
 use crate::html::{self, HtmlOptions, TraceStyle};
 use std::ffi::c_char;
 
-/// The plot data as one self-contained interactive HTML map in `*out` (free
-/// with `hydroplot_buffer_free`): Leaflet (embedded, BSD-2 licence kept),
-/// basin, catchments, network and off-network waterbodies, flowlines and
-/// outlets as GeoJSON (6 decimals), styled by the request's plot_config,
-/// with popups, a layer control, a scale bar, the view fitted to the plot
-/// bbox, and the request's basemap (or the context's `tile_url`) with its
-/// attribution. Works whether or not a PNG map was drawn. The page loads
-/// nothing but tiles; with basemap `"none"` it loads nothing at all.
-/// Pages above 5,000,000 bytes open slowly: leave the catchments out with
-/// `hydroplot_plot_data_html_ex` (the Yahara sample page is about 0.8 MB).
+/// The plot data as one self-contained interactive HTML map: Leaflet
+/// (embedded, BSD-2 licence kept), basin, catchments, network and
+/// off-network waterbodies, flowlines and outlets as GeoJSON (6 decimals),
+/// styled by the request's plot_config, with popups, a layer control, a scale
+/// bar, the view fitted to the plot bbox, and the request's basemap (or the
+/// context's `tile_url`) with its attribution. Works whether or not a PNG map
+/// was drawn. The page loads nothing but tiles; with basemap `"none"` it
+/// loads nothing at all. Pages above 5,000,000 bytes open slowly: leave the
+/// catchments out with `hydroplot_plot_data_html_ex` (the Yahara sample page
+/// is about 0.8 MB).
 ///
-/// Errors: `HYDROPLOT_ERR_NULL_ARGUMENT`, `HYDROPLOT_ERR_INVALID_ARGUMENT`
-/// (the request's basemap is not a known provider).
+/// \param pd  The plot data.
+/// \param out Receives the page (UTF-8) on success; not written on failure.
+///
+/// \return `HYDROPLOT_OK`, or an error status below.
+///
+/// \par Errors
+/// - `HYDROPLOT_ERR_NULL_ARGUMENT`: `pd` or `out` is NULL.
+/// - `HYDROPLOT_ERR_INVALID_ARGUMENT`: the request's basemap is not a known
+///   provider.
+/// - `HYDROPLOT_ERR_RENDER`: a symbol icon cannot be drawn.
+///
+/// \par Ownership
+/// On success the caller owns `*out`; free it once with
+/// `hydroplot_buffer_free`.
+///
+/// \par Thread safety
+/// Any thread: plot data is immutable (but for
+/// `hydroplot_plot_data_take_map`).
+///
+/// \since 0.1
 #[no_mangle]
 pub extern "C" fn hydroplot_plot_data_html(
     pd: *const hydroplot_plot_data,
@@ -32,8 +50,27 @@ pub extern "C" fn hydroplot_plot_data_html(
     hydroplot_plot_data_html_ex(pd, true, out)
 }
 
-/// `hydroplot_plot_data_html` with or without the catchment layer
-/// (`catchments` false: a smaller page; catchments are usually the largest layer).
+/// `hydroplot_plot_data_html` with or without the catchment layer, usually
+/// the largest.
+///
+/// \param pd         The plot data.
+/// \param catchments False for a smaller page without catchments.
+/// \param out        Receives the page (UTF-8) on success; not written on failure.
+///
+/// \return `HYDROPLOT_OK`, or an error status below.
+///
+/// \par Errors
+/// As `hydroplot_plot_data_html`.
+///
+/// \par Ownership
+/// On success the caller owns `*out`; free it once with
+/// `hydroplot_buffer_free`.
+///
+/// \par Thread safety
+/// Any thread: plot data is immutable (but for
+/// `hydroplot_plot_data_take_map`).
+///
+/// \since 0.1
 #[no_mangle]
 pub extern "C" fn hydroplot_plot_data_html_ex(
     pd: *const hydroplot_plot_data,
@@ -49,15 +86,33 @@ pub extern "C" fn hydroplot_plot_data_html_ex(
     })
 }
 
-/// A raindrop trace as one self-contained interactive HTML map in `*out`
-/// (free with `hydroplot_buffer_free`): the flowline portion in blue, the
-/// raindrop's path in red (both 2 wide), the traced point as a black pch 19,
-/// with popups, a layer control and a scale bar, over `basemap` (a provider
-/// name; NULL = the default provider; `"none"` = no tiles), whose tiles come
-/// from `ctx`'s `tile_url` when set. `ctx` and `t` are only read.
+/// A raindrop trace as one self-contained interactive HTML map: the flowline
+/// portion in blue, the raindrop's path in red (both 2 wide), the traced
+/// point as a black pch 19, with popups, a layer control and a scale bar.
+/// Warnings go to the context's log callback.
 ///
-/// Errors: `HYDROPLOT_ERR_NULL_ARGUMENT`, `HYDROPLOT_ERR_INVALID_ARGUMENT`
-/// (unknown basemap, or it is not UTF-8).
+/// \param ctx     The context; only read (its `tile_url`, when set, gives the tiles).
+/// \param t       The trace (owned, or borrowed from a batch); only read.
+/// \param basemap A provider name, `"none"` (no tiles), or NULL for the default
+///         provider.
+/// \param out     Receives the page (UTF-8) on success; not written on failure.
+///
+/// \return `HYDROPLOT_OK`, or an error status below.
+///
+/// \par Errors
+/// - `HYDROPLOT_ERR_NULL_ARGUMENT`: `ctx`, `t` or `out` is NULL.
+/// - `HYDROPLOT_ERR_INVALID_ARGUMENT`: an unknown basemap, or it is not UTF-8.
+/// - `HYDROPLOT_ERR_RENDER`: a symbol icon cannot be drawn.
+///
+/// \par Ownership
+/// On success the caller owns `*out`; free it once with
+/// `hydroplot_buffer_free`. `ctx` and `t` stay the caller's.
+///
+/// \par Thread safety
+/// Any thread; `ctx` and `t` may be shared. The log callback runs on the
+/// calling thread.
+///
+/// \since 0.1
 #[no_mangle]
 pub extern "C" fn hydroplot_trace_html(
     ctx: *const hydroplot_context,

@@ -28,23 +28,43 @@ impl Opaque for hydroplot_map {
     type Rust = Map;
 }
 
-/// Creates a map of the box `xmin, ymin, xmax, ymax` in `crs` (NULL:
-/// `"EPSG:4326"`), fitted with margins into `width_px` x `height_px` pixels
-/// (either 0: 1024 x 768), over the basemap `basemap`: a provider name
-/// (`"Esri.NatGeoWorldMap"`, `"OpenStreetMap"`, `"CartoDB.Positron"`,
-/// `"Esri.WorldImagery"`, `"Esri.WorldTopoMap"`; NULL: the default
-/// `Esri.NatGeoWorldMap`) or `"none"`. The context's `tile_url` overrides the
-/// provider's tiles; tiles are cached in its `tile_cache_dir` unless its
-/// `tile_cache` option is `off`.
+/// Creates a map of a box, fitted with margins into `width_px` x `height_px`
+/// pixels, over a basemap. The context's `tile_url` overrides the provider's
+/// tiles; tiles are cached in its `tile_cache_dir` unless its `tile_cache`
+/// option is `off`. Tiles that cannot be fetched are left blank and reported
+/// to the log callback as warnings; they never fail the call.
 ///
-/// Tiles that cannot be fetched are left blank and reported to the log
-/// callback as warnings; they never fail the call. On success `*out` owns
-/// the new map (free with `hydroplot_map_free`); on failure `*out` is not
-/// written. `ctx` is only read, and may be shared with other threads.
+/// \param ctx       The context; only read.
+/// \param xmin      The west edge of the box.
+/// \param ymin      The south edge.
+/// \param xmax      The east edge, > `xmin`.
+/// \param ymax      The north edge, > `ymin`.
+/// \param crs       The CRS of the box, or NULL for `"EPSG:4326"`.
+/// \param width_px  The width in pixels, up to 16384; 0 (either side): 1024 x 768.
+/// \param height_px The height in pixels, up to 16384; 0 (either side): 1024 x 768.
+/// \param basemap   A provider (`"Esri.NatGeoWorldMap"`, `"OpenStreetMap"`,
+///           `"CartoDB.Positron"`, `"Esri.WorldImagery"`,
+///           `"Esri.WorldTopoMap"`), `"none"`, or NULL for
+///           `Esri.NatGeoWorldMap`.
+/// \param out       Receives the new map on success; not written on failure.
 ///
-/// Errors: `HYDROPLOT_ERR_NULL_ARGUMENT` (`ctx`, `out`),
-/// `HYDROPLOT_ERR_INVALID_ARGUMENT` (unknown basemap, empty or inverted box,
-/// a size over 16384 pixels), `HYDROPLOT_ERR_CRS`, `HYDROPLOT_ERR_RENDER`.
+/// \return `HYDROPLOT_OK`, or an error status below.
+///
+/// \par Errors
+/// - `HYDROPLOT_ERR_NULL_ARGUMENT`: `ctx` or `out` is NULL.
+/// - `HYDROPLOT_ERR_INVALID_ARGUMENT`: an unknown basemap, an empty or inverted
+///   box, a side over 16384 pixels, or a string that is not UTF-8.
+/// - `HYDROPLOT_ERR_CRS`: `crs` is unknown or the box cannot be transformed.
+/// - `HYDROPLOT_ERR_RENDER`: the image cannot be made.
+///
+/// \par Ownership
+/// On success the caller owns `*out`; free it once with `hydroplot_map_free`.
+/// The map keeps no reference to `ctx`.
+///
+/// \par Thread safety
+/// `ctx` may be shared with other threads; the new map is the caller's.
+///
+/// \since 0.1
 #[no_mangle]
 #[allow(clippy::too_many_arguments)]
 pub extern "C" fn hydroplot_map_new(
@@ -87,16 +107,37 @@ pub extern "C" fn hydroplot_map_new(
     })
 }
 
-/// Draws GeoJSON (a geometry, a Feature or a FeatureCollection; `len` bytes
-/// at `geojson`, UTF-8, no NUL needed) given in `crs` (NULL: `"EPSG:4326"`):
-/// the library projects it. Lines and polygon borders in `col` (NULL:
-/// black), polygons filled with `fill` (NULL: not filled), points as R's
-/// `pch = 19`; `lwd` in R line widths (1 = one pixel). Colours as R writes
-/// them: names (`"grey40"`), `"#RRGGBB"`, `"#RRGGBBAA"`, `"NA"` for none.
+/// Draws GeoJSON (a geometry, a Feature or a FeatureCollection), projecting
+/// it: lines and polygon borders in `col`, polygons filled with `fill`,
+/// points as R's `pch = 19`. Colours as R writes them: names (`"grey40"`),
+/// `"#RRGGBB"`, `"#RRGGBBAA"`, `"NA"` for none.
 ///
-/// Errors: `HYDROPLOT_ERR_NULL_ARGUMENT`, `HYDROPLOT_ERR_INVALID_ARGUMENT`
-/// (unreadable GeoJSON, bad colour or `lwd`), `HYDROPLOT_ERR_CRS`; the map is
-/// unchanged by an invalid argument.
+/// \param map     The map.
+/// \param geojson `len` bytes of UTF-8 GeoJSON (no NUL needed).
+/// \param len     The number of bytes at `geojson`.
+/// \param crs     The CRS of the coordinates, or NULL for `"EPSG:4326"`.
+/// \param col     The line colour, or NULL for black.
+/// \param fill    The fill colour, or NULL for none.
+/// \param lwd     The line width in R's units (1 = one pixel), finite and >= 0.
+///
+/// \return `HYDROPLOT_OK`, or an error status below. The map is unchanged by an invalid
+/// argument.
+///
+/// \par Errors
+/// - `HYDROPLOT_ERR_NULL_ARGUMENT`: `map` is NULL, or `geojson` is NULL and
+///   `len` > 0.
+/// - `HYDROPLOT_ERR_INVALID_ARGUMENT`: unreadable GeoJSON (or none), a bad
+///   colour or `lwd`, or a string that is not UTF-8.
+/// - `HYDROPLOT_ERR_CRS`: `crs` is unknown or a coordinate cannot be
+///   transformed.
+///
+/// \par Ownership
+/// `geojson` and the strings are only read; the caller keeps them.
+///
+/// \par Thread safety
+/// One thread at a time per map.
+///
+/// \since 0.1
 #[no_mangle]
 pub extern "C" fn hydroplot_map_add_geojson(
     map: *mut hydroplot_map,
@@ -117,12 +158,32 @@ pub extern "C" fn hydroplot_map_add_geojson(
     })
 }
 
-/// Draws R plotting symbol `pch` (0-25) in colour `col` at (`x`, `y`) in
-/// `crs` (NULL: `"EPSG:4326"`), `cex` times R's default symbol size.
+/// Draws R plotting symbol `pch` at a point.
 ///
-/// Errors: `HYDROPLOT_ERR_NULL_ARGUMENT` (`map`, `col`),
-/// `HYDROPLOT_ERR_INVALID_ARGUMENT` (`pch` outside 0-25, bad colour or
-/// `cex`), `HYDROPLOT_ERR_CRS`.
+/// \param map The map.
+/// \param x   The x coordinate.
+/// \param y   The y coordinate.
+/// \param crs The CRS of `x` and `y`, or NULL for `"EPSG:4326"`.
+/// \param pch The R symbol, 0 to 25.
+/// \param col The colour, as R writes it.
+/// \param cex The size, times R's default symbol size, finite and >= 0.
+///
+/// \return `HYDROPLOT_OK`, or an error status below.
+///
+/// \par Errors
+/// - `HYDROPLOT_ERR_NULL_ARGUMENT`: `map` or `col` is NULL.
+/// - `HYDROPLOT_ERR_INVALID_ARGUMENT`: `pch` outside 0..25, a bad colour or
+///   `cex`, or a string that is not UTF-8.
+/// - `HYDROPLOT_ERR_CRS`: `crs` is unknown or the point cannot be
+///   transformed.
+///
+/// \par Ownership
+/// The strings are only read; the caller keeps them.
+///
+/// \par Thread safety
+/// One thread at a time per map.
+///
+/// \since 0.1
 #[no_mangle]
 pub extern "C" fn hydroplot_map_add_point(
     map: *mut hydroplot_map,
@@ -142,11 +203,29 @@ pub extern "C" fn hydroplot_map_add_point(
 }
 
 /// Draws a raindrop trace: its flowline portion in `flowline_col` and the
-/// raindrop's path in `trace_col`, `lwd` wide. `t` is only read and stays
-/// owned by the caller.
+/// raindrop's path in `trace_col`.
 ///
-/// Errors: `HYDROPLOT_ERR_NULL_ARGUMENT`, `HYDROPLOT_ERR_INVALID_ARGUMENT`
-/// (bad colour or `lwd`).
+/// \param map          The map.
+/// \param t            The trace (owned, or borrowed from a batch).
+/// \param flowline_col The colour of the flowline portion.
+/// \param trace_col    The colour of the raindrop's path.
+/// \param lwd          The line width in R's units, finite and >= 0.
+///
+/// \return `HYDROPLOT_OK`, or an error status below.
+///
+/// \par Errors
+/// - `HYDROPLOT_ERR_NULL_ARGUMENT`: `map`, `t`, `flowline_col` or `trace_col`
+///   is NULL.
+/// - `HYDROPLOT_ERR_INVALID_ARGUMENT`: a bad colour or `lwd`, or a string that
+///   is not UTF-8.
+///
+/// \par Ownership
+/// `t` and the strings are only read and stay the caller's.
+///
+/// \par Thread safety
+/// One thread at a time per map. `t` may be read by other threads meanwhile.
+///
+/// \since 0.1
 #[no_mangle]
 pub extern "C" fn hydroplot_map_add_trace(
     map: *mut hydroplot_map,
@@ -164,21 +243,42 @@ pub extern "C" fn hydroplot_map_add_trace(
     })
 }
 
-/// Creates the interface spec's trace map of `t`: the trace's bounding box
-/// enlarged by 0.005 degrees on each side, fitted into `width_px` x
-/// `height_px` pixels (either 0: 800 x 800) over the basemap `basemap` (as
-/// for `hydroplot_map_new`; NULL: the default), the traced point (`x`, `y`
-/// in `crs`, NULL: `"EPSG:4326"`) as R's `pch = 19` in black, the flowline
-/// portion in red and the raindrop's path in black, `lwd` 2. Tiles come and
-/// are cached as for `hydroplot_map_new`; tiles that cannot be fetched are
-/// left blank and reported to the log callback. `t` is only read and stays
-/// owned by the caller. On success `*out` owns the new map (free with
-/// `hydroplot_map_free`), to which more layers can be added; on failure
-/// `*out` is not written.
+/// Creates the interface spec's trace map of a trace: the trace's bounding
+/// box enlarged by 0.005 degrees on each side, the traced point as R's
+/// `pch = 19` in black, the flowline portion in red and the raindrop's path
+/// in black, `lwd` 2, over a basemap. Tiles come and are cached as for
+/// `hydroplot_map_new`; tiles that cannot be fetched are left blank and
+/// reported to the log callback.
 ///
-/// Errors: `HYDROPLOT_ERR_NULL_ARGUMENT` (`ctx`, `t`, `out`),
-/// `HYDROPLOT_ERR_INVALID_ARGUMENT` (unknown basemap, a side outside
-/// 16-16384 pixels), `HYDROPLOT_ERR_CRS`, `HYDROPLOT_ERR_RENDER`.
+/// \param ctx       The context (services, tile cache, log callback).
+/// \param t         The trace to draw.
+/// \param x         The traced point's x (longitude in EPSG:4326).
+/// \param y         The traced point's y (latitude in EPSG:4326).
+/// \param crs       The point's CRS, `"EPSG:<code>"`; NULL: `"EPSG:4326"`.
+/// \param width_px  Width in pixels (16..16384; 0 with `height_px` 0: 800).
+/// \param height_px Height in pixels (16..16384; 0 with `width_px` 0: 800).
+/// \param basemap   A provider name as for `hydroplot_map_new`, or `"none"`;
+///                  NULL: the default provider.
+/// \param out       Receives the new map on success; not written on failure.
+///
+/// \return `HYDROPLOT_OK`, or an error status below.
+///
+/// \par Errors
+/// - `HYDROPLOT_ERR_NULL_ARGUMENT`: `ctx`, `t` or `out` is NULL.
+/// - `HYDROPLOT_ERR_INVALID_ARGUMENT`: an unknown basemap, a side outside
+///   16..16384 pixels, a string that is not UTF-8.
+/// - `HYDROPLOT_ERR_CRS`: an unknown CRS, or a point it cannot transform.
+/// - `HYDROPLOT_ERR_RENDER`: drawing failed.
+///
+/// \par Ownership
+/// `t` and the strings are only read and stay the caller's. On success
+/// `*out` owns the new map (free with `hydroplot_map_free`), to which more
+/// layers can be added.
+///
+/// \par Thread safety
+/// Any thread; `ctx` and `t` may be shared with other threads meanwhile.
+///
+/// \since 0.2
 #[no_mangle]
 #[allow(clippy::too_many_arguments)]
 pub extern "C" fn hydroplot_trace_map(
@@ -217,9 +317,26 @@ pub extern "C" fn hydroplot_trace_map(
     })
 }
 
-/// Encodes the map, with north arrow, scale bar and attribution, as PNG
-/// (8-bit RGBA). On success `*out` owns a new buffer (free with
-/// `hydroplot_buffer_free`); the map is unchanged and can take more layers.
+/// Encodes the map, with north arrow, scale bar and attribution, as an 8-bit
+/// RGBA PNG. The map is unchanged and can take more layers.
+///
+/// \param map The map; only read.
+/// \param out Receives the PNG bytes on success; not written on failure.
+///
+/// \return `HYDROPLOT_OK`, or an error status below.
+///
+/// \par Errors
+/// - `HYDROPLOT_ERR_NULL_ARGUMENT`: `map` or `out` is NULL.
+/// - `HYDROPLOT_ERR_RENDER`: encoding failed.
+///
+/// \par Ownership
+/// On success the caller owns `*out`; free it once with
+/// `hydroplot_buffer_free`.
+///
+/// \par Thread safety
+/// One thread at a time per map.
+///
+/// \since 0.1
 #[no_mangle]
 pub extern "C" fn hydroplot_map_png(
     map: *const hydroplot_map,
@@ -232,12 +349,28 @@ pub extern "C" fn hydroplot_map_png(
     })
 }
 
-/// Writes the map as a PNG file at `path` (UTF-8), replacing it atomically:
-/// the bytes go to a temporary file in the same directory, renamed over
-/// `path`, so readers never see a partial file.
+/// Writes the map as a PNG file, replacing it atomically: the bytes go to a
+/// temporary file in the same directory, renamed over `path`, so readers
+/// never see a partial file.
 ///
-/// Errors: `HYDROPLOT_ERR_NULL_ARGUMENT`, `HYDROPLOT_ERR_IO` naming the path,
-/// `HYDROPLOT_ERR_RENDER`.
+/// \param map  The map; only read.
+/// \param path The file's path (UTF-8).
+///
+/// \return `HYDROPLOT_OK`, or an error status below.
+///
+/// \par Errors
+/// - `HYDROPLOT_ERR_NULL_ARGUMENT`: `map` or `path` is NULL.
+/// - `HYDROPLOT_ERR_INVALID_ARGUMENT`: `path` is not UTF-8.
+/// - `HYDROPLOT_ERR_IO`: the file cannot be written (the message names it).
+/// - `HYDROPLOT_ERR_RENDER`: encoding failed.
+///
+/// \par Ownership
+/// `path` is only read; the caller keeps it. The file is the caller's.
+///
+/// \par Thread safety
+/// One thread at a time per map.
+///
+/// \since 0.1
 #[no_mangle]
 pub extern "C" fn hydroplot_map_write_png(
     map: *const hydroplot_map,
@@ -250,8 +383,22 @@ pub extern "C" fn hydroplot_map_write_png(
     })
 }
 
-/// Frees a map. NULL is a no-op. Never free a map twice, nor one taken from
-/// plot data and still drawn on by another thread.
+/// Frees a map.
+///
+/// \param map The map, or NULL (a no-op).
+///
+/// \par Errors
+/// None.
+///
+/// \par Ownership
+/// `map` is invalid afterwards. Never free a map twice, nor a map still held
+/// by plot data (free that with `hydroplot_plot_data_free`, or take it first
+/// with `hydroplot_plot_data_take_map`).
+///
+/// \par Thread safety
+/// Not while another thread uses `map`.
+///
+/// \since 0.1
 #[no_mangle]
 pub extern "C" fn hydroplot_map_free(map: *mut hydroplot_map) {
     boundary_or((), || drop(unsafe { take_handle(map) }))

@@ -1,15 +1,18 @@
 //! The C ABI: a thin layer over the core, one file per exported object.
 //!
+//! Only the `extern "C"` functions and the C types they use are public; the
+//! helpers below are crate-private.
+//!
 //! Conventions, implemented once here and used by every `extern "C"` function:
-//! - every body runs inside [`boundary`], which catches panics (they become
+//! - every body runs inside `boundary`, which catches panics (they become
 //!   `HYDROPLOT_ERR_INTERNAL`), records the message of a failure in the
 //!   thread-local last error, and returns a [`hydroplot_status`];
-//! - pointer arguments go through [`arg_ref`], [`arg_mut`], [`arg_str`],
-//!   [`arg_opt_str`] and [`arg_slice`], which turn NULL into
+//! - pointer arguments go through `arg_ref`, `arg_mut`, `arg_str`,
+//!   `arg_opt_str` and `arg_slice`, which turn NULL into
 //!   `HYDROPLOT_ERR_NULL_ARGUMENT` and invalid UTF-8 into
 //!   `HYDROPLOT_ERR_INVALID_ARGUMENT`, naming the argument;
 //! - opaque handles are zero-sized structs, each mapped to one Rust type
-//!   through [`Opaque`]; they are boxed on the way out and freed exactly once
+//!   through `Opaque`; they are boxed on the way out and freed exactly once
 //!   by their `*_free`. They carry no `#[repr(C)]`, so that cbindgen declares
 //!   them as incomplete types (`typedef struct hydroplot_x hydroplot_x;`).
 
@@ -38,7 +41,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 
 /// Why an ffi call failed: a NULL argument, or a core error.
 #[derive(Debug)]
-pub enum FfiError {
+pub(crate) enum FfiError {
     /// The named pointer argument was NULL.
     Null(&'static str),
     /// A core error.
@@ -52,7 +55,7 @@ impl From<Error> for FfiError {
 }
 
 /// The result of an ffi body.
-pub type FfiResult<T = ()> = Result<T, FfiError>;
+pub(crate) type FfiResult<T = ()> = Result<T, FfiError>;
 
 struct LastError {
     message: CString,
@@ -130,7 +133,7 @@ pub(crate) fn boundary_or<T>(fallback: T, body: impl FnOnce() -> T) -> T {
 }
 
 /// A C-visible opaque type standing for one Rust type.
-pub trait Opaque: Sized {
+pub(crate) trait Opaque: Sized {
     /// The Rust value behind the handle.
     type Rust;
 

@@ -17,7 +17,7 @@ pub struct hydroplot_plot_data {
 }
 
 /// The Rust side of a plot data handle: the data and C copies of its warnings.
-pub struct FfiPlotData {
+pub(crate) struct FfiPlotData {
     pub(crate) data: PlotData,
     warnings: Vec<CString>,
 }
@@ -37,7 +37,22 @@ impl Opaque for hydroplot_plot_data {
     type Rust = FfiPlotData;
 }
 
-/// Frees plot data (and its map, unless taken). NULL is a no-op. Never free twice.
+/// Frees plot data, and its map unless it was taken.
+///
+/// \param pd The plot data, or NULL (a no-op).
+///
+/// \par Errors
+/// None.
+///
+/// \par Ownership
+/// `pd` and every pointer read from it (comids, warnings) are invalid
+/// afterwards; buffers made from it and a taken map stay valid. Never free
+/// plot data twice.
+///
+/// \par Thread safety
+/// Not while another thread reads `pd`.
+///
+/// \since 0.1
 #[no_mangle]
 pub extern "C" fn hydroplot_plot_data_free(pd: *mut hydroplot_plot_data) {
     boundary_or((), || drop(unsafe { take_handle(pd) }))
@@ -56,10 +71,28 @@ fn layer_arg(layer: *const c_char) -> FfiResult<Layer> {
     })
 }
 
-/// The number of features of a layer (`outlets`, `flowline`, `basin`,
-/// `catchment`, `network_wtbd`, `off_network_wtbd`, and `nhdarea`,
-/// `flowline_nonnetwork`, `gage`) into `*n`. An unknown layer name gives
-/// `HYDROPLOT_ERR_INVALID_ARGUMENT`.
+/// The number of features of a layer.
+///
+/// \param pd    The plot data.
+/// \param layer `outlets`, `flowline`, `basin`, `catchment`, `network_wtbd`,
+///           `off_network_wtbd`, `nhdarea`, `flowline_nonnetwork` or `gage`.
+/// \param n     Receives the count on success.
+///
+/// \return `HYDROPLOT_OK`, or an error status below.
+///
+/// \par Errors
+/// - `HYDROPLOT_ERR_NULL_ARGUMENT`: `pd`, `layer` or `n` is NULL.
+/// - `HYDROPLOT_ERR_INVALID_ARGUMENT`: an unknown layer name (the message
+///   lists them), or it is not UTF-8.
+///
+/// \par Ownership
+/// Nothing is allocated.
+///
+/// \par Thread safety
+/// Any thread: plot data is immutable (but for
+/// `hydroplot_plot_data_take_map`).
+///
+/// \since 0.1
 #[no_mangle]
 pub extern "C" fn hydroplot_plot_data_layer_count(
     pd: *const hydroplot_plot_data,
@@ -74,7 +107,29 @@ pub extern "C" fn hydroplot_plot_data_layer_count(
 }
 
 /// A layer as an RFC 7946 GeoJSON FeatureCollection (all properties, lower
-/// case names) in `*out`; free it with `hydroplot_buffer_free`.
+/// case names; NAD83 longitude/latitude).
+///
+/// \param pd    The plot data.
+/// \param layer `outlets`, `flowline`, `basin`, `catchment`, `network_wtbd`,
+///           `off_network_wtbd`, `nhdarea`, `flowline_nonnetwork` or `gage`.
+/// \param out   Receives the GeoJSON bytes on success; not written on failure.
+///
+/// \return `HYDROPLOT_OK`, or an error status below.
+///
+/// \par Errors
+/// - `HYDROPLOT_ERR_NULL_ARGUMENT`: `pd`, `layer` or `out` is NULL.
+/// - `HYDROPLOT_ERR_INVALID_ARGUMENT`: an unknown layer name (the message
+///   lists them), or it is not UTF-8.
+///
+/// \par Ownership
+/// On success the caller owns `*out`; free it once with
+/// `hydroplot_buffer_free`. It outlives `pd`.
+///
+/// \par Thread safety
+/// Any thread: plot data is immutable (but for
+/// `hydroplot_plot_data_take_map`).
+///
+/// \since 0.1
 #[no_mangle]
 pub extern "C" fn hydroplot_plot_data_layer_geojson(
     pd: *const hydroplot_plot_data,
@@ -89,8 +144,26 @@ pub extern "C" fn hydroplot_plot_data_layer_geojson(
     })
 }
 
-/// The comids of the flowline layer: `*comids` points to `*n` values owned
-/// by `pd`, valid until it is freed.
+/// The comids of the flowline layer.
+///
+/// \param pd     The plot data.
+/// \param comids Receives a pointer to the comids on success.
+/// \param n      Receives their number on success (0: do not read `*comids`).
+///
+/// \return `HYDROPLOT_OK`, or an error status below.
+///
+/// \par Errors
+/// - `HYDROPLOT_ERR_NULL_ARGUMENT`: `pd`, `comids` or `n` is NULL.
+///
+/// \par Ownership
+/// The comids are owned by `pd` and valid until it is freed; never free
+/// them.
+///
+/// \par Thread safety
+/// Any thread: plot data is immutable (but for
+/// `hydroplot_plot_data_take_map`).
+///
+/// \since 0.1
 #[no_mangle]
 pub extern "C" fn hydroplot_plot_data_flowline_comids(
     pd: *const hydroplot_plot_data,
@@ -108,7 +181,25 @@ pub extern "C" fn hydroplot_plot_data_flowline_comids(
     })
 }
 
-/// The plot bbox (xmin, ymin, xmax, ymax; NAD83 lon/lat) into the 4 doubles at `out_xmin_ymin_xmax_ymax`.
+/// The plot bbox, in NAD83 longitude/latitude.
+///
+/// \param pd                      The plot data.
+/// \param out_xmin_ymin_xmax_ymax Receives xmin, ymin, xmax, ymax: room for 4
+///                         doubles.
+///
+/// \return `HYDROPLOT_OK`, or an error status below.
+///
+/// \par Errors
+/// - `HYDROPLOT_ERR_NULL_ARGUMENT`: `pd` or `out_xmin_ymin_xmax_ymax` is NULL.
+///
+/// \par Ownership
+/// Nothing is allocated; the 4 doubles are the caller's.
+///
+/// \par Thread safety
+/// Any thread: plot data is immutable (but for
+/// `hydroplot_plot_data_take_map`).
+///
+/// \since 0.1
 #[no_mangle]
 pub extern "C" fn hydroplot_plot_data_bbox(
     pd: *const hydroplot_plot_data,
@@ -123,10 +214,28 @@ pub extern "C" fn hydroplot_plot_data_bbox(
     })
 }
 
-/// The drawn map as PNG bytes in `*out` (free with `hydroplot_buffer_free`).
-/// `HYDROPLOT_ERR_RENDER` when nothing was drawn (actually_plot false), the
-/// layers were drawn onto a caller's map (use `hydroplot_map_png`), or the
-/// map was taken.
+/// The drawn map as PNG bytes.
+///
+/// \param pd  The plot data.
+/// \param out Receives the PNG bytes on success; not written on failure.
+///
+/// \return `HYDROPLOT_OK`, or an error status below.
+///
+/// \par Errors
+/// - `HYDROPLOT_ERR_NULL_ARGUMENT`: `pd` or `out` is NULL.
+/// - `HYDROPLOT_ERR_RENDER`: `pd` holds no map: nothing was drawn
+///   (actually_plot false), the layers were drawn onto a caller's map (use
+///   `hydroplot_map_png`), or the map was taken; or encoding failed.
+///
+/// \par Ownership
+/// On success the caller owns `*out`; free it once with
+/// `hydroplot_buffer_free`. It outlives `pd`.
+///
+/// \par Thread safety
+/// Any thread: plot data is immutable (but for
+/// `hydroplot_plot_data_take_map`).
+///
+/// \since 0.1
 #[no_mangle]
 pub extern "C" fn hydroplot_plot_data_png(
     pd: *const hydroplot_plot_data,
@@ -142,9 +251,26 @@ pub extern "C" fn hydroplot_plot_data_png(
     })
 }
 
-/// Moves the drawn map out of `pd` into `*out`, to keep drawing on it; the
-/// caller owns it (free with `hydroplot_map_free`). `HYDROPLOT_ERR_RENDER`
-/// when `pd` holds no map. Not while other threads read `pd`.
+/// Moves the drawn map out of the plot data, to keep drawing on it.
+///
+/// \param pd  The plot data.
+/// \param out Receives the map on success; not written on failure.
+///
+/// \return `HYDROPLOT_OK`, or an error status below.
+///
+/// \par Errors
+/// - `HYDROPLOT_ERR_NULL_ARGUMENT`: `pd` or `out` is NULL.
+/// - `HYDROPLOT_ERR_RENDER`: `pd` holds no map (not drawn, drawn onto a
+///   caller's map, or already taken).
+///
+/// \par Ownership
+/// On success the caller owns `*out`; free it once with `hydroplot_map_free`.
+/// `pd` no longer holds it.
+///
+/// \par Thread safety
+/// Not while other threads read `pd`.
+///
+/// \since 0.1
 #[no_mangle]
 pub extern "C" fn hydroplot_plot_data_take_map(
     pd: *mut hydroplot_plot_data,
@@ -162,7 +288,24 @@ pub extern "C" fn hydroplot_plot_data_take_map(
     })
 }
 
-/// The number of warnings met while building `pd` (0 when `pd` is NULL).
+/// The number of warnings met while building the plot data (tiles that
+/// could not be fetched, ...).
+///
+/// \param pd The plot data, or NULL.
+///
+/// \return The count; 0 when `pd` is NULL.
+///
+/// \par Errors
+/// None: a NULL `pd` gives 0 and leaves `hydroplot_last_error()` unchanged.
+///
+/// \par Ownership
+/// Nothing is allocated.
+///
+/// \par Thread safety
+/// Any thread: plot data is immutable (but for
+/// `hydroplot_plot_data_take_map`).
+///
+/// \since 0.1
 #[no_mangle]
 pub extern "C" fn hydroplot_plot_data_warning_count(pd: *const hydroplot_plot_data) -> usize {
     boundary_or(0, || {
@@ -170,8 +313,25 @@ pub extern "C" fn hydroplot_plot_data_warning_count(pd: *const hydroplot_plot_da
     })
 }
 
-/// Warning `i`, owned by `pd` and valid until it is freed; NULL when `i` is
-/// out of range or `pd` is NULL.
+/// One warning of the plot data.
+///
+/// \param pd The plot data, or NULL.
+/// \param i  The index, below `hydroplot_plot_data_warning_count`.
+///
+/// \return The warning; NULL when `pd` is NULL or `i` is out of range.
+///
+/// \par Errors
+/// None: NULL or an out-of-range `i` gives NULL and leaves
+/// `hydroplot_last_error()` unchanged.
+///
+/// \par Ownership
+/// Owned by `pd`, valid until it is freed; never free it.
+///
+/// \par Thread safety
+/// Any thread: plot data is immutable (but for
+/// `hydroplot_plot_data_take_map`).
+///
+/// \since 0.1
 #[no_mangle]
 pub extern "C" fn hydroplot_plot_data_warning(
     pd: *const hydroplot_plot_data,

@@ -25,9 +25,23 @@ impl Opaque for hydroplot_plot_request {
     type Rust = PlotRequest;
 }
 
-/// A new request with the spec's defaults (no outlets, no bbox, basemap
-/// Esri.NatGeoWorldMap, 1024 x 768, actually_plot and overwrite true).
-/// Never NULL; free it with `hydroplot_plot_request_free`.
+/// A new plot request with the spec's defaults: no outlets, no bbox, basemap
+/// `Esri.NatGeoWorldMap`, 1024 x 768 pixels, actually_plot and overwrite true,
+/// automatic flowline_only, the context's caches.
+///
+/// \return The new request; NULL only after an internal error
+/// (`hydroplot_last_error()` says why).
+///
+/// \par Errors
+/// None but `HYDROPLOT_ERR_INTERNAL`, reported as a NULL return.
+///
+/// \par Ownership
+/// The caller owns the request; free it once with `hydroplot_plot_request_free`.
+///
+/// \par Thread safety
+/// Any thread.
+///
+/// \since 0.1
 #[no_mangle]
 pub extern "C" fn hydroplot_plot_request_new() -> *mut hydroplot_plot_request {
     boundary_or(std::ptr::null_mut(), || {
@@ -35,7 +49,21 @@ pub extern "C" fn hydroplot_plot_request_new() -> *mut hydroplot_plot_request {
     })
 }
 
-/// Frees a request. NULL is a no-op. Never free twice.
+/// Frees a plot request.
+///
+/// \param req The request, or NULL (a no-op).
+///
+/// \par Errors
+/// None.
+///
+/// \par Ownership
+/// `req` is invalid afterwards; plot data made with it stays valid. Never free
+/// a request twice.
+///
+/// \par Thread safety
+/// Not while a `hydroplot_plot` call reads `req`.
+///
+/// \since 0.1
 #[no_mangle]
 pub extern "C" fn hydroplot_plot_request_free(req: *mut hydroplot_plot_request) {
     boundary_or((), || drop(unsafe { take_handle(req) }))
@@ -49,7 +77,27 @@ fn with_request(
     boundary(|| change(unsafe { arg_mut(req, "req") }?))
 }
 
-/// Adds a comid outlet: its upstream tributaries are plotted (outlet form 2).
+/// Adds a comid outlet: the flowline and its upstream tributaries are
+/// plotted (outlet form 2).
+///
+/// \param req The request.
+/// \param comid The NHDPlus comid, > 0.
+///
+/// \return `HYDROPLOT_OK`, or an error status below; on failure the
+/// request is unchanged.
+///
+/// \par Errors
+/// - `HYDROPLOT_ERR_NULL_ARGUMENT`: `req` is NULL.
+/// - `HYDROPLOT_ERR_INVALID_ARGUMENT`: `comid` is not positive.
+///
+/// \par Ownership
+/// Nothing is allocated but the outlet, owned by `req`.
+///
+/// \par Thread safety
+/// One thread at a time per request, and not while a `hydroplot_plot`
+/// call reads it.
+///
+/// \since 0.1
 #[no_mangle]
 pub extern "C" fn hydroplot_plot_request_add_comid(
     req: *mut hydroplot_plot_request,
@@ -59,7 +107,28 @@ pub extern "C" fn hydroplot_plot_request_add_comid(
 }
 
 /// Sets the integer comid set: exactly these flowlines, no upstream
-/// expansion (outlet form 3). `comids` is copied; `n` must be > 0.
+/// expansion (outlet form 3). Replaces an earlier set.
+///
+/// \param req The request.
+/// \param comids The comids, each > 0.
+/// \param n      How many there are, > 0.
+///
+/// \return `HYDROPLOT_OK`, or an error status below; on failure the
+/// request is unchanged.
+///
+/// \par Errors
+/// - `HYDROPLOT_ERR_NULL_ARGUMENT`: `req` is NULL, or `comids` is NULL and `n` > 0.
+/// - `HYDROPLOT_ERR_INVALID_ARGUMENT`: `n` is 0 or a comid is not positive.
+/// - (`hydroplot_plot` gives `HYDROPLOT_ERR_LIMIT` for more than 100,000 comids.)
+///
+/// \par Ownership
+/// `comids` is copied; the caller keeps it.
+///
+/// \par Thread safety
+/// One thread at a time per request, and not while a `hydroplot_plot`
+/// call reads it.
+///
+/// \since 0.1
 #[no_mangle]
 pub extern "C" fn hydroplot_plot_request_set_comid_set(
     req: *mut hydroplot_plot_request,
@@ -73,7 +142,26 @@ pub extern "C" fn hydroplot_plot_request_set_comid_set(
 }
 
 /// Adds a gauge site outlet, `"05428500"` (the `USGS-` prefix is added) or
-/// `"USGS-05428500"` (outlet form 4). The string is copied.
+/// `"USGS-05428500"` (outlet form 4).
+///
+/// \param req The request.
+/// \param site_id The site id; surrounding blanks are ignored.
+///
+/// \return `HYDROPLOT_OK`, or an error status below; on failure the
+/// request is unchanged.
+///
+/// \par Errors
+/// - `HYDROPLOT_ERR_NULL_ARGUMENT`: `req` or `site_id` is NULL.
+/// - `HYDROPLOT_ERR_INVALID_ARGUMENT`: `site_id` is empty or not UTF-8.
+///
+/// \par Ownership
+/// Strings are copied; the caller keeps them.
+///
+/// \par Thread safety
+/// One thread at a time per request, and not while a `hydroplot_plot`
+/// call reads it.
+///
+/// \since 0.1
 #[no_mangle]
 pub extern "C" fn hydroplot_plot_request_add_site(
     req: *mut hydroplot_plot_request,
@@ -84,9 +172,29 @@ pub extern "C" fn hydroplot_plot_request_add_site(
     })
 }
 
-/// Adds a linked-data feature outlet (outlet form 5): `source` is `comid`,
-/// `nwissite`/`gaugesite`, `huc12pp`, `wqp` or another index source, `id`
-/// its id. Both strings are copied.
+/// Adds a linked-data feature outlet (outlet form 5).
+///
+/// \param req The request.
+/// \param source The index source: `comid`, `nwissite`/`gaugesite`, `huc12pp`,
+///        `wqp` or another source of the index (case-insensitive).
+/// \param id     The feature's id in that source.
+///
+/// \return `HYDROPLOT_OK`, or an error status below; on failure the
+/// request is unchanged.
+///
+/// \par Errors
+/// - `HYDROPLOT_ERR_NULL_ARGUMENT`: `req`, `source` or `id` is NULL.
+/// - `HYDROPLOT_ERR_INVALID_ARGUMENT`: `source` or `id` is empty, holds a `/`
+///   or is not UTF-8, or source `comid` has an id that is not an integer.
+///
+/// \par Ownership
+/// Strings are copied; the caller keeps them.
+///
+/// \par Thread safety
+/// One thread at a time per request, and not while a `hydroplot_plot`
+/// call reads it.
+///
+/// \since 0.1
 #[no_mangle]
 pub extern "C" fn hydroplot_plot_request_add_feature(
     req: *mut hydroplot_plot_request,
@@ -100,8 +208,32 @@ pub extern "C" fn hydroplot_plot_request_add_feature(
     })
 }
 
-/// Adds a point outlet in `crs` (NULL = EPSG:4326): the catchment holding it
-/// and its upstream tributaries are plotted (outlet form 6).
+/// Adds a point outlet: the catchment holding it and its upstream
+/// tributaries are plotted (outlet form 6).
+///
+/// \param req The request.
+/// \param x   The x coordinate (longitude in EPSG:4326).
+/// \param y   The y coordinate (latitude in EPSG:4326).
+/// \param crs The CRS of `x` and `y` (`"EPSG:4326"`, `"EPSG:3857"`, ...), or NULL
+///     for `"EPSG:4326"`.
+///
+/// \return `HYDROPLOT_OK`, or an error status below; on failure the
+/// request is unchanged.
+///
+/// \par Errors
+/// - `HYDROPLOT_ERR_NULL_ARGUMENT`: `req` is NULL.
+/// - `HYDROPLOT_ERR_CRS`: `crs` is unknown.
+/// - `HYDROPLOT_ERR_INVALID_ARGUMENT`: `x` or `y` is not finite, or `crs` is
+///   not UTF-8.
+///
+/// \par Ownership
+/// Strings are copied; the caller keeps them.
+///
+/// \par Thread safety
+/// One thread at a time per request, and not while a `hydroplot_plot`
+/// call reads it.
+///
+/// \since 0.1
 #[no_mangle]
 pub extern "C" fn hydroplot_plot_request_add_point(
     req: *mut hydroplot_plot_request,
@@ -114,8 +246,32 @@ pub extern "C" fn hydroplot_plot_request_add_point(
     })
 }
 
-/// Sets the bbox in `crs` (NULL = EPSG:4326): everything in it is plotted.
-/// Needs xmin < xmax and ymin < ymax, all finite.
+/// Sets the bbox: everything in it is plotted. Replaces an earlier bbox.
+///
+/// \param req The request.
+/// \param xmin The west edge.
+/// \param ymin The south edge.
+/// \param xmax The east edge, > `xmin`.
+/// \param ymax The north edge, > `ymin`.
+/// \param crs  The CRS of the box, or NULL for `"EPSG:4326"`.
+///
+/// \return `HYDROPLOT_OK`, or an error status below; on failure the
+/// request is unchanged.
+///
+/// \par Errors
+/// - `HYDROPLOT_ERR_NULL_ARGUMENT`: `req` is NULL.
+/// - `HYDROPLOT_ERR_CRS`: `crs` is unknown.
+/// - `HYDROPLOT_ERR_INVALID_ARGUMENT`: a value is not finite, `xmin >= xmax`
+///   or `ymin >= ymax`, or `crs` is not UTF-8.
+///
+/// \par Ownership
+/// `crs` is copied; the caller keeps it.
+///
+/// \par Thread safety
+/// One thread at a time per request, and not while a `hydroplot_plot`
+/// call reads it.
+///
+/// \since 0.1
 #[no_mangle]
 pub extern "C" fn hydroplot_plot_request_set_bbox(
     req: *mut hydroplot_plot_request,
@@ -131,9 +287,28 @@ pub extern "C" fn hydroplot_plot_request_set_bbox(
     })
 }
 
-/// Plots only streams of order >= `min_order` (>= 1); -1 = automatic from
-/// the largest basin's area (the reference's rule, which also turns on
-/// flowline_only unless it was set).
+/// Plots only streams of order >= `min_order`.
+///
+/// \param req The request.
+/// \param min_order 1 to 12; or -1, automatic from the largest basin's area (the
+///           reference's rule, which also turns on flowline_only unless it was
+///           set).
+///
+/// \return `HYDROPLOT_OK`, or an error status below; on failure the
+/// request is unchanged.
+///
+/// \par Errors
+/// - `HYDROPLOT_ERR_NULL_ARGUMENT`: `req` is NULL.
+/// - `HYDROPLOT_ERR_INVALID_ARGUMENT`: `min_order` is not 1..12 or -1.
+///
+/// \par Ownership
+/// Nothing is allocated.
+///
+/// \par Thread safety
+/// One thread at a time per request, and not while a `hydroplot_plot`
+/// call reads it.
+///
+/// \since 0.1
 #[no_mangle]
 pub extern "C" fn hydroplot_plot_request_set_streamorder(
     req: *mut hydroplot_plot_request,
@@ -143,7 +318,27 @@ pub extern "C" fn hydroplot_plot_request_set_streamorder(
 }
 
 /// Reads a local NHDPlus GeoPackage instead of downloading (`hydro_data`).
-/// The path is copied; the file is opened by `hydroplot_plot`.
+/// The file is opened by `hydroplot_plot`, which reports a missing file
+/// (`HYDROPLOT_ERR_IO`) or a malformed one (`HYDROPLOT_ERR_GPKG`).
+///
+/// \param req The request.
+/// \param gpkg_path The GeoPackage's path.
+///
+/// \return `HYDROPLOT_OK`, or an error status below; on failure the
+/// request is unchanged.
+///
+/// \par Errors
+/// - `HYDROPLOT_ERR_NULL_ARGUMENT`: `req` or `gpkg_path` is NULL.
+/// - `HYDROPLOT_ERR_INVALID_ARGUMENT`: `gpkg_path` is not UTF-8.
+///
+/// \par Ownership
+/// Strings are copied; the caller keeps them.
+///
+/// \par Thread safety
+/// One thread at a time per request, and not while a `hydroplot_plot`
+/// call reads it.
+///
+/// \since 0.1
 #[no_mangle]
 pub extern "C" fn hydroplot_plot_request_set_hydro_data(
     req: *mut hydroplot_plot_request,
@@ -155,7 +350,27 @@ pub extern "C" fn hydroplot_plot_request_set_hydro_data(
     })
 }
 
-/// Writes the subset to a GeoPackage at `out_path`, which must end in `.gpkg`.
+/// Writes the subset to a GeoPackage when plotted (`gpkg`).
+///
+/// \param req The request.
+/// \param out_path The output's path, ending in `.gpkg` (any case).
+///
+/// \return `HYDROPLOT_OK`, or an error status below; on failure the
+/// request is unchanged.
+///
+/// \par Errors
+/// - `HYDROPLOT_ERR_NULL_ARGUMENT`: `req` or `out_path` is NULL.
+/// - `HYDROPLOT_ERR_INVALID_ARGUMENT`: `out_path` does not end in `.gpkg` or
+///   is not UTF-8.
+///
+/// \par Ownership
+/// Strings are copied; the caller keeps them.
+///
+/// \par Thread safety
+/// One thread at a time per request, and not while a `hydroplot_plot`
+/// call reads it.
+///
+/// \since 0.1
 #[no_mangle]
 pub extern "C" fn hydroplot_plot_request_set_gpkg(
     req: *mut hydroplot_plot_request,
@@ -166,9 +381,27 @@ pub extern "C" fn hydroplot_plot_request_set_gpkg(
     })
 }
 
-/// Overwrite the gpkg output when it exists (default true). With false and
-/// an existing file, `hydroplot_plot` fails with `HYDROPLOT_ERR_EXISTS` and
-/// leaves the file untouched.
+/// Whether to overwrite an existing gpkg output (default true). With false
+/// and an existing file, `hydroplot_plot` fails with `HYDROPLOT_ERR_EXISTS`
+/// and leaves the file untouched.
+///
+/// \param req The request.
+/// \param overwrite True to overwrite.
+///
+/// \return `HYDROPLOT_OK`, or an error status below; on failure the
+/// request is unchanged.
+///
+/// \par Errors
+/// - `HYDROPLOT_ERR_NULL_ARGUMENT`: `req` is NULL.
+///
+/// \par Ownership
+/// Nothing is allocated.
+///
+/// \par Thread safety
+/// One thread at a time per request, and not while a `hydroplot_plot`
+/// call reads it.
+///
+/// \since 0.1
 #[no_mangle]
 pub extern "C" fn hydroplot_plot_request_set_overwrite(
     req: *mut hydroplot_plot_request,
@@ -180,8 +413,26 @@ pub extern "C" fn hydroplot_plot_request_set_overwrite(
     })
 }
 
-/// Only flowlines are subset and plotted. Unset = automatic: false, unless
-/// stream order is automatic (-1) and the basin is large.
+/// Whether only flowlines are subset and plotted. Unset: automatic, false
+/// unless the stream order is automatic (-1) and the basin is large.
+///
+/// \param req The request.
+/// \param flowline_only True for flowlines only.
+///
+/// \return `HYDROPLOT_OK`, or an error status below; on failure the
+/// request is unchanged.
+///
+/// \par Errors
+/// - `HYDROPLOT_ERR_NULL_ARGUMENT`: `req` is NULL.
+///
+/// \par Ownership
+/// Nothing is allocated.
+///
+/// \par Thread safety
+/// One thread at a time per request, and not while a `hydroplot_plot`
+/// call reads it.
+///
+/// \since 0.1
 #[no_mangle]
 pub extern "C" fn hydroplot_plot_request_set_flowline_only(
     req: *mut hydroplot_plot_request,
@@ -193,10 +444,33 @@ pub extern "C" fn hydroplot_plot_request_set_flowline_only(
     })
 }
 
-/// Overrides one style property (plot_config): `element` is `basin`,
-/// `flowline`, `network_wtbd`, `off_network_wtbd` or `outlets.<source>`;
-/// `property` is `lwd`, `col`, `border`, `pch` or `cex`; `value` as in R
-/// (`"blue"`, `"#1f78b4"`, `"grey40"`, `"NA"`, `"2.5"`, `"17"`).
+/// Overrides one style property (`plot_config`).
+///
+/// \param req The request.
+/// \param element  `basin`, `flowline`, `network_wtbd`, `off_network_wtbd` or
+///          `outlets.<source>`.
+/// \param property `lwd`, `col`, `border`, `pch` or `cex`.
+/// \param value    As R writes it: `"blue"`, `"#1f78b4"`, `"grey40"`, `"NA"`,
+///          `"2.5"`, `"17"`.
+///
+/// \return `HYDROPLOT_OK`, or an error status below; on failure the
+/// request is unchanged.
+///
+/// \par Errors
+/// - `HYDROPLOT_ERR_NULL_ARGUMENT`: `req`, `element`, `property` or `value`
+///   is NULL.
+/// - `HYDROPLOT_ERR_INVALID_ARGUMENT`: an unknown element or property, a
+///   value that does not fit the property, or a string that is not UTF-8;
+///   the message names them.
+///
+/// \par Ownership
+/// Strings are copied; the caller keeps them.
+///
+/// \par Thread safety
+/// One thread at a time per request, and not while a `hydroplot_plot`
+/// call reads it.
+///
+/// \since 0.1
 #[no_mangle]
 pub extern "C" fn hydroplot_plot_request_set_style(
     req: *mut hydroplot_plot_request,
@@ -212,8 +486,28 @@ pub extern "C" fn hydroplot_plot_request_set_style(
     })
 }
 
-/// Sets the basemap provider (`Esri.NatGeoWorldMap`, `OpenStreetMap`,
-/// `CartoDB.Positron`, `Esri.WorldImagery`, `Esri.WorldTopoMap`) or `"none"`.
+/// Sets the basemap.
+///
+/// \param req The request.
+/// \param provider `Esri.NatGeoWorldMap`, `OpenStreetMap`, `CartoDB.Positron`,
+///          `Esri.WorldImagery`, `Esri.WorldTopoMap`, or `"none"`.
+///
+/// \return `HYDROPLOT_OK`, or an error status below; on failure the
+/// request is unchanged.
+///
+/// \par Errors
+/// - `HYDROPLOT_ERR_NULL_ARGUMENT`: `req` or `provider` is NULL.
+/// - `HYDROPLOT_ERR_INVALID_ARGUMENT`: an unknown provider (the message lists
+///   them), or `provider` is not UTF-8.
+///
+/// \par Ownership
+/// Strings are copied; the caller keeps them.
+///
+/// \par Thread safety
+/// One thread at a time per request, and not while a `hydroplot_plot`
+/// call reads it.
+///
+/// \since 0.1
 #[no_mangle]
 pub extern "C" fn hydroplot_plot_request_set_basemap(
     req: *mut hydroplot_plot_request,
@@ -229,7 +523,26 @@ pub extern "C" fn hydroplot_plot_request_set_basemap(
     })
 }
 
-/// Sets the tile zoom level (0..=22), overriding the automatic choice.
+/// Sets the tile zoom level, overriding the automatic choice.
+///
+/// \param req The request.
+/// \param zoom 0 to 22.
+///
+/// \return `HYDROPLOT_OK`, or an error status below; on failure the
+/// request is unchanged.
+///
+/// \par Errors
+/// - `HYDROPLOT_ERR_NULL_ARGUMENT`: `req` is NULL.
+/// - `HYDROPLOT_ERR_INVALID_ARGUMENT`: `zoom` is outside 0..22.
+///
+/// \par Ownership
+/// Nothing is allocated.
+///
+/// \par Thread safety
+/// One thread at a time per request, and not while a `hydroplot_plot`
+/// call reads it.
+///
+/// \since 0.1
 #[no_mangle]
 pub extern "C" fn hydroplot_plot_request_set_zoom(
     req: *mut hydroplot_plot_request,
@@ -238,7 +551,27 @@ pub extern "C" fn hydroplot_plot_request_set_zoom(
     with_request(req, |r| Ok(r.set_zoom(i64::from(zoom))?))
 }
 
-/// Sets the map size in pixels (each side 16..=16384; default 1024 x 768).
+/// Sets the map size in pixels (default 1024 x 768).
+///
+/// \param req The request.
+/// \param width_px  The width, 16 to 16384.
+/// \param height_px The height, 16 to 16384.
+///
+/// \return `HYDROPLOT_OK`, or an error status below; on failure the
+/// request is unchanged.
+///
+/// \par Errors
+/// - `HYDROPLOT_ERR_NULL_ARGUMENT`: `req` is NULL.
+/// - `HYDROPLOT_ERR_INVALID_ARGUMENT`: a side is outside 16..16384.
+///
+/// \par Ownership
+/// Nothing is allocated.
+///
+/// \par Thread safety
+/// One thread at a time per request, and not while a `hydroplot_plot`
+/// call reads it.
+///
+/// \since 0.1
 #[no_mangle]
 pub extern "C" fn hydroplot_plot_request_set_size(
     req: *mut hydroplot_plot_request,
@@ -248,7 +581,26 @@ pub extern "C" fn hydroplot_plot_request_set_size(
     with_request(req, |r| Ok(r.set_size(width_px, height_px)?))
 }
 
-/// With false, nothing is drawn (no tiles fetched); only the data is built.
+/// Whether to draw (default true). With false nothing is drawn and no tile
+/// is fetched; only the data is built.
+///
+/// \param req The request.
+/// \param plot True to draw.
+///
+/// \return `HYDROPLOT_OK`, or an error status below; on failure the
+/// request is unchanged.
+///
+/// \par Errors
+/// - `HYDROPLOT_ERR_NULL_ARGUMENT`: `req` is NULL.
+///
+/// \par Ownership
+/// Nothing is allocated.
+///
+/// \par Thread safety
+/// One thread at a time per request, and not while a `hydroplot_plot`
+/// call reads it.
+///
+/// \since 0.1
 #[no_mangle]
 pub extern "C" fn hydroplot_plot_request_set_actually_plot(
     req: *mut hydroplot_plot_request,
@@ -260,8 +612,29 @@ pub extern "C" fn hydroplot_plot_request_set_actually_plot(
     })
 }
 
-/// Caches the plot data in the file at `path` (`cache_data = path`),
-/// created when absent; entries are keyed by the request.
+/// Caches the plot data in the file at `path` (`cache_data = path`), created
+/// when absent; entries are keyed by the request. The later of this and
+/// `hydroplot_plot_request_disable_cache` wins.
+///
+/// \param req The request.
+/// \param path The cache file's path.
+///
+/// \return `HYDROPLOT_OK`, or an error status below; on failure the
+/// request is unchanged.
+///
+/// \par Errors
+/// - `HYDROPLOT_ERR_NULL_ARGUMENT`: `req` or `path` is NULL.
+/// - `HYDROPLOT_ERR_INVALID_ARGUMENT`: `path` is empty or not UTF-8.
+/// - (`hydroplot_plot` reports an unusable file as `HYDROPLOT_ERR_IO`.)
+///
+/// \par Ownership
+/// Strings are copied; the caller keeps them.
+///
+/// \par Thread safety
+/// One thread at a time per request, and not while a `hydroplot_plot`
+/// call reads it.
+///
+/// \since 0.1
 #[no_mangle]
 pub extern "C" fn hydroplot_plot_request_set_cache_file(
     req: *mut hydroplot_plot_request,
@@ -272,7 +645,26 @@ pub extern "C" fn hydroplot_plot_request_set_cache_file(
     })
 }
 
-/// `cache_data = FALSE`: no plot-data cache and no persistent tile cache for this request.
+/// `cache_data = FALSE`: no plot-data cache and no persistent tile cache for
+/// this request. The later of this and `hydroplot_plot_request_set_cache_file`
+/// wins.
+///
+/// \param req The request.
+///
+/// \return `HYDROPLOT_OK`, or an error status below; on failure the
+/// request is unchanged.
+///
+/// \par Errors
+/// - `HYDROPLOT_ERR_NULL_ARGUMENT`: `req` is NULL.
+///
+/// \par Ownership
+/// Nothing is allocated.
+///
+/// \par Thread safety
+/// One thread at a time per request, and not while a `hydroplot_plot`
+/// call reads it.
+///
+/// \since 0.1
 #[no_mangle]
 pub extern "C" fn hydroplot_plot_request_disable_cache(
     req: *mut hydroplot_plot_request,
@@ -283,11 +675,57 @@ pub extern "C" fn hydroplot_plot_request_disable_cache(
     })
 }
 
-/// Runs plot_hydro. With `map` NULL a new map is drawn and kept in the
-/// result (add = FALSE); with a map, the layers are drawn onto it and no
-/// basemap is fetched (add = TRUE; the map stays the caller's). On success
-/// `*out` owns the plot data; free it with `hydroplot_plot_data_free`.
-/// `ctx` and `req` are only read: many threads may plot at once with them.
+/// Runs plot_hydro: finds the basins and networks of the request's outlets (or
+/// everything in its bbox), from the services or the request's GeoPackage,
+/// writes the gpkg output if asked, and draws the map unless actually_plot is
+/// false.
+///
+/// \param ctx The context (services, network settings, caches, callbacks).
+/// \param req The request.
+/// \param map NULL to draw a new map, kept in the result (`add = FALSE`); or a
+///        map to draw the layers onto, without fetching a basemap (`add = TRUE`).
+/// \param out Receives the plot data on success; not written on failure.
+///
+/// \return `HYDROPLOT_OK`, or an error status below.
+///
+/// \par Errors
+/// - `HYDROPLOT_ERR_NULL_ARGUMENT`: `ctx`, `req` or `out` is NULL.
+/// - `HYDROPLOT_ERR_INVALID_ARGUMENT`: neither outlets nor bbox, both, or a comid
+///   set with other outlets; a feature id the local data cannot read.
+/// - `HYDROPLOT_ERR_CRS`: a point or bbox cannot be transformed.
+/// - `HYDROPLOT_ERR_NETWORK`: a service could not be reached, after retries.
+/// - `HYDROPLOT_ERR_HTTP`: a service answered an error status, after retries
+///   (`hydroplot_last_http_status()` has it).
+/// - `HYDROPLOT_ERR_NOT_FOUND`: an outlet the index or the local data does not
+///   know (404), a point outside the network, a comid set with no network
+///   flowline.
+/// - `HYDROPLOT_ERR_SERVICE`: a service answered something that is not the
+///   expected document.
+/// - `HYDROPLOT_ERR_IO`: the hydro_data file cannot be read, the gpkg output or
+///   the cache file cannot be written.
+/// - `HYDROPLOT_ERR_GPKG`: the hydro_data GeoPackage lacks a layer or column,
+///   or is malformed.
+/// - `HYDROPLOT_ERR_EXISTS`: the gpkg output exists and overwrite is false (the
+///   file is untouched).
+/// - `HYDROPLOT_ERR_LIMIT`: more than 10,000 outlets or 100,000 comids, or more
+///   features than the context's `max_features`.
+/// - `HYDROPLOT_ERR_RENDER`: drawing failed.
+///
+/// Basemap tiles that cannot be fetched are left blank and reported as
+/// warnings (`hydroplot_plot_data_warning`); they never fail the call.
+///
+/// \par Ownership
+/// On success the caller owns `*out`; free it once with
+/// `hydroplot_plot_data_free`. `ctx`, `req` and `map` stay the caller's; a map
+/// drawn into the result is owned by `*out` (or moved out with
+/// `hydroplot_plot_data_take_map`).
+///
+/// \par Thread safety
+/// `ctx` and `req` are only read: many threads may plot at once with the same
+/// context and request. `map`, when given, must not be used by another thread
+/// during the call. Callbacks run on the calling thread.
+///
+/// \since 0.1
 #[no_mangle]
 pub extern "C" fn hydroplot_plot(
     ctx: *const hydroplot_context,

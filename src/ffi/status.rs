@@ -2,6 +2,7 @@
 //! place where core errors map to them.
 
 use crate::Error;
+use std::ffi::{c_int, CStr};
 
 /// The result of every fallible hydroplot call. `HYDROPLOT_OK` is 0; the
 /// numbers are grouped and never reused.
@@ -40,6 +41,27 @@ pub enum hydroplot_status {
     HYDROPLOT_ERR_INTERNAL = 999,
 }
 
+/// Every status, in numeric order; a new status is added here and in [`name`].
+const ALL: [hydroplot_status; 14] = {
+    use hydroplot_status::*;
+    [
+        HYDROPLOT_OK,
+        HYDROPLOT_ERR_NULL_ARGUMENT,
+        HYDROPLOT_ERR_INVALID_ARGUMENT,
+        HYDROPLOT_ERR_CRS,
+        HYDROPLOT_ERR_NETWORK,
+        HYDROPLOT_ERR_HTTP,
+        HYDROPLOT_ERR_NOT_FOUND,
+        HYDROPLOT_ERR_SERVICE,
+        HYDROPLOT_ERR_IO,
+        HYDROPLOT_ERR_GPKG,
+        HYDROPLOT_ERR_EXISTS,
+        HYDROPLOT_ERR_LIMIT,
+        HYDROPLOT_ERR_RENDER,
+        HYDROPLOT_ERR_INTERNAL,
+    ]
+};
+
 /// The status a core error is reported as.
 pub(crate) fn of_error(e: &Error) -> hydroplot_status {
     use hydroplot_status::*;
@@ -59,8 +81,16 @@ pub(crate) fn of_error(e: &Error) -> hydroplot_status {
     }
 }
 
+/// The static name of the status numbered `code` (any integer a C caller
+/// may pass); `"unknown status"` for a number no status has.
+pub(crate) fn name_of_code(code: c_int) -> &'static CStr {
+    ALL.iter()
+        .find(|s| **s as c_int == code)
+        .map_or(c"unknown status", |s| name(*s))
+}
+
 /// The static name of a status (`"HYDROPLOT_ERR_HTTP"`).
-pub(crate) fn name(s: hydroplot_status) -> &'static std::ffi::CStr {
+fn name(s: hydroplot_status) -> &'static CStr {
     use hydroplot_status::*;
     match s {
         HYDROPLOT_OK => c"HYDROPLOT_OK",
@@ -77,5 +107,20 @@ pub(crate) fn name(s: hydroplot_status) -> &'static std::ffi::CStr {
         HYDROPLOT_ERR_LIMIT => c"HYDROPLOT_ERR_LIMIT",
         HYDROPLOT_ERR_RENDER => c"HYDROPLOT_ERR_RENDER",
         HYDROPLOT_ERR_INTERNAL => c"HYDROPLOT_ERR_INTERNAL",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_code_has_its_name_and_other_numbers_are_unknown() {
+        for s in ALL {
+            assert_eq!(name_of_code(s as c_int), name(s));
+        }
+        for code in [-7, -1, 4, 99, 104, 998, 1000, 12345, c_int::MIN, c_int::MAX] {
+            assert_eq!(name_of_code(code), c"unknown status");
+        }
     }
 }

@@ -24,9 +24,21 @@ impl Opaque for hydroplot_trace {
 }
 
 /// The Rust side of a trace handle: the core trace and C copies of its strings.
-pub struct FfiTrace {
+pub(crate) struct FfiTrace {
     pub(crate) core: Trace,
     strings: Vec<FeatureStrings>,
+    /// Whose the trace is: a trace inside a batch belongs to the batch, and
+    /// `hydroplot_trace_free` leaves it alone.
+    owner: Owner,
+}
+
+/// Who frees a trace.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Owner {
+    /// The caller, with `hydroplot_trace_free`.
+    Caller,
+    /// The `hydroplot_trace_batch` holding it, with `hydroplot_trace_batch_free`.
+    Batch,
 }
 
 /// NUL-terminated copies of one feature's strings, made once.
@@ -37,7 +49,7 @@ struct FeatureStrings {
 }
 
 impl FfiTrace {
-    pub(crate) fn new(core: Trace) -> FfiTrace {
+    pub(crate) fn new(core: Trace, owner: Owner) -> FfiTrace {
         let strings = core
             .features
             .iter()
@@ -47,7 +59,11 @@ impl FfiTrace {
                 reachcode: f.reachcode.as_deref().map(c_string),
             })
             .collect();
-        FfiTrace { core, strings }
+        FfiTrace {
+            core,
+            strings,
+            owner,
+        }
     }
 }
 
@@ -80,15 +96,38 @@ fn give_opt<T>(value: Option<T>, out: *mut T) -> bool {
     }
 }
 
-/// Traces a raindrop from (`x`, `y`) in `crs` (NULL: `"EPSG:4326"`, x =
-/// longitude) with `direction` `"down"` (NULL), `"up"` or `"none"`.
-/// A bad direction, a non-finite or out-of-range point gives
-/// `HYDROPLOT_ERR_INVALID_ARGUMENT` and an unknown CRS `HYDROPLOT_ERR_CRS`,
-/// both before any request; a point outside the service's domain gives
-/// `HYDROPLOT_ERR_HTTP` with the service's description in
-/// `hydroplot_last_error()`; an answer that is not a 2-feature trace gives
-/// `HYDROPLOT_ERR_SERVICE`. On success `*out` owns the trace; free it with
+/// Traces a raindrop from a point: where it lands on the flowline network,
+/// and the flowline up- or downstream of there (the flowtrace service).
+///
+/// \param ctx       The context; only read.
+/// \param x         The x coordinate (longitude in EPSG:4326).
+/// \param y         The y coordinate (latitude in EPSG:4326).
+/// \param crs       The CRS of `x` and `y`, or NULL for `"EPSG:4326"`.
+/// \param direction direction `"down"` (or NULL), `"up"` or `"none"`.
+/// \param out       Receives the trace on success; not written on failure.
+///
+/// \return `HYDROPLOT_OK`, or an error status below.
+///
+/// \par Errors
+/// - `HYDROPLOT_ERR_NULL_ARGUMENT`: `ctx` or `out` is NULL.
+/// - `HYDROPLOT_ERR_INVALID_ARGUMENT`: a bad direction, a non-finite or
+///   out-of-range point, or a string that is not UTF-8 (before any request).
+/// - `HYDROPLOT_ERR_CRS`: `crs` is unknown (before any request).
+/// - `HYDROPLOT_ERR_NETWORK`: the service could not be reached, after retries.
+/// - `HYDROPLOT_ERR_HTTP`: the service answered an error status, e.g. 500 for
+///   a point outside its domain, with its description in
+///   `hydroplot_last_error()`.
+/// - `HYDROPLOT_ERR_NOT_FOUND`: the service answered 404.
+/// - `HYDROPLOT_ERR_SERVICE`: the answer is not a 2-feature trace.
+///
+/// \par Ownership
+/// On success the caller owns `*out`; free it once with
 /// `hydroplot_trace_free`.
+///
+/// \par Thread safety
+/// Any thread; `ctx` may be shared. Callbacks run on the calling thread.
+///
+/// \since 0.1
 #[no_mangle]
 pub extern "C" fn hydroplot_raindrop_trace(
     ctx: *const hydroplot_context,
@@ -107,21 +146,56 @@ pub extern "C" fn hydroplot_raindrop_trace(
         unsafe {
             write_out(
                 out,
-                hydroplot_trace::into_handle(FfiTrace::new(trace)),
+                hydroplot_trace::into_handle(FfiTrace::new(trace, Owner::Caller)),
                 "out",
             )
         }
     })
 }
 
-/// Frees `t` and everything read from it. NULL is a no-op. Never free twice,
-/// and never free a trace borrowed from a `hydroplot_trace_batch`.
+/// Frees a trace and everything read from it.
+///
+/// \param t The trace, or NULL (a no-op).
+///
+/// \par Errors
+/// None.
+///
+/// \par Ownership
+/// `t` and every pointer read from it are invalid afterwards. Never free a
+/// trace twice. A trace borrowed from a batch (`hydroplot_trace_batch_get`)
+/// belongs to the batch: freeing it here is a no-op, and it stays valid
+/// until the batch is freed.
+///
+/// \par Thread safety
+/// Not while another thread reads `t`.
+///
+/// \since 0.1
 #[no_mangle]
 pub extern "C" fn hydroplot_trace_free(t: *mut hydroplot_trace) {
-    boundary_or((), || drop(unsafe { take_handle(t) }))
+    boundary_or((), || {
+        let borrowed = unsafe { arg_ref(t, "t") }.is_ok_and(|t| t.owner == Owner::Batch);
+        if !borrowed {
+            drop(unsafe { take_handle(t) })
+        }
+    })
 }
 
-/// The number of features of `t` (2); 0 when `t` is NULL.
+/// The number of features of a trace (2).
+///
+/// \param t The trace (owned, or borrowed from a batch), or NULL.
+///
+/// \return The count; 0 when `t` is NULL.
+///
+/// \par Errors
+/// None: a NULL `t` gives 0 and leaves `hydroplot_last_error()` unchanged.
+///
+/// \par Ownership
+/// Nothing is allocated.
+///
+/// \par Thread safety
+/// Any thread: a trace is immutable.
+///
+/// \since 0.1
 #[no_mangle]
 pub extern "C" fn hydroplot_trace_len(t: *const hydroplot_trace) -> usize {
     boundary_or(0, || {
@@ -129,9 +203,26 @@ pub extern "C" fn hydroplot_trace_len(t: *const hydroplot_trace) -> usize {
     })
 }
 
-/// The id of feature `i` (`"upstreamFlowline"`, ..., `"raindropPath"`; empty
-/// when the service gave none), owned by `t`; NULL when `t` is NULL or `i` is
-/// out of range.
+/// The id of a feature: `"upstreamFlowline"`, `"downstreamFlowline"` or
+/// `"nhdFlowline"` (index 0), `"raindropPath"` (index 1).
+///
+/// \param t The trace (owned, or borrowed from a batch), or NULL.
+/// \param i The feature: 0, the flowline portion; 1, the raindrop's path.
+///
+/// \return The id, empty when the service gave none; NULL when `t` is NULL or `i`
+/// is out of range.
+///
+/// \par Errors
+/// None: a NULL `t` or an out-of-range `i` gives NULL and leaves
+/// `hydroplot_last_error()` unchanged.
+///
+/// \par Ownership
+/// Owned by `t`, valid until it (or its batch) is freed; never free it.
+///
+/// \par Thread safety
+/// Any thread: a trace is immutable.
+///
+/// \since 0.1
 #[no_mangle]
 pub extern "C" fn hydroplot_trace_id(t: *const hydroplot_trace, i: usize) -> *const c_char {
     boundary_or(std::ptr::null(), || {
@@ -139,9 +230,25 @@ pub extern "C" fn hydroplot_trace_id(t: *const hydroplot_trace, i: usize) -> *co
     })
 }
 
-/// The GNIS name of feature `i`, owned by `t`; NULL when missing (the
-/// raindrop path, an unnamed flowline: the service's `"none"`), when `t` is
-/// NULL or `i` is out of range.
+/// The GNIS name of a feature.
+///
+/// \param t The trace (owned, or borrowed from a batch), or NULL.
+/// \param i The feature: 0, the flowline portion; 1, the raindrop's path.
+///
+/// \return The name; NULL when missing (the raindrop path, an unnamed flowline: the
+/// service's `"none"`), when `t` is NULL or `i` is out of range.
+///
+/// \par Errors
+/// None: a NULL `t` or an out-of-range `i` gives NULL and leaves
+/// `hydroplot_last_error()` unchanged.
+///
+/// \par Ownership
+/// Owned by `t`, valid until it (or its batch) is freed; never free it.
+///
+/// \par Thread safety
+/// Any thread: a trace is immutable.
+///
+/// \since 0.1
 #[no_mangle]
 pub extern "C" fn hydroplot_trace_gnis_name(t: *const hydroplot_trace, i: usize) -> *const c_char {
     boundary_or(std::ptr::null(), || {
@@ -149,8 +256,25 @@ pub extern "C" fn hydroplot_trace_gnis_name(t: *const hydroplot_trace, i: usize)
     })
 }
 
-/// The 14-digit reach code of feature `i`, owned by `t`; NULL when missing,
-/// when `t` is NULL or `i` is out of range.
+/// The 14-digit reach code of a feature.
+///
+/// \param t The trace (owned, or borrowed from a batch), or NULL.
+/// \param i The feature: 0, the flowline portion; 1, the raindrop's path.
+///
+/// \return The reach code; NULL when missing, when `t` is NULL or `i` is out of
+/// range.
+///
+/// \par Errors
+/// None: a NULL `t` or an out-of-range `i` gives NULL and leaves
+/// `hydroplot_last_error()` unchanged.
+///
+/// \par Ownership
+/// Owned by `t`, valid until it (or its batch) is freed; never free it.
+///
+/// \par Thread safety
+/// Any thread: a trace is immutable.
+///
+/// \since 0.1
 #[no_mangle]
 pub extern "C" fn hydroplot_trace_reachcode(t: *const hydroplot_trace, i: usize) -> *const c_char {
     boundary_or(std::ptr::null(), || {
@@ -158,8 +282,26 @@ pub extern "C" fn hydroplot_trace_reachcode(t: *const hydroplot_trace, i: usize)
     })
 }
 
-/// Writes the comid of feature `i` to `*out` and returns true; false (and
-/// `*out` untouched) when missing, when `t` or `out` is NULL or `i` is out of range.
+/// The comid of a feature.
+///
+/// \param t The trace (owned, or borrowed from a batch), or NULL.
+/// \param i The feature: 0, the flowline portion; 1, the raindrop's path.
+/// \param out Receives the value when there is one.
+///
+/// \return True when `*out` was written; false (and `*out` untouched) when the
+/// feature has none, when `t` or `out` is NULL or `i` is out of range.
+///
+/// \par Errors
+/// None: NULL arguments or an out-of-range `i` give false and leave
+/// `hydroplot_last_error()` unchanged.
+///
+/// \par Ownership
+/// Nothing is allocated; `*out` is the caller's.
+///
+/// \par Thread safety
+/// Any thread: a trace is immutable.
+///
+/// \since 0.1
 #[no_mangle]
 pub extern "C" fn hydroplot_trace_comid(
     t: *const hydroplot_trace,
@@ -171,8 +313,26 @@ pub extern "C" fn hydroplot_trace_comid(
     })
 }
 
-/// Writes the raindrop path length of feature `i` (metres) to `*out` and
-/// returns true; false as for `hydroplot_trace_comid`.
+/// The raindrop path length, in metres, of a feature.
+///
+/// \param t The trace (owned, or borrowed from a batch), or NULL.
+/// \param i The feature: 0, the flowline portion; 1, the raindrop's path.
+/// \param out Receives the value when there is one.
+///
+/// \return True when `*out` was written; false (and `*out` untouched) when the
+/// feature has none, when `t` or `out` is NULL or `i` is out of range.
+///
+/// \par Errors
+/// None: NULL arguments or an out-of-range `i` give false and leave
+/// `hydroplot_last_error()` unchanged.
+///
+/// \par Ownership
+/// Nothing is allocated; `*out` is the caller's.
+///
+/// \par Thread safety
+/// Any thread: a trace is immutable.
+///
+/// \since 0.1
 #[no_mangle]
 pub extern "C" fn hydroplot_trace_raindrop_path_dist(
     t: *const hydroplot_trace,
@@ -184,9 +344,27 @@ pub extern "C" fn hydroplot_trace_raindrop_path_dist(
     })
 }
 
-/// Writes the measure of feature `i` (percent along the flowline) to `*out`
-/// and returns true; false as for `hydroplot_trace_comid` (also when the
-/// service sent `"null"`).
+/// The measure (percent along the flowline) of a feature. Missing also when the service sent
+/// `"null"`.
+///
+/// \param t The trace (owned, or borrowed from a batch), or NULL.
+/// \param i The feature: 0, the flowline portion; 1, the raindrop's path.
+/// \param out Receives the value when there is one.
+///
+/// \return True when `*out` was written; false (and `*out` untouched) when the
+/// feature has none, when `t` or `out` is NULL or `i` is out of range.
+///
+/// \par Errors
+/// None: NULL arguments or an out-of-range `i` give false and leave
+/// `hydroplot_last_error()` unchanged.
+///
+/// \par Ownership
+/// Nothing is allocated; `*out` is the caller's.
+///
+/// \par Thread safety
+/// Any thread: a trace is immutable.
+///
+/// \since 0.1
 #[no_mangle]
 pub extern "C" fn hydroplot_trace_measure(
     t: *const hydroplot_trace,
@@ -198,10 +376,27 @@ pub extern "C" fn hydroplot_trace_measure(
     })
 }
 
-/// Writes where the raindrop meets the flowline, longitude then latitude, to
-/// `out_lon_lat[0..2]` and returns 2; returns 0 (and writes nothing) when
-/// feature `i` has none (the raindrop path), when `t` or `out_lon_lat` is NULL
-/// or `i` is out of range.
+/// Where the raindrop meets the flowline, longitude then latitude.
+///
+/// \param t The trace (owned, or borrowed from a batch), or NULL.
+/// \param i The feature: 0, the flowline portion; 1, the raindrop's path.
+/// \param out_lon_lat Receives the point: room for 2 doubles.
+///
+/// \return 2 when the point was written; 0 (and nothing written) when feature `i` has
+/// none (the raindrop path), when `t` or `out_lon_lat` is NULL or `i` is out
+/// of range.
+///
+/// \par Errors
+/// None: NULL arguments or an out-of-range `i` give 0 and leave
+/// `hydroplot_last_error()` unchanged.
+///
+/// \par Ownership
+/// Nothing is allocated; the 2 doubles are the caller's.
+///
+/// \par Thread safety
+/// Any thread: a trace is immutable.
+///
+/// \since 0.1
 #[no_mangle]
 pub extern "C" fn hydroplot_trace_intersection_point(
     t: *const hydroplot_trace,
@@ -218,10 +413,27 @@ pub extern "C" fn hydroplot_trace_intersection_point(
     })
 }
 
-/// The vertices of feature `i`, `x0, y0, x1, y1, ...` (longitude, latitude),
-/// owned by `t` and valid until it is freed; `*n_points` (when not NULL)
-/// receives the number of vertices. NULL and `*n_points` = 0 when `t` is NULL,
-/// `i` is out of range or the line has no vertex.
+/// The vertices of a feature, `x0, y0, x1, y1, ...` (longitude, latitude).
+///
+/// \param t The trace (owned, or borrowed from a batch), or NULL.
+/// \param i The feature: 0, the flowline portion; 1, the raindrop's path.
+/// \param n_points Receives the number of vertices (0 when NULL is returned);
+///          may be NULL.
+///
+/// \return The first coordinate; NULL when `t` is NULL, `i` is out of range or the
+/// line has no vertex.
+///
+/// \par Errors
+/// None: NULL or an out-of-range `i` gives NULL (and `*n_points` = 0) and
+/// leaves `hydroplot_last_error()` unchanged.
+///
+/// \par Ownership
+/// Owned by `t`, valid until it (or its batch) is freed; never free them.
+///
+/// \par Thread safety
+/// Any thread: a trace is immutable.
+///
+/// \since 0.1
 #[no_mangle]
 pub extern "C" fn hydroplot_trace_coords(
     t: *const hydroplot_trace,
@@ -239,8 +451,23 @@ pub extern "C" fn hydroplot_trace_coords(
     })
 }
 
-/// Writes the bounding box of every vertex of `t`, `xmin, ymin, xmax, ymax`
-/// (longitude/latitude), to `out[0..4]`.
+/// The bounding box of every vertex of a trace, in longitude/latitude.
+///
+/// \param t   The trace (owned, or borrowed from a batch).
+/// \param out Receives xmin, ymin, xmax, ymax: room for 4 doubles.
+///
+/// \return `HYDROPLOT_OK`, or an error status below.
+///
+/// \par Errors
+/// - `HYDROPLOT_ERR_NULL_ARGUMENT`: `t` or `out` is NULL.
+///
+/// \par Ownership
+/// Nothing is allocated; the 4 doubles are the caller's.
+///
+/// \par Thread safety
+/// Any thread: a trace is immutable.
+///
+/// \since 0.1
 #[no_mangle]
 pub extern "C" fn hydroplot_trace_bbox(
     t: *const hydroplot_trace,
@@ -253,9 +480,26 @@ pub extern "C" fn hydroplot_trace_bbox(
     })
 }
 
-/// `t` as a GeoJSON FeatureCollection (current field names:
-/// `raindrop_pathDist`, `intersection_point` as `[lon, lat]`; missing values
-/// left out). On success `*out` owns the bytes; free with `hydroplot_buffer_free`.
+/// A trace as a GeoJSON FeatureCollection, with the current field names
+/// (`raindrop_pathDist`, `intersection_point` as `[lon, lat]`; missing values
+/// left out).
+///
+/// \param t   The trace (owned, or borrowed from a batch).
+/// \param out Receives the GeoJSON bytes on success; not written on failure.
+///
+/// \return `HYDROPLOT_OK`, or an error status below.
+///
+/// \par Errors
+/// - `HYDROPLOT_ERR_NULL_ARGUMENT`: `t` or `out` is NULL.
+///
+/// \par Ownership
+/// On success the caller owns `*out`; free it once with
+/// `hydroplot_buffer_free`. It outlives `t`.
+///
+/// \par Thread safety
+/// Any thread: a trace is immutable.
+///
+/// \since 0.1
 #[no_mangle]
 pub extern "C" fn hydroplot_trace_geojson(
     t: *const hydroplot_trace,

@@ -3,7 +3,7 @@
 
 use super::context::hydroplot_context;
 use super::status::of_error;
-use super::trace::{hydroplot_trace, FfiTrace};
+use super::trace::{hydroplot_trace, FfiTrace, Owner};
 use super::{
     arg_opt_str, arg_ref, arg_slice, boundary, boundary_or, check_out, hydroplot_status,
     take_handle, write_out, Opaque,
@@ -24,7 +24,7 @@ impl Opaque for hydroplot_trace_batch {
 }
 
 /// Why one point failed, kept in C form.
-pub struct PointError {
+pub(crate) struct PointError {
     status: hydroplot_status,
     http_status: i32,
     message: CString,
@@ -44,14 +44,37 @@ fn item<'a>(b: *const hydroplot_trace_batch, i: usize) -> Option<&'a Result<FfiT
     unsafe { arg_ref(b, "b") }.ok()?.get(i)
 }
 
-/// Traces `n_points` points given as `xy = x0, y0, x1, y1, ...` in `crs`
-/// (NULL: `"EPSG:4326"`), each as `hydroplot_raindrop_trace` would, with at
-/// most the context's `concurrency` requests at once; progress is reported as
-/// stage `"trace"`. A bad direction or unknown CRS fails the whole call before
-/// any request; otherwise the call succeeds and each point has its own result
-/// (a failing point does not fail the others): read them with
-/// `hydroplot_trace_batch_status`, `_error` and `_get`. On success `*out` owns
-/// the batch; free it with `hydroplot_trace_batch_free`.
+/// Traces many points, each as `hydroplot_raindrop_trace` would, with at most
+/// the context's `concurrency` requests at once; progress is reported as
+/// stage `"trace"`. A failing point does not fail the others: each point
+/// has its own result, read with `hydroplot_trace_batch_status`,
+/// `hydroplot_trace_batch_error` and `hydroplot_trace_batch_get`.
+///
+/// \param ctx       The context; only read.
+/// \param xy        The points, `x0, y0, x1, y1, ...`: 2 * `n_points` doubles.
+/// \param n_points  The number of points; 0 gives an empty batch.
+/// \param crs       The CRS of the points, or NULL for `"EPSG:4326"`.
+/// \param direction direction `"down"` (or NULL), `"up"` or `"none"`.
+/// \param out       Receives the batch on success; not written on failure.
+///
+/// \return `HYDROPLOT_OK`, or an error status below. Only errors of the whole call are
+/// returned; the points' errors are in the batch.
+///
+/// \par Errors
+/// - `HYDROPLOT_ERR_NULL_ARGUMENT`: `ctx` or `out` is NULL, or `xy` is NULL
+///   and `n_points` > 0.
+/// - `HYDROPLOT_ERR_INVALID_ARGUMENT`: a bad direction, `n_points` too large,
+///   or a string that is not UTF-8 (before any request).
+/// - `HYDROPLOT_ERR_CRS`: `crs` is unknown (before any request).
+///
+/// \par Ownership
+/// On success the caller owns `*out`; free it once with
+/// `hydroplot_trace_batch_free`.
+///
+/// \par Thread safety
+/// Any thread; `ctx` may be shared. Callbacks run on the calling thread.
+///
+/// \since 0.1
 #[no_mangle]
 pub extern "C" fn hydroplot_raindrop_trace_batch(
     ctx: *const hydroplot_context,
@@ -74,22 +97,57 @@ pub extern "C" fn hydroplot_raindrop_trace_batch(
         let results = flowtrace::raindrop_trace_batch(&ctx.core, &points, crs, direction)?;
         let items = results
             .into_iter()
-            .map(|r| r.map(FfiTrace::new).map_err(|e| PointError::new(&e)))
+            .map(|r| {
+                r.map(|t| FfiTrace::new(t, Owner::Batch))
+                    .map_err(|e| PointError::new(&e))
+            })
             .collect();
         unsafe { write_out(out, hydroplot_trace_batch::into_handle(items), "out") }
     })
 }
 
-/// The number of points (results) in `b`; 0 when `b` is NULL.
+/// The number of points (results) in a batch.
+///
+/// \param b The batch, or NULL.
+///
+/// \return The count; 0 when `b` is NULL.
+///
+/// \par Errors
+/// None: a NULL `b` gives 0 and leaves `hydroplot_last_error()` unchanged.
+///
+/// \par Ownership
+/// Nothing is allocated.
+///
+/// \par Thread safety
+/// Any thread: a batch is immutable.
+///
+/// \since 0.1
 #[no_mangle]
 pub extern "C" fn hydroplot_trace_batch_len(b: *const hydroplot_trace_batch) -> usize {
     boundary_or(0, || unsafe { arg_ref(b, "b") }.map_or(0, Vec::len))
 }
 
-/// `HYDROPLOT_OK` when point `i` was traced, else the status its error maps
-/// to (as `hydroplot_raindrop_trace` would return); `HYDROPLOT_ERR_NULL_ARGUMENT`
-/// when `b` is NULL and `HYDROPLOT_ERR_INVALID_ARGUMENT` when `i` is out of
-/// range. Does not change `hydroplot_last_error()`.
+/// The result of one point, as a status.
+///
+/// \param b The batch, or NULL.
+/// \param i The point's index, below `hydroplot_trace_batch_len`.
+///
+/// \return `HYDROPLOT_OK` when the point was traced, else the status its error maps
+/// to (as `hydroplot_raindrop_trace` would return);
+/// `HYDROPLOT_ERR_NULL_ARGUMENT` when `b` is NULL;
+/// `HYDROPLOT_ERR_INVALID_ARGUMENT` when `i` is out of range.
+///
+/// \par Errors
+/// The statuses above are answers, not failures of this call:
+/// `hydroplot_last_error()` is unchanged.
+///
+/// \par Ownership
+/// Nothing is allocated.
+///
+/// \par Thread safety
+/// Any thread: a batch is immutable.
+///
+/// \since 0.1
 #[no_mangle]
 pub extern "C" fn hydroplot_trace_batch_status(
     b: *const hydroplot_trace_batch,
@@ -108,8 +166,25 @@ pub extern "C" fn hydroplot_trace_batch_status(
     })
 }
 
-/// The error message of point `i`, owned by `b`; NULL when the point was
-/// traced, when `b` is NULL or `i` is out of range.
+/// The error message of one point.
+///
+/// \param b The batch, or NULL.
+/// \param i The point's index, below `hydroplot_trace_batch_len`.
+///
+/// \return The message; NULL when the point was traced, when `b` is NULL or `i` is
+/// out of range.
+///
+/// \par Errors
+/// None: NULL or an out-of-range `i` gives NULL and leaves
+/// `hydroplot_last_error()` unchanged.
+///
+/// \par Ownership
+/// Owned by `b`, valid until it is freed; never free it.
+///
+/// \par Thread safety
+/// Any thread: a batch is immutable.
+///
+/// \since 0.1
 #[no_mangle]
 pub extern "C" fn hydroplot_trace_batch_error(
     b: *const hydroplot_trace_batch,
@@ -121,9 +196,26 @@ pub extern "C" fn hydroplot_trace_batch_error(
     })
 }
 
-/// The HTTP status behind the error of point `i` (e.g. 500 for a point outside
-/// the service's domain); 0 when none, when the point was traced, when `b` is
-/// NULL or `i` is out of range.
+/// The HTTP status behind the error of one point (e.g. 500 for a point
+/// outside the service's domain).
+///
+/// \param b The batch, or NULL.
+/// \param i The point's index, below `hydroplot_trace_batch_len`.
+///
+/// \return The HTTP status; 0 when the error had none, when the point was traced,
+/// when `b` is NULL or `i` is out of range.
+///
+/// \par Errors
+/// None: NULL or an out-of-range `i` gives 0 and leaves
+/// `hydroplot_last_error()` unchanged.
+///
+/// \par Ownership
+/// Nothing is allocated.
+///
+/// \par Thread safety
+/// Any thread: a batch is immutable.
+///
+/// \since 0.1
 #[no_mangle]
 pub extern "C" fn hydroplot_trace_batch_http_status(
     b: *const hydroplot_trace_batch,
@@ -135,9 +227,27 @@ pub extern "C" fn hydroplot_trace_batch_http_status(
     })
 }
 
-/// The trace of point `i`, borrowed from `b`: read it with the
-/// `hydroplot_trace_*` accessors, never free it; valid until `b` is freed.
-/// NULL when the point failed, when `b` is NULL or `i` is out of range.
+/// The trace of one point, borrowed from the batch: read it with the
+/// `hydroplot_trace_*` accessors and draw it with `hydroplot_map_add_trace`.
+///
+/// \param b The batch, or NULL.
+/// \param i The point's index, below `hydroplot_trace_batch_len`.
+///
+/// \return The trace; NULL when the point failed, when `b` is NULL or `i` is out of
+/// range.
+///
+/// \par Errors
+/// None: NULL or an out-of-range `i` gives NULL and leaves
+/// `hydroplot_last_error()` unchanged.
+///
+/// \par Ownership
+/// Owned by `b`, valid until `b` is freed, which frees it.
+/// `hydroplot_trace_free` on it is a no-op.
+///
+/// \par Thread safety
+/// Any thread: a batch is immutable.
+///
+/// \since 0.1
 #[no_mangle]
 pub extern "C" fn hydroplot_trace_batch_get(
     b: *const hydroplot_trace_batch,
@@ -149,8 +259,21 @@ pub extern "C" fn hydroplot_trace_batch_get(
     })
 }
 
-/// Frees `b` and every trace and string borrowed from it. NULL is a no-op.
-/// Never free twice.
+/// Frees a batch and every trace and string borrowed from it.
+///
+/// \param b The batch, or NULL (a no-op).
+///
+/// \par Errors
+/// None.
+///
+/// \par Ownership
+/// `b` and everything borrowed from it are invalid afterwards. Never free a
+/// batch twice.
+///
+/// \par Thread safety
+/// Not while another thread reads `b` or a trace borrowed from it.
+///
+/// \since 0.1
 #[no_mangle]
 pub extern "C" fn hydroplot_trace_batch_free(b: *mut hydroplot_trace_batch) {
     boundary_or((), || drop(unsafe { take_handle(b) }))

@@ -62,6 +62,28 @@ static void non_finite_points_and_bad_boxes(hydroplot_context *ctx) {
     hydroplot_plot_request_free(req);
 }
 
+/* A trace borrowed from a batch, freed by mistake with hydroplot_trace_free:
+ * a no-op (the batch still owns it), so the trace stays readable and the
+ * batch frees it once (valgrind_test_hostile sees no invalid free). */
+static void freeing_a_borrowed_trace_is_a_no_op(hydroplot_context *ctx) {
+    hydroplot_trace_batch *batch = NULL;
+    const double xy[] = {-89.2158, 42.9561};
+    const hydroplot_trace *t;
+    hydroplot_buffer *geojson = NULL;
+    CHECK_OK(hydroplot_raindrop_trace_batch(ctx, xy, 1, NULL, "up", &batch));
+    t = hydroplot_trace_batch_get(batch, 0);
+    CHECK(t != NULL);
+    hydroplot_trace_free((hydroplot_trace *)t);
+    hydroplot_trace_free((hydroplot_trace *)t);
+    CHECK(hydroplot_trace_batch_get(batch, 0) == t);
+    CHECK(hydroplot_trace_len(t) == 2);
+    CHECK(strcmp(hydroplot_trace_id(t, 1), "raindropPath") == 0);
+    CHECK_OK(hydroplot_trace_geojson(t, &geojson));
+    CHECK(hydroplot_buffer_len(geojson) > 0);
+    hydroplot_buffer_free(geojson);
+    hydroplot_trace_batch_free(batch);
+}
+
 static void world_bbox_stops_at_max_features(hydroplot_context *ctx) {
     hydroplot_plot_request *req = hydroplot_plot_request_new();
     hydroplot_plot_data *pd = NULL;
@@ -131,6 +153,7 @@ int main(void) {
     ctx = mock_context(&mock);
     invalid_utf8(ctx);
     non_finite_points_and_bad_boxes(ctx);
+    freeing_a_borrowed_trace_is_a_no_op(ctx);
     world_bbox_stops_at_max_features(ctx);
     a_million_outlets_is_a_limit(ctx);
     huge_and_nested_geojson(ctx);

@@ -1,6 +1,7 @@
 /* Library-wide functions: version, status names, last error, buffers. */
 #include "check.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -41,6 +42,21 @@ static void every_status_has_its_name(void) {
     }
 }
 
+/* hydroplot_status_str takes an int: any number from C is safe, and one
+ * that no status has gets a static "unknown status". */
+static void unknown_statuses_have_a_safe_name(void) {
+    static const int unknown[] = {12345, -7, -1, 4, 99, 998, 1000, INT_MIN, INT_MAX};
+    size_t i;
+    for (i = 0; i < sizeof unknown / sizeof unknown[0]; i++) {
+        const char *name = hydroplot_status_str(unknown[i]);
+        CHECK(name != NULL);
+        CHECK(strcmp(name, "unknown status") == 0);
+        /* Static: the same pointer every time, and never freed. */
+        CHECK(hydroplot_status_str(unknown[i]) == name);
+    }
+    CHECK(strcmp(hydroplot_status_str(101), "HYDROPLOT_ERR_HTTP") == 0);
+}
+
 static void last_error_is_empty_until_a_failure(void) {
     CHECK(hydroplot_last_error() != NULL);
     CHECK(strcmp(hydroplot_last_error(), "") == 0);
@@ -62,6 +78,7 @@ int main(void) {
     last_error_is_empty_until_a_failure();
     version_matches_the_macros();
     every_status_has_its_name();
+    unknown_statuses_have_a_safe_name();
     null_buffers_are_empty();
     puts("test_library: ok");
     return 0;

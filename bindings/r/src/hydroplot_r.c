@@ -2,7 +2,10 @@
  * values (GeoJSON text, raw PNG bytes, external pointers for contexts and
  * maps). Everything else (argument forms, GeoJSON parsing, sf) is R code in
  * R/. Every failure becomes an R error naming the status and carrying
- * hydroplot_last_error(); every handle is freed on every path. */
+ * hydroplot_last_error(). Every handle a call makes is held in a `held`
+ * and freed by release(), which R_ExecWithCleanup runs however the call
+ * ends: normally, or by an R error (ours, or one R raises inside the glue,
+ * e.g. REAL() of a character vector or an allocation failure). */
 #include <R.h>
 #include <Rinternals.h>
 #include <R_ext/Rdynload.h>
@@ -14,8 +17,8 @@
 #include <string.h>
 
 /* An R error from a failed status: "HYDROPLOT_ERR_HTTP (HTTP 500): message".
- * Copies the message first: Rf_error does not return, so no handle may be
- * live when it is called. */
+ * Copies the message first: Rf_error does not return (the
+ * call's handles are then freed by release()). */
 static void stop_status(hydroplot_status s) {
     char msg[2048];
     int http = hydroplot_last_http_status();
@@ -30,21 +33,71 @@ static const char *str_or_null(SEXP x) {
     return Rf_isString(x) && XLENGTH(x) > 0 && STRING_ELT(x, 0) != NA_STRING ? Rf_translateCharUTF8(STRING_ELT(x, 0)) : NULL;
 }
 
-static SEXP buffer_to_raw(hydroplot_buffer *b) {
-    size_t n = hydroplot_buffer_len(b);
+/* --- the handles of one call ----------------------------------------------- */
+
+/* The handles one call holds. release() frees those still held; a handle
+ * given to an R external pointer (contexts, maps) is no longer held. */
+typedef struct {
+    hydroplot_context *ctx;
+    hydroplot_plot_request *req;
+    hydroplot_plot_data *pd;
+    hydroplot_map *map;
+    hydroplot_trace *trace;
+    hydroplot_buffer *buf;
+} held;
+
+/* How many handles calls hold right now: 0 between calls, whatever error
+ * ended them (the tests read it through hp_held_handles). */
+static int n_held;
+
+/* Counts a handle just made (NULL when its call failed) as held. */
+static void *hold(void *handle) {
+    if (handle != NULL) n_held++;
+    return handle;
+}
+
+static void drop_buffer(held *h) {
+    if (h->buf == NULL) return;
+    hydroplot_buffer_free(h->buf);
+    h->buf = NULL;
+    n_held--;
+}
+
+/* Frees every handle still held; the cleanup of R_ExecWithCleanup. */
+static void release(void *data) {
+    held *h = data;
+    drop_buffer(h);
+#define RELEASE(field, free_fn)                                                                    \
+    if (h->field != NULL) {                                                                        \
+        free_fn(h->field);                                                                         \
+        h->field = NULL;                                                                           \
+        n_held--;                                                                                  \
+    }
+    RELEASE(trace, hydroplot_trace_free)
+    RELEASE(map, hydroplot_map_free)
+    RELEASE(pd, hydroplot_plot_data_free)
+    RELEASE(req, hydroplot_plot_request_free)
+    RELEASE(ctx, hydroplot_context_free)
+#undef RELEASE
+}
+
+static SEXP r_held_handles(void) { return Rf_ScalarInteger(n_held); }
+
+/* The held buffer as a raw vector; the buffer is freed. */
+static SEXP buffer_to_raw(held *h) {
+    size_t n = hydroplot_buffer_len(h->buf);
     SEXP out = PROTECT(Rf_allocVector(RAWSXP, (R_xlen_t)n));
-    if (n > 0) memcpy(RAW(out), hydroplot_buffer_data(b), n);
-    hydroplot_buffer_free(b);
+    if (n > 0) memcpy(RAW(out), hydroplot_buffer_data(h->buf), n);
+    drop_buffer(h);
     UNPROTECT(1);
     return out;
 }
 
-static SEXP buffer_to_string(hydroplot_buffer *b) {
-    SEXP chr = PROTECT(Rf_mkCharLenCE((const char *)hydroplot_buffer_data(b), (int)hydroplot_buffer_len(b), CE_UTF8));
-    hydroplot_buffer_free(b);
-    SEXP out = Rf_ScalarString(chr);
-    UNPROTECT(1);
-    return out;
+/* The held buffer (UTF-8 text) as a CHARSXP; the buffer is freed. */
+static SEXP buffer_to_char(held *h) {
+    SEXP chr = Rf_mkCharLenCE((const char *)hydroplot_buffer_data(h->buf), (int)hydroplot_buffer_len(h->buf), CE_UTF8);
+    drop_buffer(h);
+    return chr;
 }
 
 /* --- contexts and maps: external pointers with finalizers ------------------ */
@@ -59,9 +112,14 @@ static void map_finalizer(SEXP ptr) {
     R_ClearExternalPtr(ptr);
 }
 
+/* An external pointer that frees `handle` with `finalizer` when collected.
+ * The caller stops holding the handle once this returns (until then an R
+ * error leaves it held, so release() frees it). */
 static SEXP wrap(void *handle, const char *tag, R_CFinalizer_t finalizer) {
-    SEXP ptr = PROTECT(R_MakeExternalPtr(handle, Rf_install(tag), R_NilValue));
+    SEXP ptr = PROTECT(R_MakeExternalPtr(NULL, Rf_install(tag), R_NilValue));
     R_RegisterCFinalizerEx(ptr, finalizer, TRUE);
+    R_SetExternalPtrAddr(ptr, handle);
+    n_held--;
     UNPROTECT(1);
     return ptr;
 }
@@ -75,31 +133,51 @@ static void *unwrap(SEXP ptr, const char *tag) {
     return p;
 }
 
+/* Each entry point runs its body through R_ExecWithCleanup, so that
+ * release() frees the handles of the call however it ends. */
+typedef struct {
+    held h;
+    SEXP a, b, c, d, e; /* the .Call arguments, in order (R_NilValue past the last) */
+} call;
+
+static SEXP run(SEXP (*body)(void *), call *c) { return R_ExecWithCleanup(body, c, release, &c->h); }
+
 /* options: a named character vector of hydroplot_context_set_option keys. */
-static SEXP r_context_new(SEXP options) {
-    hydroplot_context *ctx = NULL;
-    hydroplot_status s = hydroplot_context_new(&ctx);
-    SEXP names = Rf_getAttrib(options, R_NamesSymbol);
+static SEXP do_context_new(void *data) {
+    call *c = data;
+    SEXP options = c->a, names = Rf_getAttrib(options, R_NamesSymbol), ptr;
+    hydroplot_status s = hydroplot_context_new(&c->h.ctx);
     R_xlen_t i;
+    hold(c->h.ctx);
     if (s != HYDROPLOT_OK) stop_status(s);
     for (i = 0; i < XLENGTH(options); i++) {
-        s = hydroplot_context_set_option(ctx, Rf_translateCharUTF8(STRING_ELT(names, i)),
+        s = hydroplot_context_set_option(c->h.ctx, Rf_translateCharUTF8(STRING_ELT(names, i)),
                                          Rf_translateCharUTF8(STRING_ELT(options, i)));
-        if (s != HYDROPLOT_OK) {
-            hydroplot_context_free(ctx);
-            stop_status(s);
-        }
+        if (s != HYDROPLOT_OK) stop_status(s);
     }
-    return wrap(ctx, "hydroplot_context", context_finalizer);
+    ptr = wrap(c->h.ctx, "hydroplot_context", context_finalizer);
+    c->h.ctx = NULL;
+    return ptr;
+}
+
+static SEXP r_context_new(SEXP options) {
+    call c = {{0}, options, R_NilValue, R_NilValue, R_NilValue, R_NilValue};
+    return run(do_context_new, &c);
 }
 
 static SEXP r_version(void) { return Rf_mkString(hydroplot_version()); }
 
-static SEXP r_map_png(SEXP map) {
-    hydroplot_buffer *b = NULL;
-    hydroplot_status s = hydroplot_map_png(unwrap(map, "hydroplot_map"), &b);
+static SEXP do_map_png(void *data) {
+    call *c = data;
+    hydroplot_status s = hydroplot_map_png(unwrap(c->a, "hydroplot_map"), &c->h.buf);
+    hold(c->h.buf);
     if (s != HYDROPLOT_OK) stop_status(s);
-    return buffer_to_raw(b);
+    return buffer_to_raw(&c->h);
+}
+
+static SEXP r_map_png(SEXP map) {
+    call c = {{0}, map, R_NilValue, R_NilValue, R_NilValue, R_NilValue};
+    return run(do_map_png, &c);
 }
 
 /* --- plot_hydro ------------------------------------------------------------ */
@@ -171,68 +249,84 @@ static hydroplot_status fill_request(hydroplot_plot_request *req, SEXP a) {
 /* Runs hydroplot_plot; returns list(layers = named GeoJSON strings,
  * bbox, warnings, map = external pointer or NULL). `map` NULL: a new map;
  * else the map to draw onto (add = TRUE). */
-static SEXP r_plot(SEXP ctx_ptr, SEXP args, SEXP layers, SEXP map_ptr) {
-    hydroplot_context *ctx = unwrap(ctx_ptr, "hydroplot_context");
+static SEXP do_plot(void *data) {
+    call *c = data;
+    SEXP args = c->b, layers = c->c, map_ptr = c->d;
+    hydroplot_context *ctx = unwrap(c->a, "hydroplot_context");
     hydroplot_map *onto = Rf_isNull(map_ptr) ? NULL : unwrap(map_ptr, "hydroplot_map");
-    hydroplot_plot_request *req = hydroplot_plot_request_new();
-    hydroplot_plot_data *pd = NULL;
-    hydroplot_map *taken = NULL;
-    hydroplot_buffer *b = NULL;
+    held *h = &c->h;
     hydroplot_status s;
     double bbox[4];
     size_t i, nw;
     SEXP out, json, warnings, box;
     const char *names[] = {"layers", "bbox", "warnings", "map", ""};
 
-    s = fill_request(req, args);
-    if (s == HYDROPLOT_OK) s = hydroplot_plot(ctx, req, onto, &pd);
-    hydroplot_plot_request_free(req);
+    h->req = hold(hydroplot_plot_request_new());
+    s = fill_request(h->req, args);
+    if (s == HYDROPLOT_OK) s = hydroplot_plot(ctx, h->req, onto, &h->pd);
+    hold(h->pd);
     if (s != HYDROPLOT_OK) stop_status(s);
 
     out = PROTECT(Rf_mkNamed(VECSXP, names));
     json = PROTECT(Rf_allocVector(STRSXP, XLENGTH(layers)));
     for (i = 0; i < (size_t)XLENGTH(layers); i++) {
-        s = hydroplot_plot_data_layer_geojson(pd, CHAR(STRING_ELT(layers, i)), &b);
-        if (s != HYDROPLOT_OK) break;
-        SET_STRING_ELT(json, i, Rf_mkCharLenCE((const char *)hydroplot_buffer_data(b), (int)hydroplot_buffer_len(b), CE_UTF8));
-        hydroplot_buffer_free(b);
+        s = hydroplot_plot_data_layer_geojson(h->pd, CHAR(STRING_ELT(layers, i)), &h->buf);
+        hold(h->buf);
+        if (s != HYDROPLOT_OK) stop_status(s);
+        SET_STRING_ELT(json, i, buffer_to_char(h));
     }
-    if (s == HYDROPLOT_OK) s = hydroplot_plot_data_bbox(pd, bbox);
-    if (s == HYDROPLOT_OK && onto == NULL && Rf_asLogical(field(args, "actually_plot")) == TRUE)
-        s = hydroplot_plot_data_take_map(pd, &taken);
-    if (s != HYDROPLOT_OK) {
-        hydroplot_plot_data_free(pd);
-        stop_status(s);
+    s = hydroplot_plot_data_bbox(h->pd, bbox);
+    if (s == HYDROPLOT_OK && onto == NULL && Rf_asLogical(field(args, "actually_plot")) == TRUE) {
+        s = hydroplot_plot_data_take_map(h->pd, &h->map);
+        hold(h->map);
     }
+    if (s != HYDROPLOT_OK) stop_status(s);
     Rf_setAttrib(json, R_NamesSymbol, layers);
     SET_VECTOR_ELT(out, 0, json);
     box = Rf_allocVector(REALSXP, 4);
     SET_VECTOR_ELT(out, 1, box);
     memcpy(REAL(box), bbox, sizeof bbox);
-    nw = hydroplot_plot_data_warning_count(pd);
+    nw = hydroplot_plot_data_warning_count(h->pd);
     warnings = Rf_allocVector(STRSXP, (R_xlen_t)nw);
     SET_VECTOR_ELT(out, 2, warnings);
-    for (i = 0; i < nw; i++) SET_STRING_ELT(warnings, i, Rf_mkCharCE(hydroplot_plot_data_warning(pd, i), CE_UTF8));
-    hydroplot_plot_data_free(pd);
-    if (taken != NULL) SET_VECTOR_ELT(out, 3, wrap(taken, "hydroplot_map", map_finalizer));
-    else if (onto != NULL) SET_VECTOR_ELT(out, 3, map_ptr);
+    for (i = 0; i < nw; i++) SET_STRING_ELT(warnings, i, Rf_mkCharCE(hydroplot_plot_data_warning(h->pd, i), CE_UTF8));
+    if (h->map != NULL) {
+        SET_VECTOR_ELT(out, 3, wrap(h->map, "hydroplot_map", map_finalizer));
+        h->map = NULL;
+    } else if (onto != NULL) {
+        SET_VECTOR_ELT(out, 3, map_ptr);
+    }
     UNPROTECT(2);
     return out;
+}
+
+static SEXP r_plot(SEXP ctx_ptr, SEXP args, SEXP layers, SEXP map_ptr) {
+    call c = {{0}, ctx_ptr, args, layers, map_ptr, R_NilValue};
+    return run(do_plot, &c);
 }
 
 /* --- get_raindrop_trace ---------------------------------------------------- */
 
 /* The trace from (x, y) in crs as GeoJSON text. */
+static SEXP do_trace(void *data) {
+    call *c = data;
+    SEXP chr, out;
+    hydroplot_status s = hydroplot_raindrop_trace(unwrap(c->a, "hydroplot_context"), Rf_asReal(c->b), Rf_asReal(c->c),
+                                                  str_or_null(c->d), str_or_null(c->e), &c->h.trace);
+    hold(c->h.trace);
+    if (s != HYDROPLOT_OK) stop_status(s);
+    s = hydroplot_trace_geojson(c->h.trace, &c->h.buf);
+    hold(c->h.buf);
+    if (s != HYDROPLOT_OK) stop_status(s);
+    chr = PROTECT(buffer_to_char(&c->h));
+    out = Rf_ScalarString(chr);
+    UNPROTECT(1);
+    return out;
+}
+
 static SEXP r_trace(SEXP ctx_ptr, SEXP x, SEXP y, SEXP crs, SEXP direction) {
-    hydroplot_trace *t = NULL;
-    hydroplot_buffer *b = NULL;
-    hydroplot_status s = hydroplot_raindrop_trace(unwrap(ctx_ptr, "hydroplot_context"), Rf_asReal(x), Rf_asReal(y),
-                                                  str_or_null(crs), str_or_null(direction), &t);
-    if (s != HYDROPLOT_OK) stop_status(s);
-    s = hydroplot_trace_geojson(t, &b);
-    hydroplot_trace_free(t);
-    if (s != HYDROPLOT_OK) stop_status(s);
-    return buffer_to_string(b);
+    call c = {{0}, ctx_ptr, x, y, crs, direction};
+    return run(do_trace, &c);
 }
 
 static const R_CallMethodDef call_methods[] = {
@@ -241,6 +335,7 @@ static const R_CallMethodDef call_methods[] = {
     {"hp_map_png", (DL_FUNC)&r_map_png, 1},
     {"hp_plot", (DL_FUNC)&r_plot, 4},
     {"hp_trace", (DL_FUNC)&r_trace, 5},
+    {"hp_held_handles", (DL_FUNC)&r_held_handles, 0},
     {NULL, NULL, 0}};
 
 void R_init_hydroplot(DllInfo *dll) {

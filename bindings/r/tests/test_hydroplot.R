@@ -126,5 +126,26 @@ check("an explicit context and the library version", {
   expect_error(hydroplot_context(no_such_option = 1), "HYDROPLOT_ERR_INVALID_ARGUMENT")
 })
 
+check("an R error raised inside the glue is a normal R error and frees what the call made", {
+  held <- function() .Call(hydroplot:::C_hp_held_handles)
+  stopifnot(held() == 0L) # every call above, failed or not, freed its handles
+  ctx <- hydroplot:::context_of(NULL)
+  # The glue's own entry points with arguments R/ never passes: comids must be
+  # numeric (REAL() of a character vector raises after the request was made),
+  # options must be named (STRING_ELT() of no names raises after the context
+  # was made). Many times, so a leak per call would add up.
+  bad_request <- list(comids = "13293970", actually_plot = FALSE, overwrite = TRUE)
+  for (i in 1:500) {
+    e <- tryCatch(.Call(hydroplot:::C_hp_plot, ctx, bad_request, "flowline", NULL), error = identity)
+    stopifnot(inherits(e, "simpleError"), grepl("REAL()", conditionMessage(e), fixed = TRUE))
+    e <- tryCatch(.Call(hydroplot:::C_hp_context_new, c("0")), error = identity)
+    stopifnot(inherits(e, "simpleError"), grepl("STRING_ELT()", conditionMessage(e), fixed = TRUE))
+    stopifnot(held() == 0L)
+  }
+  # The session goes on: the same context still plots.
+  d <- plot_hydro(list(13293970), actually_plot = FALSE, context = ctx)
+  stopifnot(nrow(d$flowline) == 251, held() == 0L)
+})
+
 cat(sprintf("hydroplot-r: %d passed, %d failed\n", passed, failed))
 quit(status = if (failed == 0) 0 else 1)
