@@ -15,7 +15,7 @@ cd "$(dirname "$0")/.."
 seconds="${FUZZ_SECONDS:-20}"
 
 echo "stable mutation fuzzer: ${seconds}s per target"
-HYDROPLOT_FUZZ_SECONDS="$seconds" cargo test --features mock --test fuzz_parsers -- --nocapture --test-threads 2
+HYDROPLOT_FUZZ_SECONDS="$seconds" cargo test --test fuzz_parsers -- --nocapture --test-threads 2
 
 if [ "${LIBFUZZER:-0}" = 1 ] && cargo +nightly fuzz --version >/dev/null 2>&1; then
     echo "libFuzzer (cargo +nightly fuzz): ${seconds}s per target"

@@ -11,7 +11,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 DATA=target/bench-data
 VENV=target/bench-venv
-BIN=target/release/examples
+BIN=target/release
 mkdir -p "$DATA"
 
 echo "== machine"
@@ -20,8 +20,8 @@ grep -m1 "model name" /proc/cpuinfo || true
 echo "cores: $(nproc), memory: $(awk '/MemTotal/ {printf "%.1f GB", $2/1048576}' /proc/meminfo)"
 
 echo "== build (release)"
-cargo build --release --features mock \
-  --example bench_make_network --example bench_mock_server --example bench_hydroplot
+cargo build --release -p hydroplot-bench \
+  --bin bench_make_network --bin bench_mock_server --bin bench_hydroplot
 
 echo "== data"
 [ -f "$DATA/network_50k.gpkg" ] ||

@@ -53,7 +53,7 @@ R --version | head -n 1
 doxygen --version
 
 section "library and mock"
-cargo build -q --features mock --bin hydroplot-mock
+cargo build -q -p hydroplot-mock
 # The install prefix the bindings use: the CMake install of .ci/run when there
 # is one (so its layout is what gets tested), else the debug build laid out the same way.
 soname="libhydroplot.so.$(sed -n 's/^version = "\([0-9.]*\)"/\1/p' Cargo.toml | head -n 1)"

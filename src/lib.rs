@@ -26,9 +26,6 @@ pub mod render;
 pub mod services;
 pub mod trace;
 
-#[cfg(feature = "mock")]
-pub mod mock;
-
 pub use context::Context;
 pub use error::{Error, Result};
 

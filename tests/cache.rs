@@ -1,7 +1,7 @@
 //! The plot-data cache (`cache_data`): keyed, atomic, safe to share.
 
-use hydroplot::mock::{context, MockServer};
 use hydroplot::plot::{plot_hydro, CacheSetting, Layer, Outlet, PlotData, PlotRequest};
+use hydroplot_mock::{context, MockServer};
 use std::path::{Path, PathBuf};
 
 fn tmpdir(name: &str) -> PathBuf {

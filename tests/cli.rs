@@ -2,9 +2,9 @@
 //! spec's trace map (`trace --out`), and `index` on a copy of the Yahara
 //! sample and on files it must refuse.
 
-use hydroplot::mock::{self, MockServer};
 use hydroplot::render::{Map, TileCacheMode};
 use hydroplot::services::flowtrace::raindrop_trace;
+use hydroplot_mock::{self as mock, MockServer};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 

@@ -1,7 +1,7 @@
 //! The CLI refuses bad values with a message and no request: the same
 //! checks as the C API, from the core's checked setters.
 
-use hydroplot::mock::MockServer;
+use hydroplot_mock::MockServer;
 use std::process::Command;
 
 #[test]

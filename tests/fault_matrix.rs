@@ -13,13 +13,13 @@ use hydroplot::cache::PlotCache;
 use hydroplot::collection::Collection;
 use hydroplot::config::Config;
 use hydroplot::feature::{to_geojson, Feature};
-use hydroplot::mock::{Fault, FaultKind, MockServer};
 use hydroplot::plot::cached::request_key;
 use hydroplot::plot::{plot_hydro, CacheSetting, Layer, Outlet, PlotRequest};
 use hydroplot::render::{Map, TileCacheMode};
 use hydroplot::services::fabric::{self, ItemsQuery};
 use hydroplot::services::{flowtrace, index};
 use hydroplot::{Context, Error};
+use hydroplot_mock::{Fault, FaultKind, MockServer};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 

@@ -13,9 +13,9 @@ use hydroplot::ffi::plot_data::*;
 use hydroplot::ffi::plot_request::*;
 use hydroplot::ffi::trace::*;
 use hydroplot::ffi::trace_batch::*;
-use hydroplot::mock::MockServer;
 use hydroplot::network::{upstream_comids, Reach};
 use hydroplot::render::tile_cache::TileCache;
+use hydroplot_mock::MockServer;
 use std::ffi::{CStr, CString};
 use std::os::raw::c_char;
 use std::path::{Path, PathBuf};
@@ -600,9 +600,9 @@ fn https_is_the_default_and_secrets_never_reach_messages() {
             HYDROPLOT_OK
         );
     }
-    server.set_fault(hydroplot::mock::Fault {
+    server.set_fault(hydroplot_mock::Fault {
         path_contains: "/".into(),
-        kind: hydroplot::mock::FaultKind::Status(500),
+        kind: hydroplot_mock::FaultKind::Status(500),
         times: None,
     });
     let mut t = null_mut();

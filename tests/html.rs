@@ -7,9 +7,9 @@
 mod chromium;
 
 use hydroplot::html::{plot_data_html, trace_html, HtmlOptions, TraceStyle, SIZE_WARNING_BYTES};
-use hydroplot::mock::{self, MockServer};
 use hydroplot::plot::{plot_hydro, CacheSetting, Outlet, PlotData, PlotRequest};
 use hydroplot::services::flowtrace::raindrop_trace;
+use hydroplot_mock::{self as mock, MockServer};
 use serde_json::Value;
 use std::path::PathBuf;
 

@@ -3,9 +3,9 @@
 
 use hydroplot::context::{LogLevel, Observer};
 use hydroplot::http::Service;
-use hydroplot::mock::{self, Fault, FaultKind, MockServer};
 use hydroplot::services::{fabric, index};
 use hydroplot::{Context, Error};
+use hydroplot_mock::{self as mock, Fault, FaultKind, MockServer};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 

@@ -5,10 +5,10 @@
 use hydroplot::collection::Collection;
 use hydroplot::context::{LogLevel, Observer};
 use hydroplot::http::Service;
-use hydroplot::mock::{self, MockServer};
 use hydroplot::services::fabric::{self, ItemsQuery};
 use hydroplot::services::index;
 use hydroplot::{Context, Error};
+use hydroplot_mock::{self as mock, MockServer};
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
 

@@ -1,9 +1,9 @@
 //! plot_hydro against the loopback mock services (download mode): the
 //! requests the spec prescribes, and the numbers of the real Yahara data.
 
-use hydroplot::mock::{context, MockServer};
 use hydroplot::plot::{plot_hydro, Layer, Outlet, PlotRequest};
 use hydroplot::Error;
+use hydroplot_mock::{context, MockServer};
 
 fn data_only(outlets: Vec<Outlet>) -> PlotRequest {
     PlotRequest {
@@ -287,9 +287,9 @@ fn a_missing_optional_layer_is_a_warning_and_progress_sees_every_stage() {
         }
     }
     let server = MockServer::start();
-    server.set_fault(hydroplot::mock::Fault {
+    server.set_fault(hydroplot_mock::Fault {
         path_contains: "/collections/nhdarea/items".into(),
-        kind: hydroplot::mock::FaultKind::Status(404),
+        kind: hydroplot_mock::FaultKind::Status(404),
         times: None,
     });
     let stages = Arc::new(Stages::default());

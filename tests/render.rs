@@ -16,13 +16,13 @@
 
 use hydroplot::crs::Transformer;
 use hydroplot::feature::Feature;
-use hydroplot::mock::{self, Fault, FaultKind, MockServer};
 use hydroplot::plot::{plot_hydro, Layer, Outlet, PlotData, PlotRequest};
 use hydroplot::render::style::PlotStyles;
 use hydroplot::render::tiles::{tile_range, zoom_for, TILE_PX};
 use hydroplot::render::view::HALF_WORLD_M;
 use hydroplot::render::{Map, MapSpec, TileCacheMode};
 use hydroplot::Context;
+use hydroplot_mock::{self as mock, Fault, FaultKind, MockServer};
 use std::path::{Path, PathBuf};
 
 const YAHARA_OUTLET: i64 = 13293970;

@@ -6,9 +6,9 @@
 //! is current. To tell a 304 from a fresh download, the entries are given a
 //! body the server never sends: it survives a 304 and is replaced by a 200.
 
-use hydroplot::mock::{self, MockServer};
 use hydroplot::render::tile_cache::{Entry, TileCache, DEFAULT_MAX_BYTES};
 use hydroplot::render::{Map, TileCacheMode};
+use hydroplot_mock::{self as mock, MockServer};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 fn now() -> u64 {

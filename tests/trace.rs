@@ -12,9 +12,9 @@ use hydroplot::ffi::context::{
 use hydroplot::ffi::hydroplot_status;
 use hydroplot::ffi::trace::*;
 use hydroplot::ffi::trace_batch::*;
-use hydroplot::mock::{self, Fault, FaultKind, MockServer};
 use hydroplot::services::flowtrace::{raindrop_trace, raindrop_trace_batch};
 use hydroplot::{Context, Error};
+use hydroplot_mock::{self as mock, Fault, FaultKind, MockServer};
 use std::ffi::{c_char, CStr, CString};
 use std::sync::{Arc, Mutex};
 

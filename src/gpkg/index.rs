@@ -10,7 +10,7 @@
 //! writing. The only change to an accepted file is the new index.
 
 use super::layer::quote;
-use super::GeoPackage;
+use super::reader::GeoPackage;
 use crate::{Error, Result};
 use rusqlite::{Connection, OpenFlags};
 use std::io::Read;

@@ -2,7 +2,9 @@
 //! normalized request) and the entry format, over the byte store of
 //! [`crate::cache`]. Cache trouble is a warning, never a failed plot.
 
-use super::{Layer, Outlet, PlotData, PlotRequest};
+use super::data::{Layer, PlotData};
+use super::outlets::site_id;
+use super::request::{Outlet, PlotRequest};
 use crate::cache::PlotCache;
 use crate::context::{Context, LogLevel};
 use crate::feature::{from_geojson_feature, to_geojson};
@@ -89,7 +91,7 @@ pub fn request_key(ctx: &Context, req: &PlotRequest) -> Result<String> {
         .iter()
         .map(|o| match o {
             Outlet::Comid(c) => json!(["comid", c]),
-            Outlet::Site(s) => json!(["site", super::site_id(s)]),
+            Outlet::Site(s) => json!(["site", site_id(s)]),
             Outlet::Feature { source, id } => json!(["feature", source, id]),
             Outlet::Point { x, y, crs } => json!(["point", x, y, crs]),
         })

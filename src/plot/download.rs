@@ -4,7 +4,7 @@
 use super::outlets::{linked_data_id, outlet_point, Resolved};
 use super::request::{Outlet, PlotRequest};
 use super::subset::{retain_keys, union_basin, Subset};
-use super::Thinning;
+use super::thinning::Thinning;
 use crate::collection::Collection;
 use crate::context::Context;
 use crate::crs::Transformer;
@@ -21,7 +21,7 @@ pub fn subset(ctx: &Context, req: &PlotRequest) -> Result<Subset> {
         return comid_set(ctx, req, comids);
     }
     if let Some((bbox, crs)) = &req.bbox {
-        let bbox = Transformer::new(crs, super::PLOT_DATA_CRS)?.bbox(*bbox)?;
+        let bbox = Transformer::new(crs, super::data::PLOT_DATA_CRS)?.bbox(*bbox)?;
         return in_bbox(ctx, req, bbox);
     }
     upstream_of_outlets(ctx, req)
@@ -229,7 +229,7 @@ fn add_bbox_layers(ctx: &Context, subset: &mut Subset, bbox: [f64; 4]) -> Result
 
 /// R2: the comid of the catchment holding a point.
 fn point_comid(ctx: &Context, x: f64, y: f64, crs: &str) -> Result<i64> {
-    let (lon, lat) = Transformer::new(crs, super::PLOT_DATA_CRS)?.point(x, y)?;
+    let (lon, lat) = Transformer::new(crs, super::data::PLOT_DATA_CRS)?.point(x, y)?;
     let ids = fabric::catchments_at_point(ctx, lon, lat)?;
     ids.first().copied().ok_or_else(|| {
         Error::not_found(format!(

@@ -1,7 +1,7 @@
 //! Plot data on a map: turns layers and plot_config into the render
 //! module's [`LayerView`]s, in the reference order.
 
-use super::{Layer, PlotData, PLOT_DATA_CRS};
+use super::data::{Layer, PlotData, PLOT_DATA_CRS};
 use crate::render::style::{PlotStyles, Style};
 use crate::render::{LayerView, Map, ShapePaint};
 use crate::Result;

@@ -4,7 +4,7 @@
 use super::outlets::{linked_data_id, outlet_point, site_number, Resolved};
 use super::request::{Outlet, PlotRequest};
 use super::subset::{union_basin, wbareacomi_of, Subset};
-use super::Thinning;
+use super::thinning::Thinning;
 use crate::collection::Collection;
 use crate::context::Context;
 use crate::crs::Transformer;
@@ -27,7 +27,7 @@ pub fn subset(ctx: &Context, req: &PlotRequest, path: &Path) -> Result<Subset> {
         )));
     }
     if let Some((bbox, crs)) = &req.bbox {
-        let bbox = Transformer::new(crs, super::PLOT_DATA_CRS)?.bbox(*bbox)?;
+        let bbox = Transformer::new(crs, super::data::PLOT_DATA_CRS)?.bbox(*bbox)?;
         return in_bbox(&gpkg, req, bbox);
     }
     let reaches = gpkg.read_topology()?;
@@ -179,7 +179,7 @@ fn add_bbox_layers(gpkg: &GeoPackage, subset: &mut Subset, bbox: [f64; 4]) -> Re
 /// the catchment that holds them, other sources through the index service.
 fn resolve(ctx: &Context, gpkg: &GeoPackage, outlet: &Outlet) -> Result<Resolved> {
     if let Outlet::Point { x, y, crs } = outlet {
-        let (lon, lat) = Transformer::new(crs, super::PLOT_DATA_CRS)?.point(*x, *y)?;
+        let (lon, lat) = Transformer::new(crs, super::data::PLOT_DATA_CRS)?.point(*x, *y)?;
         let hits = gpkg.read_bbox(Collection::Catchment, [lon, lat, lon, lat])?;
         let comid = hits
             .iter()

@@ -9,6 +9,7 @@ mod local;
 mod outlets;
 pub mod request;
 mod subset;
+mod thinning;
 
 pub use data::{Layer, PlotData, PLOT_DATA_CRS};
 pub use draw::draw_plot_data;
@@ -101,31 +102,4 @@ fn write_gpkg(data: &PlotData, path: &std::path::Path, overwrite: bool) -> Resul
     .filter(|(_, features)| !features.is_empty())
     .collect();
     crate::gpkg::write(path, &layers, overwrite)
-}
-
-/// The stream order filter and flowline-only switch in force for a request.
-struct Thinning {
-    streamorder: Option<i32>,
-    flowline_only: bool,
-}
-
-impl Thinning {
-    /// Unset means no filter and not flowline-only (the spec); stream order
-    /// -1 applies the reference's rule to the largest basin's area.
-    fn decide(req: &PlotRequest, basins: &[Feature]) -> Thinning {
-        match req.streamorder {
-            Some(-1) => {
-                let largest = basins.iter().map(subset::area_km2).fold(0.0, f64::max);
-                let streamorder = crate::network::auto_streamorder(largest);
-                Thinning {
-                    streamorder,
-                    flowline_only: req.flowline_only.unwrap_or(streamorder.is_some()),
-                }
-            }
-            n => Thinning {
-                streamorder: n.filter(|&n| n > 0),
-                flowline_only: req.flowline_only.unwrap_or(false),
-            },
-        }
-    }
 }

@@ -291,7 +291,7 @@ fn check_outlet(outlet: &Outlet) -> Result<()> {
             ))
         }
         Outlet::Point { x, y, crs } => {
-            let (lon, lat) = Transformer::new(crs, super::PLOT_DATA_CRS)
+            let (lon, lat) = Transformer::new(crs, super::data::PLOT_DATA_CRS)
                 .and_then(|t| t.point(*x, *y))
                 .map_err(|e| Error::InvalidArgument(format!("point ({x}, {y}) in {crs}: {e}")))?;
             check_lon_lat(&format!("point ({x}, {y}) in {crs}"), lon, lat)
@@ -317,7 +317,7 @@ fn check_bbox(b: [f64; 4], crs: &str) -> Result<()> {
             "{what} must be finite with xmin < xmax and ymin < ymax"
         )));
     }
-    let lonlat = Transformer::new(crs, super::PLOT_DATA_CRS)
+    let lonlat = Transformer::new(crs, super::data::PLOT_DATA_CRS)
         .and_then(|t| t.bbox(b))
         .map_err(|e| Error::InvalidArgument(format!("{what}: {e}")))?;
     check_lon_lat(&what, lonlat[0], lonlat[1])?;

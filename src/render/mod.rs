@@ -16,12 +16,13 @@ pub mod tile_cache;
 pub mod tiles;
 pub mod view;
 
+pub use tile_cache::TileCacheMode;
+
 use crate::context::Context;
 use crate::crs::Transformer;
 use crate::{Error, Result};
 use colors::RColor;
 use geo::Geometry;
-use std::path::PathBuf;
 use style::Style;
 use symbols::SymbolPaint;
 use tiny_skia::{Color, FillRule, LineCap, LineJoin, Path, PathBuilder, Pixmap, Stroke, Transform};
@@ -29,26 +30,6 @@ use view::View;
 
 /// The CRS of the drawn map.
 pub const MAP_CRS: &str = "EPSG:3857";
-
-/// Where basemap tiles are kept between calls.
-#[derive(Debug, Clone, PartialEq)]
-pub enum TileCacheMode {
-    /// A persistent cache directory (created when missing).
-    Dir(PathBuf),
-    /// `cache_data = FALSE`: nothing persistent is written or read.
-    Off,
-}
-
-impl TileCacheMode {
-    /// The context's tile cache: its directory, or off when the `tile_cache` option is off.
-    pub fn of(config: &crate::config::Config) -> TileCacheMode {
-        if config.tile_cache {
-            TileCacheMode::Dir(config.tile_cache_dir.clone())
-        } else {
-            TileCacheMode::Off
-        }
-    }
-}
 
 /// What a new map shows: the parameters of [`Map::new`] plus the HiDPI scale.
 #[derive(Debug, Clone, PartialEq)]

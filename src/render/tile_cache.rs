@@ -30,6 +30,26 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+/// Where basemap tiles are kept between calls.
+#[derive(Debug, Clone, PartialEq)]
+pub enum TileCacheMode {
+    /// A persistent cache directory (created when missing).
+    Dir(PathBuf),
+    /// `cache_data = FALSE`: nothing persistent is written or read.
+    Off,
+}
+
+impl TileCacheMode {
+    /// The context's tile cache: its directory, or off when the `tile_cache` option is off.
+    pub fn of(config: &crate::config::Config) -> TileCacheMode {
+        if config.tile_cache {
+            TileCacheMode::Dir(config.tile_cache_dir.clone())
+        } else {
+            TileCacheMode::Off
+        }
+    }
+}
+
 /// Lifetime of a tile whose server gave no `Cache-Control` / `Expires`.
 pub const DEFAULT_MAX_AGE: Duration = Duration::from_secs(30 * 24 * 3600);
 

@@ -2,9 +2,8 @@
 //! fetching (parallel, cached), decoding and stitching of the tiles under a
 //! view.
 
-use super::tile_cache::{Entry, TileCache, DEFAULT_MAX_BYTES};
+use super::tile_cache::{Entry, TileCache, TileCacheMode, DEFAULT_MAX_BYTES};
 use super::view::{View, HALF_WORLD_M};
-use super::TileCacheMode;
 use crate::context::Context;
 use crate::http::{redact_url, Service};
 use crate::parallel::parallel_map;

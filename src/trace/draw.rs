@@ -1,13 +1,10 @@
 //! A trace on a map: its flowline portion and the raindrop's path as the
 //! render module's [`LayerView`]s.
 
-use super::{Trace, RAINDROP_PATH_ID};
+use super::{Trace, RAINDROP_PATH_ID, TRACE_CRS};
 use crate::render::{LayerView, Map, ShapePaint};
 use crate::Result;
 use geo::{Geometry, LineString};
-
-/// The CRS of trace results (WGS 84 longitude/latitude).
-pub const TRACE_CRS: &str = "EPSG:4326";
 
 impl Trace {
     /// Draws the trace on `map`: its flowline portion in `flowline_col`, the

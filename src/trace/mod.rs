@@ -12,7 +12,8 @@
 mod draw;
 pub mod map;
 
-pub use draw::TRACE_CRS;
+/// The CRS of trace results (WGS 84 longitude/latitude).
+pub const TRACE_CRS: &str = "EPSG:4326";
 
 use crate::error::{Error, Result};
 use crate::feature::value_as_i64;

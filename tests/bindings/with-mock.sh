@@ -5,7 +5,7 @@
 #   tests/bindings/with-mock.sh Rscript bindings/r/tests/test_hydroplot.R
 #
 # The mock is $HYDROPLOT_TEST_MOCK_BIN (default target/debug/hydroplot-mock,
-# built by `cargo build --features mock --bin hydroplot-mock`). Tiles are
+# built by `cargo build -p hydroplot-mock`). Tiles are
 # cached under a temporary directory removed on exit.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"

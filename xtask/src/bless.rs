@@ -55,7 +55,7 @@ pub fn render_candidates(root: &Path) -> Result<(), String> {
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let status = Command::new(cargo)
         .current_dir(root)
-        .args(["test", "--features", "mock", "--test", "render"])
+        .args(["test", "--test", "render"])
         .env(CANDIDATES_VAR, &dir)
         .status()
         .map_err(|e| format!("cannot run cargo test: {e}"))?;

@@ -96,7 +96,7 @@ fn main() {
     }
     assert!(cols >= 1 && rows >= 10, "at least 1 column and 10 rows");
     let t = Instant::now();
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let root = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/.."));
     let schema = Connection::open(root.join(SAMPLES[1])).expect("Yahara sample");
     let columns: Vec<Vec<String>> = LAYERS.iter().map(|l| table_columns(&schema, l)).collect();
     let samples: Vec<Sample> = SAMPLES

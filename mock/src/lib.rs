@@ -1,4 +1,5 @@
-//! Loopback mock services for tests, examples and benchmarks (feature `mock`).
+//! Loopback mock services for hydroplot's tests, examples and benchmarks:
+//! a dev-only workspace crate, never published, never linked into the library.
 //!
 //! [`MockServer`] serves, on 127.0.0.1 and a free port, imitations of the
 //! linked-data index service (`/nldi`), the fabric OGC API Features service
@@ -19,8 +20,8 @@ mod http;
 mod index;
 mod tiles;
 
-use crate::config::{Config, Names};
-use crate::context::Context;
+use hydroplot::config::{Config, Names};
+use hydroplot::context::Context;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
@@ -142,25 +143,28 @@ impl MockServer {
     }
 
     /// Serves on `port` (0 = a free one).
-    pub fn start_on(port: u16) -> crate::Result<MockServer> {
+    pub fn start_on(port: u16) -> hydroplot::Result<MockServer> {
         MockServer::serve(data::Data::shared()?, port)
     }
 
     /// Serves the GeoPackages `files` instead of the fixtures (benchmarks),
     /// on `port` (0 = a free one).
-    pub fn start_with_data(files: &[std::path::PathBuf], port: u16) -> crate::Result<MockServer> {
+    pub fn start_with_data(
+        files: &[std::path::PathBuf],
+        port: u16,
+    ) -> hydroplot::Result<MockServer> {
         MockServer::serve(Arc::new(data::Data::load_from(files)?), port)
     }
 
-    fn serve(data: Arc<data::Data>, port: u16) -> crate::Result<MockServer> {
+    fn serve(data: Arc<data::Data>, port: u16) -> hydroplot::Result<MockServer> {
         let listener = std::net::TcpListener::bind(("127.0.0.1", port)).map_err(|e| {
-            crate::Error::Io(format!(
+            hydroplot::Error::Io(format!(
                 "the mock server cannot listen on 127.0.0.1:{port}: {e}"
             ))
         })?;
         let port = listener
             .local_addr()
-            .map_err(|e| crate::Error::Io(e.to_string()))?
+            .map_err(|e| hydroplot::Error::Io(e.to_string()))?
             .port();
         let shared = Arc::new(Shared {
             data,

@@ -9,13 +9,13 @@
 
 use super::data::Data;
 use super::http::{Reply, Request};
-use crate::collection::Collection;
 use geo::{Coord, Distance, Geometry, Haversine, Intersects, Point};
+use hydroplot::collection::Collection;
 use serde_json::{json, Value};
 
 /// The recorded answer for [`RECORDED_POINT`] traced up.
 const RECORDED: &[u8] = include_bytes!(concat!(
-    env!("CARGO_MANIFEST_DIR"),
+    concat!(env!("CARGO_MANIFEST_DIR"), "/.."),
     "/tests/data/responses/flowtrace_up_yahara.json"
 ));
 /// (lon, lat) of the recorded trace.

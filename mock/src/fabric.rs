@@ -17,10 +17,10 @@
 
 use super::data::{wire_json, Data, Item};
 use super::http::{Reply, Request};
-use crate::collection::Collection;
-use crate::config::Names;
-use crate::http::with_query;
 use geo::{Intersects, Point, Rect};
+use hydroplot::collection::Collection;
+use hydroplot::config::Names;
+use hydroplot::http::with_query;
 use serde_json::{json, Map, Value};
 use std::borrow::Cow;
 use std::cmp::Ordering;
@@ -397,7 +397,9 @@ fn parse_in(
         .as_array()
         .ok_or("the second arg must be an array")?
         .iter()
-        .map(|v| crate::feature::value_as_i64(v).ok_or_else(|| format!("{v} is not an integer id")))
+        .map(|v| {
+            hydroplot::feature::value_as_i64(v).ok_or_else(|| format!("{v} is not an integer id"))
+        })
         .collect::<Result<_, _>>()?;
     Ok((property(name)?, ids))
 }
@@ -407,7 +409,7 @@ fn selects(query: &Query, item: &Item) -> bool {
     if let Some((property, ids)) = &query.ids {
         if !props
             .get(property)
-            .and_then(crate::feature::value_as_i64)
+            .and_then(hydroplot::feature::value_as_i64)
             .is_some_and(|id| ids.contains(&id))
         {
             return false;

@@ -1,6 +1,6 @@
 //! hydroplot's benchmarks as one timed program printing figures (never run in
 //! CI; `bench/compare.sh` runs it). Build once:
-//! `cargo build --release --features mock --examples`.
+//! `cargo build --release -p hydroplot-bench`.
 //!
 //! - `bench_hydroplot services NETWORK.gpkg [OUT.json]`: starts
 //!   `bench_mock_server` on the generated network (see `bench_make_network`)

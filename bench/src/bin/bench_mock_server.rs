@@ -7,7 +7,7 @@
 //!   JSON lines `{"method","target","body"}` (target = path?query) and forgets them;
 //!   prints `logged N`.
 
-use hydroplot::mock::MockServer;
+use hydroplot_mock::MockServer;
 use std::io::{BufRead, Write};
 
 fn main() {

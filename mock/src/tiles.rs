@@ -4,7 +4,7 @@
 //! that match them.
 
 use super::http::Reply;
-use crate::render::tile_cache::parse_http_date;
+use hydroplot::render::tile_cache::parse_http_date;
 
 /// The `Last-Modified` of every tile (tiles never change).
 const LAST_MODIFIED: &str = "Sun, 06 Nov 1994 08:49:37 GMT";

@@ -3,9 +3,9 @@
 
 use super::data::{Data, SYNTHETIC_FEATURES};
 use super::http::{Reply, Request};
-use crate::config::Names;
-use crate::feature::Feature;
 use geo::{Geometry, LineString, Point};
+use hydroplot::config::Names;
+use hydroplot::feature::Feature;
 use serde_json::{json, Value};
 
 /// A resolved linked-data feature: its comid and its GeoJSON feature.
@@ -181,7 +181,7 @@ fn basin_of(comid: i64, data: &Data) -> Option<geojson::Geometry> {
         .filter_map(|c| data.catchment(c))
         .collect();
     let geometry =
-        crate::feature::union_polygons(catchments.iter().filter_map(|f| f.geometry.as_ref()))?;
+        hydroplot::feature::union_polygons(catchments.iter().filter_map(|f| f.geometry.as_ref()))?;
     Some(geojson::Geometry::new(geojson::GeometryValue::from(
         &geometry,
     )))

@@ -29,7 +29,7 @@ fn main() {
             std::process::exit(2);
         }
     }
-    let server = match hydroplot::mock::MockServer::start_on(port) {
+    let server = match hydroplot_mock::MockServer::start_on(port) {
         Ok(s) => s,
         Err(e) => {
             eprintln!("hydroplot-mock: {e}");

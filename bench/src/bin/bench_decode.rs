@@ -8,7 +8,7 @@
 
 use geo::{Coord, Geometry, LineString, MultiLineString, MultiPolygon, Point, Polygon};
 use hydroplot::feature::{from_geojson_feature, lowercase_keys, Feature};
-use hydroplot::mock::MockServer;
+use hydroplot_mock::MockServer;
 use serde::de::{self, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde::Deserialize;
 use serde_json::{Map, Value};

@@ -2,7 +2,7 @@
 //! keep-alive, `Content-Length` bodies, request logging and fault injection.
 
 use super::{FaultKind, LoggedRequest, Shared};
-use crate::config::Names;
+use hydroplot::config::Names;
 use serde_json::{json, Value};
 use std::io::{ErrorKind, Read, Write};
 use std::net::{TcpListener, TcpStream};

@@ -2,10 +2,10 @@
 //! `tests/data/new_hope.gpkg` (in that order), with properties as the real
 //! fabric service sends them, loaded once per process.
 
-use crate::collection::Collection;
-use crate::feature::Feature;
-use crate::gpkg::GeoPackage;
-use crate::{Error, Result};
+use hydroplot::collection::Collection;
+use hydroplot::feature::Feature;
+use hydroplot::gpkg::GeoPackage;
+use hydroplot::{Error, Result};
 use once_cell::sync::OnceCell;
 use serde_json::{json, Map, Value};
 use std::collections::HashMap;
@@ -96,7 +96,7 @@ impl Data {
 
     /// Reads both GeoPackages.
     pub fn load() -> Result<Data> {
-        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let root = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/.."));
         let files: Vec<_> = GEOPACKAGES.iter().map(|f| root.join(f)).collect();
         Data::load_from(&files)
     }
@@ -228,7 +228,7 @@ fn to_wire(collection: Collection, mut feature: Feature, row: i64) -> Item {
     for (key, value) in feature.properties.iter_mut() {
         let Value::Number(n) = value else { continue };
         let wire = if ints.contains(&key.as_str()) {
-            crate::feature::value_as_i64(value).map(Value::from)
+            hydroplot::feature::value_as_i64(value).map(Value::from)
         } else {
             n.as_f64()
                 .and_then(|f| serde_json::Number::from_f64(f).map(Value::Number))
