@@ -33,12 +33,16 @@ fn a_hit_makes_no_request_and_returns_the_same_data() {
     let server = MockServer::start();
     let ctx = context(&server);
     let file = tmpdir("hit").join("plot.cache");
-    let first = plot_hydro(&ctx, &cached(13293970, &file), None).unwrap();
+    let first = plot_hydro(&ctx, &cached(13293970, &file), None)
+        .unwrap()
+        .data;
     assert!(file.exists());
     let misses = server.requests().len();
     assert!(misses >= 6, "{misses}");
     server.clear_requests();
-    let second = plot_hydro(&ctx, &cached(13293970, &file), None).unwrap();
+    let second = plot_hydro(&ctx, &cached(13293970, &file), None)
+        .unwrap()
+        .data;
     assert_eq!(server.requests().len(), 0, "a hit makes no request");
     same(&first, &second);
     assert_eq!(second.layer(Layer::Flowline).len(), 251);
@@ -46,7 +50,7 @@ fn a_hit_makes_no_request_and_returns_the_same_data() {
     // A changed parameter misses (and is added beside the first entry).
     let mut other = cached(13293970, &file);
     other.streamorder = Some(2);
-    let thinned = plot_hydro(&ctx, &other, None).unwrap();
+    let thinned = plot_hydro(&ctx, &other, None).unwrap().data;
     assert!(!server.requests().is_empty());
     assert!(thinned.layer(Layer::Flowline).len() < 251);
     server.clear_requests();
@@ -109,7 +113,9 @@ fn files_that_are_not_ours_are_left_byte_for_byte_untouched() {
         let file = dir.join(name);
         let before = std::fs::read(&file).unwrap();
         server.clear_requests();
-        let d = plot_hydro(&ctx, &cached(13293970, &file), None).unwrap();
+        let d = plot_hydro(&ctx, &cached(13293970, &file), None)
+            .unwrap()
+            .data;
         assert_eq!(d.layer(Layer::Flowline).len(), 251, "{name}");
         assert!(
             d.warnings.iter().any(|w| w.contains(name)
@@ -141,7 +147,9 @@ fn our_own_damaged_or_older_cache_is_replaced_with_a_warning() {
     old_format[60..64].copy_from_slice(&0u32.to_be_bytes());
     std::fs::write(&older, &old_format).unwrap();
     for (file, why) in [(&truncated, "cut short"), (&older, "older format")] {
-        let d = plot_hydro(&ctx, &cached(13293970, file), None).unwrap();
+        let d = plot_hydro(&ctx, &cached(13293970, file), None)
+            .unwrap()
+            .data;
         assert_eq!(d.layer(Layer::Flowline).len(), 251);
         assert!(
             d.warnings
@@ -151,7 +159,9 @@ fn our_own_damaged_or_older_cache_is_replaced_with_a_warning() {
             d.warnings
         );
         server.clear_requests();
-        let again = plot_hydro(&ctx, &cached(13293970, file), None).unwrap();
+        let again = plot_hydro(&ctx, &cached(13293970, file), None)
+            .unwrap()
+            .data;
         assert_eq!(
             server.requests().len(),
             0,
@@ -237,7 +247,9 @@ fn an_unwritable_location_is_a_warning_and_no_caching() {
     let server = MockServer::start();
     let ctx = context(&server);
     let file = PathBuf::from("/nonexistent-dir/hydroplot/plot.cache");
-    let d = plot_hydro(&ctx, &cached(13293970, &file), None).unwrap();
+    let d = plot_hydro(&ctx, &cached(13293970, &file), None)
+        .unwrap()
+        .data;
     assert_eq!(d.layer(Layer::Flowline).len(), 251);
     assert!(
         d.warnings.iter().any(|w| w.contains("not caching")),
@@ -256,7 +268,7 @@ fn concurrent_writers_lose_nothing() {
     std::thread::scope(|s| {
         for &o in &outlets {
             let (ctx, file) = (&ctx, &file);
-            s.spawn(move || plot_hydro(ctx, &cached(o, file), None).unwrap());
+            s.spawn(move || plot_hydro(ctx, &cached(o, file), None).unwrap().data);
         }
     });
     server.clear_requests();

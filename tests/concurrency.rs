@@ -15,7 +15,7 @@ use hydroplot::ffi::context::*;
 use hydroplot::ffi::hydroplot_status::*;
 use hydroplot::ffi::library::hydroplot_last_error;
 use hydroplot::ffi::trace::*;
-use hydroplot::plot::{plot_hydro, CacheSetting, Layer, Outlet, PlotRequest};
+use hydroplot::plot::{plot_hydro, CacheSetting, Layer, Outlet, Plot, PlotRequest};
 use hydroplot::services::flowtrace;
 use hydroplot::Context;
 use hydroplot_mock::MockServer;
@@ -63,7 +63,8 @@ fn work(ctx: &Context, i: usize, cache_file: &std::path::Path) -> Outcome {
         },
         ..PlotRequest::default()
     };
-    let data = plot_hydro(ctx, &req, None).unwrap_or_else(|e| panic!("plot {i}: {e}"));
+    let Plot { data, map, .. } =
+        plot_hydro(ctx, &req, None).unwrap_or_else(|e| panic!("plot {i}: {e}"));
     assert!(data.warnings.is_empty(), "plot {i}: {:?}", data.warnings);
     let (x, y) = POINTS[i % POINTS.len()];
     let trace = flowtrace::raindrop_trace(ctx, x, y, None, Some("up"))
@@ -75,7 +76,7 @@ fn work(ctx: &Context, i: usize, cache_file: &std::path::Path) -> Outcome {
             .filter_map(|f| f.get_i64("comid"))
             .collect(),
         catchments: data.layer(Layer::Catchment).len(),
-        png: data.map.as_ref().unwrap().png().unwrap(),
+        png: map.unwrap().png().unwrap(),
         trace: trace.to_geojson(),
     }
 }

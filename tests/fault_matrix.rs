@@ -525,7 +525,7 @@ fn a_failed_plot_leaves_no_output_no_temp_file_and_no_cache_entry() {
             // The same request without faults fetches afresh and succeeds.
             server.clear_faults();
             server.clear_requests();
-            let data = plot_hydro(&ctx, &req, None).unwrap();
+            let data = plot_hydro(&ctx, &req, None).unwrap().data;
             let refetched = !server.requests().is_empty();
             let again = files_in(&dir);
             let _ = std::fs::remove_dir_all(&dir);

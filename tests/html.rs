@@ -7,7 +7,7 @@
 mod chromium;
 
 use hydroplot::html::{plot_data_html, trace_html, HtmlOptions, TraceStyle, SIZE_WARNING_BYTES};
-use hydroplot::plot::{plot_hydro, CacheSetting, Outlet, PlotData, PlotRequest};
+use hydroplot::plot::{plot_hydro, CacheSetting, Outlet, Plot, PlotRequest};
 use hydroplot::services::flowtrace::raindrop_trace;
 use hydroplot_mock::{self as mock, MockServer};
 use serde_json::Value;
@@ -30,7 +30,7 @@ const YAHARA_COUNTS: [(&str, u64); 6] = [
 
 /// Plot data of the Yahara sample for `COMID`, tiles from the mock, flowlines
 /// 3 px wide so that a screenshot has pixels of their pure colour.
-fn yahara(server: &MockServer) -> PlotData {
+fn yahara(server: &MockServer) -> Plot {
     let ctx = mock::context(server);
     let mut req = PlotRequest {
         outlets: vec![Outlet::Comid(COMID)],
@@ -109,7 +109,7 @@ fn max_decimals(s: &str) -> usize {
 fn yahara_page_holds_every_layer_small_and_rounded() {
     let server = MockServer::start();
     let data = yahara(&server);
-    let page = plot_data_html(&data, &HtmlOptions::default()).unwrap();
+    let page = plot_data_html(&data.data, &data.drawing, &HtmlOptions::default()).unwrap();
     let size = page.html.len();
     assert!(
         size < 2_000_000,
@@ -148,7 +148,12 @@ fn yahara_page_holds_every_layer_small_and_rounded() {
         "Leaflet's licence is kept"
     );
 
-    let small = plot_data_html(&data, &HtmlOptions { catchments: false }).unwrap();
+    let small = plot_data_html(
+        &data.data,
+        &data.drawing,
+        &HtmlOptions { catchments: false },
+    )
+    .unwrap();
     let names: Vec<String> = layer_counts(&page_data(&small.html))
         .into_iter()
         .map(|(n, _)| n)
@@ -172,7 +177,7 @@ fn yahara_page_in_headless_chromium() {
     };
     let server = MockServer::start();
     let data = yahara(&server);
-    let page = plot_data_html(&data, &HtmlOptions::default()).unwrap();
+    let page = plot_data_html(&data.data, &data.drawing, &HtmlOptions::default()).unwrap();
     let dir = chromium::TempDir::new("html");
     let file = dir.path().join("yahara.html");
     std::fs::write(&file, &page.html).unwrap();
@@ -193,7 +198,7 @@ fn yahara_page_in_headless_chromium() {
         popup.starts_with("Flowlines") && popup.contains(&format!("comid{comid}")),
         "{popup}"
     );
-    assert!(data.flowline_comids.contains(&comid));
+    assert!(data.data.flowline_comids.contains(&comid));
 
     // The selftest's fixed map size puts the map where the selftest saw it.
     let shot = browser.screenshot(&file, "#selftest", &dir.path().join("yahara.png"));

@@ -17,7 +17,9 @@ fn data_only(outlets: Vec<Outlet>) -> PlotRequest {
 fn upstream_of_13293970_is_251_flowlines_and_250_catchments() {
     let server = MockServer::start();
     let ctx = context(&server);
-    let d = plot_hydro(&ctx, &data_only(vec![Outlet::Comid(13293970)]), None).unwrap();
+    let d = plot_hydro(&ctx, &data_only(vec![Outlet::Comid(13293970)]), None)
+        .unwrap()
+        .data;
     assert_eq!(d.layer(Layer::Flowline).len(), 251);
     assert_eq!(d.layer(Layer::Catchment).len(), 250);
     assert_eq!(d.layer(Layer::Basin).len(), 1);
@@ -60,7 +62,7 @@ fn stream_order_n_sends_the_spec_filter() {
     let ctx = context(&server);
     let mut req = data_only(vec![Outlet::Comid(13293970)]);
     req.streamorder = Some(3);
-    let d = plot_hydro(&ctx, &req, None).unwrap();
+    let d = plot_hydro(&ctx, &req, None).unwrap().data;
     let log = server.requests();
     let page = log
         .iter()
@@ -87,11 +89,14 @@ fn a_gauge_site_gives_the_upstream_set_of_its_comid() {
         &data_only(vec![Outlet::Site("05429500".into())]),
         None,
     )
-    .unwrap();
+    .unwrap()
+    .data;
     let outlet = &by_site.layer(Layer::Outlets)[0];
     assert_eq!(outlet.get_str("id"), Some("USGS-05429500"));
     let comid = outlet.get_i64("comid").unwrap();
-    let by_comid = plot_hydro(&ctx, &data_only(vec![Outlet::Comid(comid)]), None).unwrap();
+    let by_comid = plot_hydro(&ctx, &data_only(vec![Outlet::Comid(comid)]), None)
+        .unwrap()
+        .data;
     assert_eq!(by_site.flowline_comids, by_comid.flowline_comids);
     assert!(server
         .requests()
@@ -109,7 +114,7 @@ fn the_integer_comid_set_returns_exactly_those_with_one_post() {
         actually_plot: false,
         ..Default::default()
     };
-    let d = plot_hydro(&ctx, &req, None).unwrap();
+    let d = plot_hydro(&ctx, &req, None).unwrap().data;
     let mut got = d.flowline_comids.clone();
     got.sort();
     let mut want = set;
@@ -146,7 +151,7 @@ fn a_bbox_over_several_pages_of_an_unordered_service_returns_every_feature_once(
     };
     for round in 0..3 {
         server.clear_requests();
-        let d = plot_hydro(&ctx, &req, None).unwrap();
+        let d = plot_hydro(&ctx, &req, None).unwrap().data;
         let mut comids = d.flowline_comids.clone();
         comids.sort();
         comids.dedup();
@@ -209,7 +214,7 @@ fn a_point_outlet_is_looked_up_with_r2() {
         y: 43.09,
         crs: "EPSG:4326".into(),
     };
-    let d = plot_hydro(&ctx, &data_only(vec![p]), None).unwrap();
+    let d = plot_hydro(&ctx, &data_only(vec![p]), None).unwrap().data;
     assert!(!d.flowline_comids.is_empty());
     let lookup = server
         .requests()
@@ -234,7 +239,7 @@ fn a_multi_outlet_run_makes_one_basin_and_one_feature_request_per_outlet() {
             id: "070900020602".into(),
         },
     ];
-    let d = plot_hydro(&ctx, &data_only(outlets), None).unwrap();
+    let d = plot_hydro(&ctx, &data_only(outlets), None).unwrap().data;
     assert_eq!(d.layer(Layer::Outlets).len(), 3);
     assert_eq!(d.layer(Layer::Basin).len(), 3);
     let types: Vec<&str> = d
@@ -294,7 +299,9 @@ fn a_missing_optional_layer_is_a_warning_and_progress_sees_every_stage() {
     });
     let stages = Arc::new(Stages::default());
     let ctx = context(&server).with_observer(Some(stages.clone()));
-    let d = plot_hydro(&ctx, &data_only(vec![Outlet::Comid(13293970)]), None).unwrap();
+    let d = plot_hydro(&ctx, &data_only(vec![Outlet::Comid(13293970)]), None)
+        .unwrap()
+        .data;
     assert_eq!(d.layer(Layer::Flowline).len(), 251);
     assert_eq!(d.layer(Layer::Area).len(), 0);
     assert_eq!(d.warnings.len(), 1, "{:?}", d.warnings);
@@ -339,7 +346,8 @@ fn neutral_names_change_every_path_the_library_builds() {
         &data_only(vec![Outlet::Site("05429500".into())]),
         None,
     )
-    .unwrap();
+    .unwrap()
+    .data;
     assert_eq!(
         d.layer(Layer::Outlets)[0].get_str("type"),
         Some("gaugesite")

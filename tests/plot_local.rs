@@ -38,7 +38,9 @@ fn counts(d: &hydroplot::plot::PlotData) -> Vec<(&'static str, usize)> {
 
 #[test]
 fn upstream_of_13293970_matches_the_reference() {
-    let d = plot_hydro(&offline(), &request(vec![Outlet::Comid(13293970)]), None).unwrap();
+    let d = plot_hydro(&offline(), &request(vec![Outlet::Comid(13293970)]), None)
+        .unwrap()
+        .data;
     assert_eq!(d.layer(Layer::Flowline).len(), 251, "{:?}", counts(&d));
     assert_eq!(d.layer(Layer::Catchment).len(), 250);
     assert_eq!(d.layer(Layer::Area).len(), 3);
@@ -78,7 +80,7 @@ fn bbox_with_stream_order_2_matches_the_reference() {
         actually_plot: false,
         ..Default::default()
     };
-    let d = plot_hydro(&offline(), &req, None).unwrap();
+    let d = plot_hydro(&offline(), &req, None).unwrap().data;
     assert_eq!(d.layer(Layer::Flowline).len(), 76);
     assert_eq!(d.layer(Layer::NetworkWtbd).len(), 10);
     assert_eq!(d.layer(Layer::OffNetworkWtbd).len(), 43);
@@ -94,7 +96,8 @@ fn gauge_sites_resolve_through_the_gage_layer() {
         &request(vec![Outlet::Site("05429500".into())]),
         None,
     )
-    .unwrap();
+    .unwrap()
+    .data;
     let outlet = &d.layer(Layer::Outlets)[0];
     assert_eq!(outlet.get_str("type"), Some("nwissite"));
     assert_eq!(outlet.get_str("id"), Some("USGS-05429500"));
@@ -112,7 +115,7 @@ fn the_comid_set_is_exactly_those_flowlines() {
         actually_plot: false,
         ..Default::default()
     };
-    let d = plot_hydro(&offline(), &req, None).unwrap();
+    let d = plot_hydro(&offline(), &req, None).unwrap().data;
     let mut got = d.flowline_comids.clone();
     got.sort();
     let mut want = set;
@@ -130,7 +133,9 @@ fn a_point_outlet_finds_its_catchment() {
         y: 43.09,
         crs: "EPSG:4326".into(),
     };
-    let d = plot_hydro(&offline(), &request(vec![outlet]), None).unwrap();
+    let d = plot_hydro(&offline(), &request(vec![outlet]), None)
+        .unwrap()
+        .data;
     assert_eq!(d.layer(Layer::Outlets).len(), 1);
     assert!(!d.flowline_comids.is_empty());
 }
@@ -171,7 +176,7 @@ fn unknown_comids_and_bad_requests_are_clear_errors() {
 fn automatic_stream_order_thins_a_large_basin() {
     let mut req = request(vec![Outlet::Comid(13293970)]);
     req.streamorder = Some(-1);
-    let d = plot_hydro(&offline(), &req, None).unwrap();
+    let d = plot_hydro(&offline(), &req, None).unwrap().data;
     assert!(d.layer(Layer::Flowline).len() < 251);
     // flowline_only was turned on by the rule.
     assert_eq!(d.layer(Layer::Catchment).len(), 0);
@@ -267,7 +272,9 @@ fn upstream_layers_are_the_ones_sql_over_the_file_gives() {
         (251, 250, 117)
     );
 
-    let d = plot_hydro(&offline(), &request(vec![Outlet::Comid(13293970)]), None).unwrap();
+    let d = plot_hydro(&offline(), &request(vec![Outlet::Comid(13293970)]), None)
+        .unwrap()
+        .data;
     assert_eq!(comids(&d, Layer::Flowline), flowlines);
     let mut got_catchments: Vec<i64> = d
         .layer(Layer::Catchment)
@@ -311,7 +318,7 @@ fn the_bbox_case_layers_are_the_ones_sql_over_the_file_gives() {
         actually_plot: false,
         ..Default::default()
     };
-    let d = plot_hydro(&offline(), &req, None).unwrap();
+    let d = plot_hydro(&offline(), &req, None).unwrap().data;
     assert_eq!(comids(&d, Layer::Flowline), flowlines);
     assert_eq!(comids(&d, Layer::NetworkWtbd), network);
     assert_eq!(comids(&d, Layer::OffNetworkWtbd), off_network);

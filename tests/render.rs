@@ -45,8 +45,9 @@ fn yahara(ctx: &Context) -> PlotData {
         actually_plot: false,
         ..PlotRequest::default()
     };
-    let data = plot_hydro(ctx, &req, None).unwrap();
-    assert!(data.map.is_none(), "actually_plot = false builds no map");
+    let plot = plot_hydro(ctx, &req, None).unwrap();
+    assert!(plot.map.is_none(), "actually_plot = false builds no map");
+    let data = plot.data;
     assert_eq!(data.layer(Layer::Flowline).len(), 251);
     data
 }

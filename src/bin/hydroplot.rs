@@ -10,7 +10,7 @@
 
 use hydroplot::config::Config;
 use hydroplot::gpkg::{create_topology_index, IndexOutcome};
-use hydroplot::plot::{plot_hydro, CacheSetting, Layer, Outlet, PlotRequest};
+use hydroplot::plot::{plot_hydro, CacheSetting, Layer, Outlet, Plot, PlotRequest};
 use hydroplot::render::TileCacheMode;
 use hydroplot::services::flowtrace::raindrop_trace;
 use hydroplot::trace::map::{trace_map, TraceMapSpec};
@@ -267,7 +267,7 @@ fn plot(args: &[String]) -> Result<()> {
             .filter_map(|(flag, path)| Some((flag, path?.as_path()))),
     );
     hydroplot::paths::check_distinct(&files)?;
-    let data = plot_hydro(&ctx, &req, None)?;
+    let Plot { data, map, drawing } = plot_hydro(&ctx, &req, None)?;
     for w in &data.warnings {
         eprintln!("warning: {w}");
     }
@@ -278,7 +278,7 @@ fn plot(args: &[String]) -> Result<()> {
             data.layer(layer).len()
         );
     }
-    if let Some(map) = &data.map {
+    if let Some(map) = &map {
         hydroplot::output::write_atomically(&out, &map.png()?)?;
         println!("map        {}", out.display());
     }
@@ -289,7 +289,7 @@ fn plot(args: &[String]) -> Result<()> {
     if let Some(path) = html {
         write_html(
             &path,
-            hydroplot::html::plot_data_html(&data, &html_options)?,
+            hydroplot::html::plot_data_html(&data, &drawing, &html_options)?,
         )?;
     }
     Ok(())

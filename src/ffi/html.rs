@@ -81,7 +81,7 @@ pub extern "C" fn hydroplot_plot_data_html_ex(
         let pd = unsafe { arg_ref(pd, "pd") }?;
         check_out(out, "out")?;
         let options = HtmlOptions { catchments };
-        let page = html::plot_data_html(&pd.data, &options)?;
+        let page = html::plot_data_html(&pd.data, &pd.drawing, &options)?;
         give(page.html.into_bytes(), out)
     })
 }

@@ -4,7 +4,8 @@ use super::buffer::{give, hydroplot_buffer};
 use super::map::hydroplot_map;
 use super::{arg_mut, arg_ref, arg_str, boundary, boundary_or, check_out, take_handle, write_out};
 use super::{hydroplot_status, FfiResult, Opaque};
-use crate::plot::{Layer, PlotData};
+use crate::plot::{Drawing, Layer, Plot, PlotData};
+use crate::render::Map;
 use crate::Error;
 use std::ffi::{c_char, CString};
 
@@ -19,17 +20,26 @@ pub struct hydroplot_plot_data {
 /// The Rust side of a plot data handle: the data and C copies of its warnings.
 pub(crate) struct FfiPlotData {
     pub(crate) data: PlotData,
+    /// The drawn map, until `hydroplot_plot_data_take_map` moves it out.
+    map: Option<Map>,
+    pub(crate) drawing: Drawing,
     warnings: Vec<CString>,
 }
 
 impl FfiPlotData {
-    pub(crate) fn new(data: PlotData) -> FfiPlotData {
+    pub(crate) fn new(plot: Plot) -> FfiPlotData {
+        let Plot { data, map, drawing } = plot;
         let warnings = data
             .warnings
             .iter()
             .map(|w| CString::new(w.replace('\0', " ")).unwrap_or_default())
             .collect();
-        FfiPlotData { data, warnings }
+        FfiPlotData {
+            data,
+            map,
+            drawing,
+            warnings,
+        }
     }
 }
 
@@ -244,7 +254,7 @@ pub extern "C" fn hydroplot_plot_data_png(
     boundary(|| {
         let pd = unsafe { arg_ref(pd, "pd") }?;
         check_out(out, "out")?;
-        let map = pd.data.map.as_ref().ok_or_else(|| {
+        let map = pd.map.as_ref().ok_or_else(|| {
             Error::Render("this plot data holds no map: it was not plotted (actually_plot false), was drawn onto the caller's map, or its map was taken".into())
         })?;
         give(map.png()?, out)
@@ -280,7 +290,6 @@ pub extern "C" fn hydroplot_plot_data_take_map(
         let pd = unsafe { arg_mut(pd, "pd") }?;
         check_out(out, "out")?;
         let map = pd
-            .data
             .map
             .take()
             .ok_or_else(|| Error::Render("this plot data holds no map to take".into()))?;

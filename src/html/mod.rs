@@ -22,7 +22,7 @@
 mod features;
 mod style;
 
-use crate::plot::{Layer, PlotData};
+use crate::plot::{Drawing, Layer, PlotData};
 use crate::render::colors::{self, RColor};
 use crate::render::style::Style;
 use crate::render::tiles::TileSource;
@@ -115,8 +115,12 @@ fn layer(name: &str, label: &str, style: Value, data: Value, icons: Option<Value
 /// and off-network waterbodies, flowlines and outlets, styled by the
 /// request's plot_config, over its basemap, fitted to the plot bbox. Errors:
 /// an unknown basemap name (`Error::InvalidArgument`).
-pub fn plot_data_html(data: &PlotData, options: &HtmlOptions) -> Result<HtmlPage> {
-    let s = &data.styles;
+pub fn plot_data_html(
+    data: &PlotData,
+    drawing: &Drawing,
+    options: &HtmlOptions,
+) -> Result<HtmlPage> {
+    let s = &drawing.styles;
     let polygon = |st: &Style| style::path_options(st.border, st.col, st.lwd);
     let mut layers = vec![layer(
         Layer::Basin.name(),
@@ -177,7 +181,7 @@ pub fn plot_data_html(data: &PlotData, options: &HtmlOptions) -> Result<HtmlPage
         features::collection(outlets, &["type", "id", "comid"]),
         Some(Value::Object(icons)),
     ));
-    let basemap = basemap(&data.basemap, data.tile_url.as_deref())?;
+    let basemap = basemap(&drawing.basemap, drawing.tile_url.as_deref())?;
     Ok(page("hydroplot map", data.bbox, basemap.as_ref(), layers))
 }
 

@@ -1,5 +1,6 @@
-//! The result of plot_hydro: layers of features in NAD83 lon/lat, the plot
-//! bbox, warnings, and the map when one was drawn.
+//! The result of plot_hydro: the plot data (layers of features in NAD83
+//! lon/lat, the plot bbox, warnings), and beside it the map when one was
+//! drawn and what it was drawn with.
 
 use crate::feature::Feature;
 use std::collections::BTreeMap;
@@ -77,9 +78,21 @@ pub struct PlotData {
     pub warnings: Vec<String>,
     /// Comids of the flowline layer, in layer order.
     pub flowline_comids: Vec<i64>,
-    /// The drawn map, when plotted.
+}
+
+/// What plot_hydro returns: the plot data, the map when one was drawn (not
+/// when `actually_plot` is off or the data was drawn onto the caller's
+/// map), and what the data is drawn with, to draw it again (the HTML map).
+pub struct Plot {
+    pub data: PlotData,
     pub map: Option<crate::render::Map>,
-    /// The request's plot_config, for drawing the data again (the HTML map).
+    pub drawing: Drawing,
+}
+
+/// How plot data is drawn.
+#[derive(Debug, Clone, Default)]
+pub struct Drawing {
+    /// The request's plot_config.
     pub styles: crate::render::style::PlotStyles,
     /// The request's basemap provider name (`"none"` or empty: no basemap).
     pub basemap: String,

@@ -11,7 +11,7 @@ pub mod request;
 mod subset;
 mod thinning;
 
-pub use data::{Layer, PlotData, PLOT_DATA_CRS};
+pub use data::{Drawing, Layer, Plot, PlotData, PLOT_DATA_CRS};
 pub use draw::draw_plot_data;
 pub use outlets::site_id;
 pub use request::{CacheSetting, Outlet, PlotRequest};
@@ -24,7 +24,7 @@ use crate::Result;
 /// Runs plot_hydro: builds the plot data of `req` (from `hydro_data` or the
 /// services), writes `gpkg` when asked, and draws it, onto `map` when given
 /// (add = TRUE: no new basemap) or onto a new map kept in the result.
-pub fn plot_hydro(ctx: &Context, req: &PlotRequest, map: Option<&mut Map>) -> Result<PlotData> {
+pub fn plot_hydro(ctx: &Context, req: &PlotRequest, map: Option<&mut Map>) -> Result<Plot> {
     req.validate()?;
     if let Some(out) = &req.gpkg {
         crate::gpkg::check_output_path(out, req.overwrite)?;
@@ -35,36 +35,40 @@ pub fn plot_hydro(ctx: &Context, req: &PlotRequest, map: Option<&mut Map>) -> Re
         }
         _ => plot_data(ctx, req)?,
     };
-    data.styles = req.styles.clone();
-    data.basemap = req.basemap.clone();
-    data.tile_url = ctx.config.tile_url.clone();
     if let Some(out) = &req.gpkg {
         write_gpkg(&data, out, req.overwrite)?;
     }
-    if req.actually_plot {
-        match map {
-            Some(map) => draw_plot_data(map, &data, &req.styles)?,
-            None => {
-                let tiles = match req.cache {
-                    CacheSetting::Disabled => TileCacheMode::Off,
-                    _ => TileCacheMode::of(&ctx.config),
-                };
-                let mut map = Map::new(
-                    ctx,
-                    data.bbox,
-                    PLOT_DATA_CRS,
-                    req.size,
-                    &req.basemap,
-                    req.zoom,
-                    &tiles,
-                    &mut data.warnings,
-                )?;
-                draw_plot_data(&mut map, &data, &req.styles)?;
-                data.map = Some(map);
-            }
+    let drawing = Drawing {
+        styles: req.styles.clone(),
+        basemap: req.basemap.clone(),
+        tile_url: ctx.config.tile_url.clone(),
+    };
+    let map = match map {
+        _ if !req.actually_plot => None,
+        Some(map) => {
+            draw_plot_data(map, &data, &req.styles)?;
+            None
         }
-    }
-    Ok(data)
+        None => {
+            let tiles = match req.cache {
+                CacheSetting::Disabled => TileCacheMode::Off,
+                _ => TileCacheMode::of(&ctx.config),
+            };
+            let mut map = Map::new(
+                ctx,
+                data.bbox,
+                PLOT_DATA_CRS,
+                req.size,
+                &req.basemap,
+                req.zoom,
+                &tiles,
+                &mut data.warnings,
+            )?;
+            draw_plot_data(&mut map, &data, &req.styles)?;
+            Some(map)
+        }
+    };
+    Ok(Plot { data, map, drawing })
 }
 
 /// Builds the plot data of `req` from its source.

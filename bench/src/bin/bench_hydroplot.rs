@@ -218,7 +218,7 @@ fn services(network: &Path, figures: &mut Figures) {
             actually_plot: false,
             ..PlotRequest::default()
         };
-        let data = plot_hydro(&ctx, &req, None).expect("plot_hydro");
+        let data = plot_hydro(&ctx, &req, None).expect("plot_hydro").data;
         let wall = t.elapsed().as_secs_f64();
         let cpu = cpu_s() - cpu;
         let rss = peak_rss_mb();
@@ -554,9 +554,10 @@ fn local(national: &Path, figures: &mut Figures) {
         size: MAP_SIZE,
         ..PlotRequest::default()
     };
-    let data = plot_hydro(&ctx, &req, None).expect("local plot_hydro");
+    let plot = plot_hydro(&ctx, &req, None).expect("local plot_hydro");
     let subset_and_map = t.elapsed().as_secs_f64();
-    let png = data.map.as_ref().expect("a map").png().expect("png");
+    let png = plot.map.as_ref().expect("a map").png().expect("png");
+    let data = plot.data;
     let wall = t.elapsed().as_secs_f64();
     let cpu = cpu_s() - cpu;
     figures.put(
