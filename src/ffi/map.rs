@@ -7,7 +7,7 @@ use super::context::hydroplot_context;
 use super::trace::hydroplot_trace;
 use super::{
     arg_mut, arg_opt_str, arg_ref, arg_slice, arg_str, boundary, boundary_or, buffer, check_out,
-    hydroplot_status, take_handle, write_out, Opaque,
+    hydroplot_status, take_handle, write_out, FfiResult, Opaque,
 };
 use crate::render::{tiles, Map, TileCacheMode};
 use crate::trace::map::{trace_map, TraceMapSpec};
@@ -82,14 +82,14 @@ pub extern "C" fn hydroplot_map_new(
     boundary(|| {
         let ctx = &unsafe { arg_ref(ctx, "ctx") }?.core;
         check_out(out, "out")?;
-        let crs = unsafe { arg_opt_str(crs, "crs") }?.unwrap_or(crate::crs::DEFAULT_CRS);
-        let basemap =
-            unsafe { arg_opt_str(basemap, "basemap") }?.unwrap_or(tiles::DEFAULT_PROVIDER);
-        let size = if width_px == 0 || height_px == 0 {
-            crate::render::view::DEFAULT_SIZE
-        } else {
-            (width_px, height_px)
-        };
+        let (crs, basemap, size) = unsafe {
+            canvas(
+                crs,
+                basemap,
+                (width_px, height_px),
+                crate::render::view::DEFAULT_SIZE,
+            )
+        }?;
         let cache = TileCacheMode::of(&ctx.config);
         // Warnings already went to the log callback; there is no result to keep them on.
         let mut warnings = Vec::new();
@@ -296,14 +296,14 @@ pub extern "C" fn hydroplot_trace_map(
         let ctx = &unsafe { arg_ref(ctx, "ctx") }?.core;
         let trace = &unsafe { arg_ref(t, "t") }?.core;
         check_out(out, "out")?;
-        let crs = unsafe { arg_opt_str(crs, "crs") }?.unwrap_or(crate::crs::DEFAULT_CRS);
-        let basemap =
-            unsafe { arg_opt_str(basemap, "basemap") }?.unwrap_or(tiles::DEFAULT_PROVIDER);
-        let size = if width_px == 0 || height_px == 0 {
-            crate::trace::map::DEFAULT_SIZE
-        } else {
-            (width_px, height_px)
-        };
+        let (crs, basemap, size) = unsafe {
+            canvas(
+                crs,
+                basemap,
+                (width_px, height_px),
+                crate::trace::map::DEFAULT_SIZE,
+            )
+        }?;
         let spec = TraceMapSpec {
             point: [x, y],
             crs,
@@ -402,4 +402,25 @@ pub extern "C" fn hydroplot_map_write_png(
 #[no_mangle]
 pub extern "C" fn hydroplot_map_free(map: *mut hydroplot_map) {
     boundary_or((), || drop(unsafe { take_handle(map) }))
+}
+
+/// A new map's CRS (NULL: EPSG:4326), basemap (NULL: the default provider)
+/// and size (a side 0: `default_size`), read from the C arguments.
+///
+/// # Safety
+/// `crs` and `basemap` are NULL or NUL-terminated strings.
+unsafe fn canvas<'a>(
+    crs: *const c_char,
+    basemap: *const c_char,
+    size: (u32, u32),
+    default_size: (u32, u32),
+) -> FfiResult<(&'a str, &'a str, (u32, u32))> {
+    let crs = unsafe { arg_opt_str(crs, "crs") }?.unwrap_or(crate::crs::DEFAULT_CRS);
+    let basemap = unsafe { arg_opt_str(basemap, "basemap") }?.unwrap_or(tiles::DEFAULT_PROVIDER);
+    let size = if size.0 == 0 || size.1 == 0 {
+        default_size
+    } else {
+        size
+    };
+    Ok((crs, basemap, size))
 }
