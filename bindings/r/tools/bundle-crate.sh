@@ -1,9 +1,9 @@
 #!/bin/sh
 # Makes DIR (a copy of src/rust with real files, as `R CMD build` leaves it)
 # into self-contained crate sources for the package tarball:
-#   - Cargo.toml trimmed to what the R package builds: the library as a
-#     static library, no binaries, no dev-dependencies (the crate names itself
-#     there), no workspace members, no PROJ backend, no debug info;
+#   - Cargo.toml trimmed to what the R package builds: the library, no
+#     binaries, no dev-dependencies (the crate names itself there), no
+#     workspace members, no PROJ backend, no debug info;
 #   - the dependencies vendored (cargo vendor) and packed into
 #     vendor.tar.xz, which src/Makevars unpacks to build offline.
 #
@@ -23,7 +23,6 @@ awk '
   }
   skip { next }
   section == "[package]" && /^readme *=/ { next }
-  section == "[lib]" && /^crate-type *=/ { print "crate-type = [\"staticlib\"]"; next }
   (section == "[features]" || section == "[dependencies]") && /^proj *=/ { next }
   section == "[features]" && /^# .*PROJ/ { next }
   section == "[profile.release]" && /^debug *=/ { print "debug = false"; next }
