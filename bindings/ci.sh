@@ -1,16 +1,22 @@
 #!/usr/bin/env bash
 # CI for the language bindings, run from the repository root as
 # `bash bindings/ci.sh` (.ci/run calls it). Installs what is missing (Debian
-# packages for R, sf, png, jsonlite and doxygen; a Python venv under
-# target/ with pytest, numpy and dask[distributed]), then against the
+# packages for R, sf, png, jsonlite and doxygen), then against the
 # loopback mock and the Yahara sample:
 #   packaging checks (SONAME, exported symbols, install layout),
 #   a C program linking our library with the system SQLite,
-#   the C++ example, the Python tests (pytest, Dask), the R package
-#   (R CMD INSTALL, tests with and without sf, one session with sf loaded),
+#   the C++ example,
+#   the R package installed twice, built from the crate's sources (R CMD
+#   INSTALL bindings/r) and against the install prefix (HYDROPLOT_PREFIX),
+#   each tested with and without sf and with sf loaded in the same session
+#   (and, with HYDROPLOT_CI_R_CHECK=1, R CMD build + R CMD check),
+#   the Python package as a user installs it (pip install bindings/python in
+#   a fresh venv under target/, which builds the crate) and its tests
+#   (pytest, Dask, geopandas) against the installed wheel,
 #   the API reference (doxygen) and the docs' code blocks.
 # Prints one `test result: ...` line per test runner at the end, in cargo's
-# format, so .ci/run's summary counts them. Writes only under target/.
+# format, so .ci/run's summary counts them. Writes only under target/ (the
+# in-place R install removes its objects again: R CMD INSTALL --clean).
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -167,49 +173,129 @@ for png in basin trace; do
 done
 result c++ "$cpp_pass" "$cpp_fail"
 
-section "Python: pytest (plots, traces, Dask)"
+# The packages are built from the clone the way a user installs them, from
+# another working directory; the Python and R builds share cargo's target
+# directory with the rest of CI (release profile, as the CMake build), so
+# the crate's dependencies compile once (R first: its cargo build is the
+# CMake build's; pip's compiles the crate itself again, as a cdylib only).
+section "R: R CMD INSTALL (crate built from source; CMake-installed library), tests with and without sf, sf in one session"
+r_pass=0
+r_fail=0
+# r_tests LIB: the test script with sf and without, and sf with our library
+# in one session, against the package installed in LIB.
+r_tests() {
+    local mode log rc counts
+    for mode in sf no-sf; do
+        log="$work/r-$mode.log"
+        rc=0
+        if [ "$mode" = no-sf ]; then export HYDROPLOT_R_NO_SF=1; else unset HYDROPLOT_R_NO_SF; fi
+        R_LIBS="$1" "$with_mock" Rscript bindings/r/tests/test_hydroplot.R 2>&1 | tee "$log" || rc=$?
+        unset HYDROPLOT_R_NO_SF
+        counts=$(sed -n 's/^hydroplot-r: \([0-9]*\) passed, \([0-9]*\) failed$/\1 \2/p' "$log")
+        [ -n "$counts" ] || counts="0 1" # the script died before its summary
+        r_pass=$((r_pass + ${counts% *}))
+        r_fail=$((r_fail + ${counts#* }))
+        [ "$rc" -eq 0 ] || [ "${counts#* }" -gt 0 ] || r_fail=$((r_fail + 1))
+    done
+    rc=0
+    R_LIBS="$1" Rscript tests/bindings/sf_together.R "$HYDROPLOT_TEST_DATA/yahara_sample.gpkg" || rc=$?
+    if [ "$rc" -eq 0 ]; then r_pass=$((r_pass + 1)); else r_fail=$((r_fail + 1)); fi
+}
+# 1. As a user installs it: from the clone, the crate built by cargo and
+#    linked statically (--clean: configure's and make's output leave the clone).
+rlib="$work/rlib"
+rm -rf "$rlib"
+mkdir -p "$rlib"
+start=$SECONDS
+(cd "$work" && env -u HYDROPLOT_PREFIX HYDROPLOT_CARGO_TARGET_DIR="$target" PKG_CONFIG_PATH= \
+    R CMD INSTALL --no-docs --clean -l "$rlib" "$root/bindings/r") >"$work/r-install.log" 2>&1 ||
+    { cat "$work/r-install.log"; exit 1; }
+grep -q '^configure: hydroplot built from source' "$work/r-install.log" ||
+    { cat "$work/r-install.log"; echo "R CMD INSTALL did not build the crate"; exit 1; }
+echo "R CMD INSTALL bindings/r: $((SECONDS - start)) s"
+# docs/r.md's install check: the sample's 251 flowlines upstream of 13293970.
+if [ "$(R_LIBS="$rlib" Rscript -e 'library(hydroplot); nrow(plot_hydro(list(13293970), hydro_data = "tests/data/yahara_sample.gpkg", actually_plot = FALSE)$flowline)')" = "[1] 251" ]; then
+    r_pass=$((r_pass + 1))
+else
+    r_fail=$((r_fail + 1)); echo "FAIL docs/r.md's install one-liner"
+fi
+r_tests "$rlib"
+# 2. Against the install prefix (HYDROPLOT_PREFIX), from a copy of the sources.
+rlib_prefix="$work/rlib-prefix"
+rsrc="$work/r-src"
+rm -rf "$rlib_prefix" "$rsrc"
+mkdir -p "$rlib_prefix"
+cp -r bindings/r "$rsrc"
+HYDROPLOT_PREFIX="$prefix" R CMD INSTALL --no-docs -l "$rlib_prefix" "$rsrc" >"$work/r-install-prefix.log" 2>&1 ||
+    { cat "$work/r-install-prefix.log"; exit 1; }
+r_tests "$rlib_prefix"
+result R "$r_pass" "$r_fail"
+
+# 3. Optional (HYDROPLOT_CI_R_CHECK=1): the source tarball as CRAN would take
+#    it, R CMD build (vendors the dependencies) then R CMD check --no-manual,
+#    which builds the crate again offline from the vendored sources (several
+#    minutes: nothing is shared with the builds above).
+if [ "${HYDROPLOT_CI_R_CHECK:-0}" = 1 ]; then
+    section "R: R CMD build, R CMD check --no-manual of the tarball"
+    rcheck="$work/rcheck"
+    rm -rf "$rcheck"
+    mkdir -p "$rcheck"
+    rc=0
+    (cd "$rcheck" && R CMD build "$root/bindings/r" &&
+        "$with_mock" R CMD check --no-manual hydroplot_*.tar.gz) 2>&1 | tee "$work/r-check.log" || rc=$?
+    # Passes with NOTEs (installed size, Rust's std calling abort), not with WARNINGs or ERRORs.
+    if [ "$rc" -eq 0 ] && grep -qE '^Status: (OK|[0-9]+ NOTEs?)$' "$work/r-check.log"; then
+        result R-check 1 0
+    else
+        result R-check 0 1
+    fi
+fi
+
+section "Python: pip install bindings/python in a fresh venv, then pytest (plots, traces, Dask)"
 venv="$work/venv"
-[ -x "$venv/bin/python" ] || python3 -m venv "$venv"
-"$venv/bin/python" -c 'import pytest, numpy, dask.distributed' 2>/dev/null ||
-    "$venv/bin/pip" install -q pytest numpy "dask[distributed]"
+rm -rf "$venv"
+python3 -m venv "$venv"
+start=$SECONDS
+(cd "$work" && CARGO_TARGET_DIR="$target" "$venv/bin/pip" install -q "$root/bindings/python[test,dask,geo]" numpy) ||
+    { echo "pip install bindings/python failed"; exit 1; }
+echo "pip install bindings/python: $((SECONDS - start)) s"
+# The wheel pip built, checked by auditwheel: which manylinux tag it meets
+# (auditwheel repair would give it; pip's own wheel says linux_x86_64).
+wheels="$work/wheels"
+rm -rf "$wheels" "$work/auditwheel.log"
+(cd "$work" && CARGO_TARGET_DIR="$target" "$venv/bin/pip" wheel -q --no-deps -w "$wheels" "$root/bindings/python") &&
+    "$venv/bin/pip" install -q auditwheel && "$venv/bin/auditwheel" show "$wheels"/hydroplot-*.whl | tee "$work/auditwheel.log" ||
+    true # judged below, with the tests
 py_log="$work/pytest.log"
 rc=0
-(cd bindings/python && HYDROPLOT_LIBRARY="$libso" PYTHONPATH="$root/bindings/python" \
-    "$venv/bin/python" -m pytest -q -p no:cacheprovider tests) 2>&1 | tee "$py_log" || rc=$?
+# The installed package, not the sources: no PYTHONPATH, no HYDROPLOT_LIBRARY,
+# run from outside the source tree.
+(cd "$work" && env -u HYDROPLOT_LIBRARY -u PYTHONPATH "$venv/bin/python" - <<'PY'
+import pathlib, sys
+import hydroplot, hydroplot._ffi as ffi
+bundled = ffi._bundled()
+print("hydroplot", hydroplot.__file__, "library", bundled)
+assert bundled and pathlib.Path(hydroplot.__file__).is_relative_to(sys.prefix), "not the installed wheel's library"
+PY
+) 2>&1 | tee "$py_log" || rc=$?
+grep -q 'consistent with the following platform tag: *"manylinux' <(tr '\n' ' ' <"$work/auditwheel.log") ||
+    { echo "the wheel meets no manylinux policy"; rc=1; }
+(cd "$work" && env -u HYDROPLOT_LIBRARY -u PYTHONPATH \
+    "$venv/bin/python" -m pytest -q -p no:cacheprovider "$root/bindings/python/tests") 2>&1 | tee -a "$py_log" || rc=$?
 line=$(grep -E '^[0-9]+ (passed|failed)|^=+ .*(passed|failed)' "$py_log" | tail -n 1 || true)
 count() { echo "$line" | { grep -oE "[0-9]+ ($1)" || true; } | awk '{ s += $1 } END { print s + 0 }'; }
 py_pass=$(count passed)
 py_fail=$(count 'failed|errors?')
 py_skip=$(count skipped)
 [ "$rc" -eq 0 ] || [ "${py_fail:-0}" -gt 0 ] || py_fail=1
+# docs/python.md's install check: the sample's 251 flowlines upstream of 13293970.
+one_liner='import hydroplot; print(len(hydroplot.plot_hydro([13293970], hydro_data="tests/data/yahara_sample.gpkg", actually_plot=False, output="geojson")["flowline"]["features"]))'
+if [ "$(env -u HYDROPLOT_LIBRARY -u PYTHONPATH "$venv/bin/python" -c "$one_liner")" = 251 ]; then
+    py_pass=$((py_pass + 1))
+else
+    py_fail=$((py_fail + 1)); echo "FAIL docs/python.md's install one-liner"
+fi
 result python "${py_pass:-0}" "${py_fail:-0}" "${py_skip:-0}"
-
-section "R: R CMD INSTALL, tests with sf, without sf, and sf with our library in one session"
-rlib="$work/rlib"
-rsrc="$work/r-src"
-rm -rf "$rlib" "$rsrc"
-mkdir -p "$rlib"
-cp -r bindings/r "$rsrc"
-HYDROPLOT_PREFIX="$prefix" R CMD INSTALL --no-docs -l "$rlib" "$rsrc" >"$work/r-install.log" 2>&1 ||
-    { cat "$work/r-install.log"; exit 1; }
-r_pass=0
-r_fail=0
-for mode in sf no-sf; do
-    log="$work/r-$mode.log"
-    rc=0
-    if [ "$mode" = no-sf ]; then export HYDROPLOT_R_NO_SF=1; else unset HYDROPLOT_R_NO_SF; fi
-    R_LIBS="$rlib" "$with_mock" Rscript bindings/r/tests/test_hydroplot.R 2>&1 | tee "$log" || rc=$?
-    unset HYDROPLOT_R_NO_SF
-    counts=$(sed -n 's/^hydroplot-r: \([0-9]*\) passed, \([0-9]*\) failed$/\1 \2/p' "$log")
-    [ -n "$counts" ] || counts="0 1" # the script died before its summary
-    r_pass=$((r_pass + ${counts% *}))
-    r_fail=$((r_fail + ${counts#* }))
-    [ "$rc" -eq 0 ] || [ "${counts#* }" -gt 0 ] || r_fail=$((r_fail + 1))
-done
-rc=0
-R_LIBS="$rlib" Rscript tests/bindings/sf_together.R "$HYDROPLOT_TEST_DATA/yahara_sample.gpkg" || rc=$?
-if [ "$rc" -eq 0 ]; then r_pass=$((r_pass + 1)); else r_fail=$((r_fail + 1)); fi
-result R "$r_pass" "$r_fail"
 
 section "docs: API reference and the guides' code"
 rm -rf "$work/api"
@@ -222,7 +308,7 @@ else
     doc_fail=$((doc_fail + 1)); grep -E 'warning:|error:' "$work/doxygen.log" | head
 fi
 rc=0
-"$root/tests/bindings/doc_snippets.sh" "$prefix" "$libso" "$rlib" "$venv/bin/python" || rc=$?
+"$root/tests/bindings/doc_snippets.sh" "$prefix" "$rlib" "$venv/bin/python" || rc=$?
 if [ "$rc" -eq 0 ]; then doc_pass=$((doc_pass + 1)); else doc_fail=$((doc_fail + 1)); fi
 result docs "$doc_pass" "$doc_fail"
 

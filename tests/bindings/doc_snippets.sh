@@ -3,15 +3,14 @@
 # a `<!-- ci: run -->` line (languages c, cpp, python, r), each against the
 # loopback mock, so the quick starts cannot rot.
 #
-#   tests/bindings/doc_snippets.sh PREFIX LIBSO R_LIBS PYTHON
-# PREFIX: an install prefix (include/, lib/); LIBSO: the shared library;
-# R_LIBS: where the R package is installed; PYTHON: a Python with the test deps.
+#   tests/bindings/doc_snippets.sh PREFIX R_LIBS PYTHON
+# PREFIX: an install prefix (include/, lib/); R_LIBS: where the R package is
+# installed; PYTHON: a Python with the package and the test deps installed.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 prefix="$1"
-libso="$2"
-rlibs="$3"
-python="$4"
+rlibs="$2"
+python="$3"
 out="$(mktemp -d)"
 trap 'rm -rf "$out"' EXIT
 
@@ -34,7 +33,7 @@ run() { # run FILE WHERE
             -L"$prefix/lib" -Wl,-rpath,"$prefix/lib" -lhydroplot -o "$exe" && "$root/tests/bindings/with-mock.sh" "$exe" ;;
     *.cpp) c++ -std=c++17 -Wall -Wextra -Wpedantic -Werror -I"$root/include" -I"$prefix/include" -x c++ "$file" \
             -L"$prefix/lib" -Wl,-rpath,"$prefix/lib" -lhydroplot -o "$exe" && "$root/tests/bindings/with-mock.sh" "$exe" ;;
-    *.python) HYDROPLOT_LIBRARY="$libso" PYTHONPATH="$root/bindings/python" "$root/tests/bindings/with-mock.sh" "$python" "$file" ;;
+    *.python) env -u HYDROPLOT_LIBRARY -u PYTHONPATH "$root/tests/bindings/with-mock.sh" "$python" "$file" ;;
     *.r) R_LIBS="$rlibs" "$root/tests/bindings/with-mock.sh" Rscript "$file" ;;
     *) echo "unknown snippet language: $file"; return 1 ;;
     esac

@@ -330,6 +330,7 @@ def _convert(fc, crs, output):
             raise
         return fc
     frame = geopandas.GeoDataFrame.from_features(fc["features"], crs=crs)
-    if any("id" in f for f in fc["features"]):
+    # geopandas >= 1.2 keeps the features' ids itself.
+    if "id" not in frame.columns and any("id" in f for f in fc["features"]):
         frame.insert(0, "id", [f.get("id") for f in fc["features"]])
     return frame

@@ -1,6 +1,8 @@
 """ctypes declarations of the hydroplot C API (include/hydroplot.h).
 
-The library is found, in order, at the path in the ``HYDROPLOT_LIBRARY``
+The library is found, in order, inside this package (the copy a wheel built
+by ``pip install bindings/python`` carries, ``_libhydroplot`` with an
+extension-module suffix), at the path in the ``HYDROPLOT_LIBRARY``
 environment variable, by the system's search for ``hydroplot`` (ldconfig,
 ``LD_LIBRARY_PATH``), then as ``libhydroplot.so``. Every fallible call goes
 through :func:`check`, which turns a status into :class:`HydroplotError`
@@ -9,7 +11,9 @@ carrying the library's message, status name and HTTP status.
 
 import ctypes
 import ctypes.util
+import importlib.machinery
 import os
+import pathlib
 from ctypes import (
     POINTER,
     c_bool,
@@ -46,14 +50,25 @@ class HydroplotError(RuntimeError):
         return (HydroplotError, (self.status, self.name, self.message, self.http_status))
 
 
+def _bundled():
+    """The library the wheel carries in this package, or None (a source checkout)."""
+    here = pathlib.Path(__file__).resolve().parent
+    for suffix in importlib.machinery.EXTENSION_SUFFIXES:
+        path = here / f"_libhydroplot{suffix}"
+        if path.is_file():
+            return str(path)
+    return None
+
+
 def _load():
-    path = os.environ.get("HYDROPLOT_LIBRARY") or ctypes.util.find_library("hydroplot")
+    path = _bundled() or os.environ.get("HYDROPLOT_LIBRARY") or ctypes.util.find_library("hydroplot")
     try:
         return ctypes.CDLL(path or "libhydroplot.so")
     except OSError as e:
         raise ImportError(
             f"cannot load the hydroplot C library ({path or 'libhydroplot.so'}): {e}; "
-            "install it (cmake --install) or set HYDROPLOT_LIBRARY to its path"
+            "install the package with pip (which builds it), install the library "
+            "(cmake --install) or set HYDROPLOT_LIBRARY to its path"
         ) from e
 
 

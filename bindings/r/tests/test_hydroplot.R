@@ -3,6 +3,13 @@
 # (HYDROPLOT_TEST_DATA, default tests/data). Prints "hydroplot-r: N passed, M failed".
 library(hydroplot)
 
+# Only against the mock: without it (e.g. a plain R CMD check) the calls would
+# go to the real services.
+if (!nzchar(Sys.getenv("HYDROPLOT_TEST_MOCK_URL"))) {
+  cat("hydroplot-r: skipped: run under tests/bindings/with-mock.sh, which starts the loopback mock services\n")
+  quit(status = 0)
+}
+
 data_dir <- Sys.getenv("HYDROPLOT_TEST_DATA", "tests/data")
 sample_gpkg <- file.path(data_dir, "yahara_sample.gpkg")
 with_sf <- hydroplot:::has_sf()
