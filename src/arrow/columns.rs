@@ -2,10 +2,13 @@
 //! inferred from the values the features hold.
 
 use crate::feature::Feature;
-use arrow_array::builder::{BooleanBuilder, Float64Builder, Int64Builder, StringBuilder};
+use arrow_array::builder::{
+    ArrayBuilder, BooleanBuilder, Float64Builder, Int64Builder, StringBuilder,
+};
 use arrow_array::ArrayRef;
 use arrow_schema::DataType;
 use serde_json::Value;
+use std::collections::HashMap;
 use std::sync::Arc;
 
 /// What the non-null values of one property have been so far.
@@ -45,15 +48,6 @@ impl Kind {
             _ => Text,
         }
     }
-
-    fn data_type(self) -> DataType {
-        match self {
-            Kind::Int => DataType::Int64,
-            Kind::Float => DataType::Float64,
-            Kind::Bool => DataType::Boolean,
-            Kind::Null | Kind::Str | Kind::Text => DataType::Utf8,
-        }
-    }
 }
 
 /// The integer a JSON number stands for: an i64, or an integral float
@@ -65,64 +59,136 @@ fn integral(n: &serde_json::Number) -> Option<i64> {
     })
 }
 
-/// The property names of `features` in first-seen order, each with the kind
-/// of its column.
-fn kinds(features: &[Feature]) -> Vec<(&str, Kind)> {
-    let mut out: Vec<(&str, Kind)> = Vec::new();
-    let mut index = std::collections::HashMap::new();
-    for f in features {
-        for (k, v) in &f.properties {
-            let i = *index.entry(k.as_str()).or_insert_with(|| {
-                out.push((k.as_str(), Kind::Null));
-                out.len() - 1
-            });
-            out[i].1 = out[i].1.join(Kind::of(v));
+/// Property names to column numbers, in first-seen order. Features of a
+/// layer mostly share their keys, in the same (sorted) order: the `guess`
+/// (the column after the previous key's) makes that case one comparison per
+/// value, with no hashing.
+#[derive(Default)]
+struct Names<'a> {
+    names: Vec<&'a str>,
+    index: HashMap<&'a str, usize>,
+}
+
+impl<'a> Names<'a> {
+    fn find(&self, key: &str, guess: usize) -> Option<usize> {
+        match self.names.get(guess) {
+            Some(name) if *name == key => Some(guess),
+            _ => self.index.get(key).copied(),
         }
     }
-    out
+
+    fn find_or_add(&mut self, key: &'a str, guess: usize) -> usize {
+        self.find(key, guess).unwrap_or_else(|| {
+            self.names.push(key);
+            self.index.insert(key, self.names.len() - 1);
+            self.names.len() - 1
+        })
+    }
+}
+
+/// One column being built.
+enum Column {
+    Int(Int64Builder),
+    Float(Float64Builder),
+    Bool(BooleanBuilder),
+    Text(StringBuilder),
+}
+
+impl Column {
+    fn new(kind: Kind, n: usize) -> Column {
+        match kind {
+            Kind::Int => Column::Int(Int64Builder::with_capacity(n)),
+            Kind::Float => Column::Float(Float64Builder::with_capacity(n)),
+            Kind::Bool => Column::Bool(BooleanBuilder::with_capacity(n)),
+            Kind::Null | Kind::Str | Kind::Text => {
+                Column::Text(StringBuilder::with_capacity(n, 16 * n))
+            }
+        }
+    }
+
+    fn len(&self) -> usize {
+        match self {
+            Column::Int(b) => b.len(),
+            Column::Float(b) => b.len(),
+            Column::Bool(b) => b.len(),
+            Column::Text(b) => b.len(),
+        }
+    }
+
+    /// Appends `v` (null for JSON null). The column's kind was inferred from
+    /// every value, so each value fits it.
+    fn push(&mut self, v: &Value) {
+        match (self, v) {
+            (Column::Int(b), v) => b.append_option(v.as_number().and_then(integral)),
+            (Column::Float(b), v) => b.append_option(v.as_f64()),
+            (Column::Bool(b), v) => b.append_option(v.as_bool()),
+            (Column::Text(b), Value::Null) => b.append_null(),
+            (Column::Text(b), Value::String(s)) => b.append_value(s),
+            (Column::Text(b), other) => b.append_value(other.to_string()),
+        }
+    }
+
+    fn push_null(&mut self) {
+        match self {
+            Column::Int(b) => b.append_null(),
+            Column::Float(b) => b.append_null(),
+            Column::Bool(b) => b.append_null(),
+            Column::Text(b) => b.append_null(),
+        }
+    }
+
+    fn finish(self) -> (DataType, ArrayRef) {
+        match self {
+            Column::Int(mut b) => (DataType::Int64, Arc::new(b.finish())),
+            Column::Float(mut b) => (DataType::Float64, Arc::new(b.finish())),
+            Column::Bool(mut b) => (DataType::Boolean, Arc::new(b.finish())),
+            Column::Text(mut b) => (DataType::Utf8, Arc::new(b.finish())),
+        }
+    }
 }
 
 /// One column per property: `(name, type, values)`, in first-seen order; a
-/// feature without the property, or with JSON null, is a null.
+/// feature without the property, or with JSON null, is a null. Two passes:
+/// the kinds of the columns, then their values.
 pub fn property_columns(features: &[Feature]) -> Vec<(String, DataType, ArrayRef)> {
-    kinds(features)
-        .into_iter()
-        .map(|(name, kind)| {
-            let values = features.iter().map(|f| f.properties.get(name));
-            (name.to_string(), kind.data_type(), build(kind, values))
-        })
-        .collect()
-}
-
-fn build<'a>(kind: Kind, values: impl ExactSizeIterator<Item = Option<&'a Value>>) -> ArrayRef {
-    let n = values.len();
-    let values = values.map(|v| v.filter(|v| !v.is_null()));
-    match kind {
-        Kind::Int => {
-            let mut b = Int64Builder::with_capacity(n);
-            values.for_each(|v| b.append_option(v.and_then(Value::as_number).and_then(integral)));
-            Arc::new(b.finish())
-        }
-        Kind::Float => {
-            let mut b = Float64Builder::with_capacity(n);
-            values.for_each(|v| b.append_option(v.and_then(Value::as_f64)));
-            Arc::new(b.finish())
-        }
-        Kind::Bool => {
-            let mut b = BooleanBuilder::with_capacity(n);
-            values.for_each(|v| b.append_option(v.and_then(Value::as_bool)));
-            Arc::new(b.finish())
-        }
-        Kind::Null | Kind::Str | Kind::Text => {
-            let mut b = StringBuilder::with_capacity(n, 16 * n);
-            values.for_each(|v| match v {
-                None => b.append_null(),
-                Some(Value::String(s)) => b.append_value(s),
-                Some(other) => b.append_value(other.to_string()),
-            });
-            Arc::new(b.finish())
+    let mut names = Names::default();
+    let mut kinds: Vec<Kind> = Vec::new();
+    for f in features {
+        let mut guess = 0;
+        for (k, v) in &f.properties {
+            let i = names.find_or_add(k, guess);
+            if i == kinds.len() {
+                kinds.push(Kind::Null);
+            }
+            kinds[i] = kinds[i].join(Kind::of(v));
+            guess = i + 1;
         }
     }
+    let mut columns: Vec<Column> = kinds
+        .iter()
+        .map(|k| Column::new(*k, features.len()))
+        .collect();
+    for (row, f) in features.iter().enumerate() {
+        let mut guess = 0;
+        for (k, v) in &f.properties {
+            if let Some(i) = names.find(k, guess) {
+                columns[i].push(v);
+                guess = i + 1;
+            }
+        }
+        for c in columns.iter_mut().filter(|c| c.len() == row) {
+            c.push_null();
+        }
+    }
+    names
+        .names
+        .iter()
+        .zip(columns)
+        .map(|(name, c)| {
+            let (data_type, values) = c.finish();
+            (name.to_string(), data_type, values)
+        })
+        .collect()
 }
 
 #[cfg(test)]
