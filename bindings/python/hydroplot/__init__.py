@@ -142,8 +142,9 @@ class Map:
 
 
 class PlotData(dict):
-    """The result of :func:`plot_hydro`: layer name -> GeoJSON FeatureCollection
-    (or GeoDataFrame), in NAD83 lon/lat (EPSG:4269).
+    """The result of :func:`plot_hydro`: layer name -> GeoDataFrame,
+    :class:`ArrowStream` or GeoJSON FeatureCollection (as ``output`` asks), in
+    NAD83 lon/lat (EPSG:4269).
 
     Attributes: ``bbox`` (xmin, ymin, xmax, ymax), ``warnings`` (list of
     str), ``map`` (the drawn :class:`Map`, None when not plotted) and ``png``
@@ -281,7 +282,9 @@ def get_raindrop_trace(point, direction="down", *, crs=None, context=None, outpu
     ``direction`` is ``"down"``, ``"up"`` or ``"none"``. Returns 2 LineString
     features in WGS 84: the flowline portion (``id``, ``gnis_name``,
     ``comid``, ``reachcode``, ``raindrop_pathDist``, ``measure``,
-    ``intersection_point``) and the raindrop path.
+    ``intersection_point``) and the raindrop path. As Arrow (``output="arrow"``
+    or a GeoDataFrame made from it) ``id`` is a column and
+    ``intersection_point`` the JSON text ``[lon,lat]``.
     """
     x, y = _point_xy(point)
     kind = _output_kind(output)
