@@ -36,8 +36,9 @@ fi
 echo "== python stack (throwaway virtualenv $VENV)"
 if [ ! -x "$VENV/bin/python" ]; then
   python3 -m venv "$VENV"
-  "$VENV/bin/pip" install -q pynhd geopandas matplotlib contextily
+  "$VENV/bin/pip" install -q pynhd geopandas matplotlib contextily pyarrow
 fi
+"$VENV/bin/python" -c "import pyarrow" 2>/dev/null || "$VENV/bin/pip" install -q pyarrow
 "$VENV/bin/python" -c "import pynhd, geopandas, contextily; print('pynhd', pynhd.__version__, 'geopandas', geopandas.__version__, 'contextily', contextily.__version__)"
 
 echo "== hydroplot"
@@ -66,12 +67,28 @@ for basin in 1k 10k all; do
   "$VENV/bin/python" bench/peer.py "$BASE" "$DATA/network_50k.json" "$basin" "$DATA/py_$basin.json" $MAP
 done
 
+echo "== bindings: 50k flowlines to GeoDataFrames and sf, Arrow streams vs GeoJSON text"
+LIBSO=$PWD/target/release/libhydroplot.so
+HYDROPLOT_LIBRARY=$LIBSO PYTHONPATH=bindings/python "$VENV/bin/python" bench/bindings.py "$BASE" "$DATA/network_50k.json" "$DATA/py_binding.json"
+if command -v Rscript >/dev/null && Rscript -e 'quit(status = !requireNamespace("sf", quietly = TRUE))' 2>/dev/null; then
+  PREFIX=target/bench-prefix
+  RLIB=target/bench-rlib
+  mkdir -p "$PREFIX/include" "$PREFIX/lib" "$RLIB"
+  cp include/hydroplot.h "$PREFIX/include/"
+  soname=$(objdump -p "$LIBSO" | awk '/SONAME/ {print $2}')
+  ln -sf "$LIBSO" "$PREFIX/lib/libhydroplot.so"
+  [ -z "$soname" ] || ln -sf "$LIBSO" "$PREFIX/lib/$soname"
+  rm -rf target/bench-r-src && cp -r bindings/r target/bench-r-src
+  HYDROPLOT_PREFIX=$PWD/$PREFIX R CMD INSTALL --no-docs -l "$RLIB" target/bench-r-src >"$DATA/r-install.log" 2>&1
+  R_LIBS=$RLIB Rscript bench/bindings.R "$BASE" "$DATA/network_50k.json" "$DATA/r_binding.json"
+fi
+
 echo "== ratios"
 "$VENV/bin/python" - "$DATA" <<'EOF'
 import json, os, sys
 d = sys.argv[1]
 f = {}
-for name in ["rust.json", "local.json", "py_1k.json", "py_10k.json", "py_all.json"]:
+for name in ["rust.json", "local.json", "py_1k.json", "py_10k.json", "py_all.json", "py_binding.json", "r_binding.json"]:
     p = os.path.join(d, name)
     if os.path.exists(p):
         f.update(json.load(open(p)))
@@ -105,6 +122,19 @@ if "local_wall_with_png" in f:
 if "local_wall_with_png_topo" in f:
     row("local 2M file + covering topology index, 10k basin + map (s)", f"{f['local_wall_with_png_topo']:.2f}", "< 2 s", f["local_wall_with_png_topo"] < 2)
     row("local 2M file + covering topology index, peak RSS (MB)", f"{f['local_peak_rss_topo']:.0f}", "< 500 MB", f["local_peak_rss_topo"] < 500)
+if "py_binding_arrow_e2e_wall" in f:
+    r = f["py_binding_arrow_e2e_wall"]
+    row("python: fetch 50k -> GeoDataFrames via Arrow (s)", f"{r:.2f}", "<= 1.0 s", r <= 1.0)
+    row("  via GeoJSON text (s)", f"{f['py_binding_geojson_e2e_wall']:.2f}", "", True)
+    row("  pynhd, same fetch (s)", f"{f['py_e2e_all_wall']:.2f}", "", True)
+    row("  flowline layer -> GeoDataFrame, Arrow / GeoJSON (s)",
+        f"{f['py_binding_flowline_arrow_to_gdf']:.2f}/{f['py_binding_flowline_geojson_to_gdf']:.2f}", "", True)
+if "r_binding_arrow_e2e_wall" in f:
+    r = f["r_binding_arrow_e2e_wall"]
+    row("R: fetch 50k -> sf via Arrow (s)", f"{r:.2f}", "<= 2 s", r <= 2)
+    row("  via GeoJSON text, jsonlite + st_read (s)", f"{f['r_binding_geojson_e2e_wall']:.2f}", "", True)
+    row("  flowline layer -> sf, Arrow / GeoJSON (s)",
+        f"{f['r_binding_flowline_arrow_to_sf']:.2f}/{f['r_binding_flowline_geojson_to_sf']:.2f}", "", True)
 print(f"{'1,000 raindrop traces in a batch (s)':<62} {f['traces_wall']:>10.2f}")
 print(f"{'page decode throughput (MB/s)':<62} {f['decode_throughput']:>10.1f}")
 print(f"{'GeoPackage write / read of the 50k subset (s)':<62} {f['gpkg_write']:>5.2f} / {f['gpkg_read']:.2f}")

@@ -40,6 +40,96 @@
 #define HYDROPLOT_VERSION_PATCH 0
 #define HYDROPLOT_VERSION "0.1.0"
 
+/*
+ * The Arrow C data and C stream interfaces, declared exactly as the Arrow
+ * specification does (https://arrow.apache.org/docs/format/CDataInterface.html,
+ * https://arrow.apache.org/docs/format/CStreamInterface.html); the guards let
+ * this header live beside another Arrow header (arrow/c/abi.h, nanoarrow.h).
+ * hydroplot_plot_data_layer_arrow and hydroplot_trace_arrow fill a stream.
+ */
+#ifndef ARROW_C_DATA_INTERFACE
+#define ARROW_C_DATA_INTERFACE
+
+#define ARROW_FLAG_DICTIONARY_ORDERED 1
+#define ARROW_FLAG_NULLABLE 2
+#define ARROW_FLAG_MAP_KEYS_SORTED 4
+
+struct ArrowSchema {
+  // Array type description
+  const char* format;
+  const char* name;
+  const char* metadata;
+  int64_t flags;
+  int64_t n_children;
+  struct ArrowSchema** children;
+  struct ArrowSchema* dictionary;
+
+  // Release callback
+  void (*release)(struct ArrowSchema*);
+  // Opaque producer-specific data
+  void* private_data;
+};
+
+struct ArrowArray {
+  // Array data description
+  int64_t length;
+  int64_t null_count;
+  int64_t offset;
+  int64_t n_buffers;
+  int64_t n_children;
+  const void** buffers;
+  struct ArrowArray** children;
+  struct ArrowArray* dictionary;
+
+  // Release callback
+  void (*release)(struct ArrowArray*);
+  // Opaque producer-specific data
+  void* private_data;
+};
+
+#endif  // ARROW_C_DATA_INTERFACE
+
+#ifndef ARROW_C_STREAM_INTERFACE
+#define ARROW_C_STREAM_INTERFACE
+
+struct ArrowArrayStream {
+  // Callback to get the stream type
+  // (will be the same for all arrays in the stream).
+  //
+  // Return value: 0 if successful, an `errno`-compatible error code otherwise.
+  //
+  // If successful, the ArrowSchema must be released independently from the stream.
+  int (*get_schema)(struct ArrowArrayStream*, struct ArrowSchema* out);
+
+  // Callback to get the next array
+  // (if no error and the array is released, the stream has ended)
+  //
+  // Return value: 0 if successful, an `errno`-compatible error code otherwise.
+  //
+  // If successful, the ArrowArray must be released independently from the stream.
+  int (*get_next)(struct ArrowArrayStream*, struct ArrowArray* out);
+
+  // Callback to get optional detailed error information.
+  // This must only be called if the last stream operation failed
+  // with a non-0 return code.
+  //
+  // Return value: pointer to a null-terminated character array describing
+  // the last error, or NULL if no description is available.
+  //
+  // The returned pointer is only valid until the next operation on this stream
+  // (including release).
+  const char* (*get_last_error)(struct ArrowArrayStream*);
+
+  // Release callback: release the stream's own resources.
+  // Note that arrays returned by `get_next` must be individually released.
+  void (*release)(struct ArrowArrayStream*);
+
+  // Opaque producer-specific data
+  void* private_data;
+};
+
+#endif  // ARROW_C_STREAM_INTERFACE
+
 /**
  * The result of every fallible hydroplot call. `HYDROPLOT_OK` is 0; the
  * numbers are grouped and never reused.
@@ -912,6 +1002,47 @@ enum hydroplot_status hydroplot_plot_data_layer_count(const struct hydroplot_plo
 enum hydroplot_status hydroplot_plot_data_layer_geojson(const struct hydroplot_plot_data *pd,
                                                         const char *layer,
                                                         struct hydroplot_buffer **out);
+
+/**
+ * A layer as an Arrow C stream: one `geometry` column (GeoArrow
+ * `geoarrow.wkb`: WKB, its field metadata `ARROW:extension:metadata` holding
+ * `{"crs":"EPSG:4269","crs_type":"authority_code"}`; null for a feature
+ * without geometry), then one column per property in first-seen order:
+ * int64 (integers, and floats that are all integral, such as comid), float64
+ * (other numbers), bool, utf8 (strings; a column of mixed types or of arrays
+ * holds their JSON text). A missing or null value is a null. The values are
+ * those of `hydroplot_plot_data_layer_geojson`.
+ *
+ * \param pd    The plot data.
+ * \param layer `outlets`, `flowline`, `basin`, `catchment`, `network_wtbd`,
+ *           `off_network_wtbd`, `nhdarea`, `flowline_nonnetwork` or `gage`.
+ * \param out   Receives the stream on success; not written on failure. Its
+ *           previous content is overwritten without being released: pass a
+ *           released or uninitialised struct.
+ *
+ * \return `HYDROPLOT_OK`, or an error status below.
+ *
+ * \par Errors
+ * - `HYDROPLOT_ERR_NULL_ARGUMENT`: `pd`, `layer` or `out` is NULL.
+ * - `HYDROPLOT_ERR_INVALID_ARGUMENT`: an unknown layer name (the message
+ *   lists them), or it is not UTF-8.
+ *
+ * \par Ownership
+ * On success the caller owns the stream and calls `out->release(out)` once
+ * when done (after releasing the schema and arrays it got from it, each with
+ * its own `release`). The stream holds its own copy of the data: it stays
+ * valid after `pd` is freed.
+ *
+ * \par Thread safety
+ * Any thread: plot data is immutable (but for
+ * `hydroplot_plot_data_take_map`). The stream is for one thread at a time,
+ * as the Arrow specification says.
+ *
+ * \since 0.2
+ */
+enum hydroplot_status hydroplot_plot_data_layer_arrow(const struct hydroplot_plot_data *pd,
+                                                      const char *layer,
+                                                      struct ArrowArrayStream *out);
 
 /**
  * The comids of the flowline layer.
@@ -1979,6 +2110,42 @@ enum hydroplot_status hydroplot_trace_bbox(const struct hydroplot_trace *t, doub
  */
 enum hydroplot_status hydroplot_trace_geojson(const struct hydroplot_trace *t,
                                               struct hydroplot_buffer **out);
+
+/**
+ * A trace as an Arrow C stream: one row per feature (the flowline, then the
+ * raindrop path), a `geometry` column (GeoArrow `geoarrow.wkb` LineStrings,
+ * `{"crs":"EPSG:4326","crs_type":"authority_code"}` in its
+ * `ARROW:extension:metadata`), then `comid` (int64), `gnis_name` (utf8),
+ * `id` (utf8: `raindropPath` or the flowline's id), `intersection_point`
+ * (utf8, the JSON text `[lon,lat]`), `measure`, `raindrop_pathDist`
+ * (float64) and `reachcode` (utf8); a column the service left empty in
+ * both features is absent, a value missing in one feature is a null. The
+ * values are those of `hydroplot_trace_geojson`.
+ *
+ * \param t   The trace (owned, or borrowed from a batch).
+ * \param out Receives the stream on success; not written on failure. Its
+ *         previous content is overwritten without being released: pass a
+ *         released or uninitialised struct.
+ *
+ * \return `HYDROPLOT_OK`, or an error status below.
+ *
+ * \par Errors
+ * - `HYDROPLOT_ERR_NULL_ARGUMENT`: `t` or `out` is NULL.
+ *
+ * \par Ownership
+ * On success the caller owns the stream and calls `out->release(out)` once
+ * when done (after releasing the schema and arrays it got from it, each with
+ * its own `release`). The stream holds its own copy of the data: it stays
+ * valid after `t` is freed.
+ *
+ * \par Thread safety
+ * Any thread: a trace is immutable. The stream is for one thread at a time,
+ * as the Arrow specification says.
+ *
+ * \since 0.2
+ */
+enum hydroplot_status hydroplot_trace_arrow(const struct hydroplot_trace *t,
+                                            struct ArrowArrayStream *out);
 
 /**
  * Traces many points, each as `hydroplot_raindrop_trace` would, with at most

@@ -5,6 +5,7 @@
 //! The crate is a plain Rust core (this module tree) under a thin C ABI in [`ffi`].
 //! Everything below `ffi` is usable and tested from Rust without C.
 
+pub mod arrow;
 pub mod cache;
 pub mod collection;
 pub mod config;

@@ -19,7 +19,7 @@ const LAYERS: &[&[&str]] = &[
     &["context", "gpkg"],
     &["render", "cache"],
     &["trace"],
-    &["services"],
+    &["services", "arrow"],
     &["plot"],
     &["html"],
     &["ffi"],

@@ -21,6 +21,7 @@
 // functions are safe to call with any pointer the contract allows.
 #![allow(clippy::not_unsafe_ptr_arg_deref)]
 
+pub mod arrow_stream;
 pub mod buffer;
 pub mod context;
 pub mod html;

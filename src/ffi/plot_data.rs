@@ -1,10 +1,11 @@
 //! `hydroplot_plot_data`: the result of `hydroplot_plot`.
 
+use super::arrow_stream::{self, ArrowArrayStream};
 use super::buffer::{give, hydroplot_buffer};
 use super::map::hydroplot_map;
 use super::{arg_mut, arg_ref, arg_str, boundary, boundary_or, check_out, take_handle, write_out};
 use super::{hydroplot_status, FfiResult, Opaque};
-use crate::plot::{Drawing, Layer, Plot, PlotData};
+use crate::plot::{Drawing, Layer, Plot, PlotData, PLOT_DATA_CRS};
 use crate::render::Map;
 use crate::Error;
 use std::ffi::{c_char, CString};
@@ -151,6 +152,56 @@ pub extern "C" fn hydroplot_plot_data_layer_geojson(
         let layer = layer_arg(layer)?;
         check_out(out, "out")?;
         give(crate::feature::to_geojson(pd.data.layer(layer)), out)
+    })
+}
+
+/// A layer as an Arrow C stream: one `geometry` column (GeoArrow
+/// `geoarrow.wkb`: WKB, its field metadata `ARROW:extension:metadata` holding
+/// `{"crs":"EPSG:4269","crs_type":"authority_code"}`; null for a feature
+/// without geometry), then one column per property in first-seen order:
+/// int64 (integers, and floats that are all integral, such as comid), float64
+/// (other numbers), bool, utf8 (strings; a column of mixed types or of arrays
+/// holds their JSON text). A missing or null value is a null. The values are
+/// those of `hydroplot_plot_data_layer_geojson`.
+///
+/// \param pd    The plot data.
+/// \param layer `outlets`, `flowline`, `basin`, `catchment`, `network_wtbd`,
+///           `off_network_wtbd`, `nhdarea`, `flowline_nonnetwork` or `gage`.
+/// \param out   Receives the stream on success; not written on failure. Its
+///           previous content is overwritten without being released: pass a
+///           released or uninitialised struct.
+///
+/// \return `HYDROPLOT_OK`, or an error status below.
+///
+/// \par Errors
+/// - `HYDROPLOT_ERR_NULL_ARGUMENT`: `pd`, `layer` or `out` is NULL.
+/// - `HYDROPLOT_ERR_INVALID_ARGUMENT`: an unknown layer name (the message
+///   lists them), or it is not UTF-8.
+///
+/// \par Ownership
+/// On success the caller owns the stream and calls `out->release(out)` once
+/// when done (after releasing the schema and arrays it got from it, each with
+/// its own `release`). The stream holds its own copy of the data: it stays
+/// valid after `pd` is freed.
+///
+/// \par Thread safety
+/// Any thread: plot data is immutable (but for
+/// `hydroplot_plot_data_take_map`). The stream is for one thread at a time,
+/// as the Arrow specification says.
+///
+/// \since 0.2
+#[no_mangle]
+pub extern "C" fn hydroplot_plot_data_layer_arrow(
+    pd: *const hydroplot_plot_data,
+    layer: *const c_char,
+    out: *mut ArrowArrayStream,
+) -> hydroplot_status {
+    boundary(|| {
+        let pd = unsafe { arg_ref(pd, "pd") }?;
+        let layer = layer_arg(layer)?;
+        arrow_stream::check(out)?;
+        let batch = crate::arrow::layer_batch(pd.data.layer(layer), PLOT_DATA_CRS)?;
+        arrow_stream::export(batch, out)
     })
 }
 

@@ -1,6 +1,7 @@
 //! `hydroplot_trace`: the result of `hydroplot_raindrop_trace`, read through
 //! the `hydroplot_trace_*` accessors.
 
+use super::arrow_stream::{self, ArrowArrayStream};
 use super::context::hydroplot_context;
 use super::{
     arg_opt_str, arg_ref, boundary, boundary_or, buffer, check_out, hydroplot_status, take_handle,
@@ -509,5 +510,48 @@ pub extern "C" fn hydroplot_trace_geojson(
         check_out(out, "out")?;
         let t = unsafe { arg_ref(t, "t") }?;
         buffer::give(t.core.to_geojson(), out)
+    })
+}
+
+/// A trace as an Arrow C stream: one row per feature (the flowline, then the
+/// raindrop path), a `geometry` column (GeoArrow `geoarrow.wkb` LineStrings,
+/// `{"crs":"EPSG:4326","crs_type":"authority_code"}` in its
+/// `ARROW:extension:metadata`), then `comid` (int64), `gnis_name` (utf8),
+/// `id` (utf8: `raindropPath` or the flowline's id), `intersection_point`
+/// (utf8, the JSON text `[lon,lat]`), `measure`, `raindrop_pathDist`
+/// (float64) and `reachcode` (utf8); a column the service left empty in
+/// both features is absent, a value missing in one feature is a null. The
+/// values are those of `hydroplot_trace_geojson`.
+///
+/// \param t   The trace (owned, or borrowed from a batch).
+/// \param out Receives the stream on success; not written on failure. Its
+///         previous content is overwritten without being released: pass a
+///         released or uninitialised struct.
+///
+/// \return `HYDROPLOT_OK`, or an error status below.
+///
+/// \par Errors
+/// - `HYDROPLOT_ERR_NULL_ARGUMENT`: `t` or `out` is NULL.
+///
+/// \par Ownership
+/// On success the caller owns the stream and calls `out->release(out)` once
+/// when done (after releasing the schema and arrays it got from it, each with
+/// its own `release`). The stream holds its own copy of the data: it stays
+/// valid after `t` is freed.
+///
+/// \par Thread safety
+/// Any thread: a trace is immutable. The stream is for one thread at a time,
+/// as the Arrow specification says.
+///
+/// \since 0.2
+#[no_mangle]
+pub extern "C" fn hydroplot_trace_arrow(
+    t: *const hydroplot_trace,
+    out: *mut ArrowArrayStream,
+) -> hydroplot_status {
+    boundary(|| {
+        let t = unsafe { arg_ref(t, "t") }?;
+        arrow_stream::check(out)?;
+        arrow_stream::export(crate::arrow::trace_batch(&t.core)?, out)
     })
 }

@@ -406,7 +406,9 @@ fn polygon_wkb(p: &Polygon<f64>, out: &mut Vec<u8>) {
     }
 }
 
-fn write_wkb(g: &Geometry<f64>, out: &mut Vec<u8>) {
+/// Appends the little-endian XY WKB of `g` to `out` (the body of [`write`]'s
+/// blob; also the `geoarrow.wkb` column of the Arrow export).
+pub fn write_wkb(g: &Geometry<f64>, out: &mut Vec<u8>) {
     match g {
         Geometry::Point(p) => {
             head(out, 1);

@@ -98,6 +98,24 @@ impl Trace {
             })
     }
 
+    /// The trace as features: LineString geometries, the GeoJSON document's
+    /// properties plus its `id` as an `id` property (so a table of them keeps
+    /// which row is the raindrop path).
+    pub fn to_features(&self) -> Vec<crate::feature::Feature> {
+        self.features
+            .iter()
+            .map(|f| {
+                let mut properties = properties(f);
+                properties.insert("id".into(), Value::from(f.id.clone()));
+                crate::feature::Feature {
+                    id: None,
+                    geometry: Some(geo::Geometry::LineString(line_string(f))),
+                    properties,
+                }
+            })
+            .collect()
+    }
+
     /// The trace as a GeoJSON FeatureCollection with the current field names
     /// (`raindrop_pathDist`, `intersection_point` as `[lon, lat]`); missing
     /// values are left out.
@@ -239,7 +257,9 @@ fn distance_to_segment(p: [f64; 2], a: [f64; 2], b: [f64; 2]) -> f64 {
     distance(p, [a[0] + t * dx, a[1] + t * dy])
 }
 
-fn feature_to_json(f: &TraceFeature) -> Value {
+/// The properties of a trace feature with the current field names; missing
+/// values are left out.
+fn properties(f: &TraceFeature) -> Map<String, Value> {
     let mut props = Map::new();
     let mut put = |k: &str, v: Option<Value>| {
         if let Some(v) = v {
@@ -255,6 +275,17 @@ fn feature_to_json(f: &TraceFeature) -> Value {
         "intersection_point",
         f.intersection_point.map(|p| Value::from(p.to_vec())),
     );
+    props
+}
+
+fn line_string(f: &TraceFeature) -> geo::LineString<f64> {
+    f.coords
+        .chunks_exact(2)
+        .map(|c| geo::Coord { x: c[0], y: c[1] })
+        .collect()
+}
+
+fn feature_to_json(f: &TraceFeature) -> Value {
     let coords: Vec<Value> = f
         .coords
         .chunks_exact(2)
@@ -264,7 +295,7 @@ fn feature_to_json(f: &TraceFeature) -> Value {
         "type": "Feature",
         "id": f.id,
         "geometry": { "type": "LineString", "coordinates": coords },
-        "properties": props,
+        "properties": properties(f),
     })
 }
 

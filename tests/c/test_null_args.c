@@ -44,6 +44,7 @@ static void buffer(void) {
 static void trace(const hydroplot_context *ctx) {
     hydroplot_trace *t = NULL;
     hydroplot_buffer *geojson = NULL;
+    struct ArrowArrayStream stream = {0};
     int64_t comid = -1;
     double value = -1, lon_lat[2] = {0, 0}, bbox[4] = {0, 0, 0, 0};
     size_t n = 99;
@@ -67,6 +68,7 @@ static void trace(const hydroplot_context *ctx) {
     CHECK(hydroplot_trace_coords(NULL, 0, &n) == NULL && n == 0);
     CHECK_FAILS(hydroplot_trace_bbox(NULL, bbox), HYDROPLOT_ERR_NULL_ARGUMENT, "t");
     CHECK_FAILS(hydroplot_trace_geojson(NULL, &geojson), HYDROPLOT_ERR_NULL_ARGUMENT, "t");
+    CHECK_FAILS(hydroplot_trace_arrow(NULL, &stream), HYDROPLOT_ERR_NULL_ARGUMENT, "t");
 
     /* A real trace (NULL crs = EPSG:4326), then NULL out-parameters. */
     CHECK_OK(hydroplot_raindrop_trace(ctx, TRACE_LON, TRACE_LAT, NULL, "up", &t));
@@ -78,6 +80,8 @@ static void trace(const hydroplot_context *ctx) {
     CHECK(hydroplot_trace_coords(t, 0, NULL) != NULL);
     CHECK_FAILS(hydroplot_trace_bbox(t, NULL), HYDROPLOT_ERR_NULL_ARGUMENT, "out");
     CHECK_FAILS(hydroplot_trace_geojson(t, NULL), HYDROPLOT_ERR_NULL_ARGUMENT, "out");
+    CHECK_FAILS(hydroplot_trace_arrow(t, NULL), HYDROPLOT_ERR_NULL_ARGUMENT, "out");
+    CHECK(stream.release == NULL); /* not written on failure */
     CHECK_FAILS(hydroplot_trace_html(NULL, t, "none", &geojson), HYDROPLOT_ERR_NULL_ARGUMENT, "ctx");
     CHECK_FAILS(hydroplot_trace_html(ctx, NULL, "none", &geojson), HYDROPLOT_ERR_NULL_ARGUMENT, "t");
     CHECK_FAILS(hydroplot_trace_html(ctx, t, "none", NULL), HYDROPLOT_ERR_NULL_ARGUMENT, "out");
@@ -199,6 +203,7 @@ static void plot_data_and_map(const hydroplot_context *ctx) {
     static const char point[] = "{\"type\":\"Point\",\"coordinates\":[-89.4,43.1]}";
     hydroplot_plot_data *pd = sample_plot(ctx);
     hydroplot_buffer *buf = NULL;
+    struct ArrowArrayStream stream = {0};
     hydroplot_map *map = NULL;
     hydroplot_trace *t = NULL;
     const int64_t *comids = NULL;
@@ -218,6 +223,13 @@ static void plot_data_and_map(const hydroplot_context *ctx) {
                 "layer");
     CHECK_FAILS(hydroplot_plot_data_layer_geojson(pd, "flowline", NULL),
                 HYDROPLOT_ERR_NULL_ARGUMENT, "out");
+    CHECK_FAILS(hydroplot_plot_data_layer_arrow(NULL, "flowline", &stream),
+                HYDROPLOT_ERR_NULL_ARGUMENT, "pd");
+    CHECK_FAILS(hydroplot_plot_data_layer_arrow(pd, NULL, &stream), HYDROPLOT_ERR_NULL_ARGUMENT,
+                "layer");
+    CHECK_FAILS(hydroplot_plot_data_layer_arrow(pd, "flowline", NULL),
+                HYDROPLOT_ERR_NULL_ARGUMENT, "out");
+    CHECK(stream.release == NULL); /* not written on failure */
     CHECK_FAILS(hydroplot_plot_data_flowline_comids(NULL, &comids, &n), HYDROPLOT_ERR_NULL_ARGUMENT,
                 "pd");
     CHECK_FAILS(hydroplot_plot_data_flowline_comids(pd, NULL, &n), HYDROPLOT_ERR_NULL_ARGUMENT,

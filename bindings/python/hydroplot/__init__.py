@@ -9,8 +9,11 @@ defaults::
     len(data["flowline"]["features"])          # 251 on the Yahara sample
     trace = hydroplot.get_raindrop_trace((-89.2158, 42.9561), direction="up")
 
-Results are GeoJSON dicts, or GeoDataFrames when geopandas is installed
-(``output="auto"``, the default; ``"geojson"`` or ``"geopandas"`` force one).
+Results are GeoDataFrames when geopandas is installed (made from the C
+library's Arrow streams when pyarrow is too, with no GeoJSON on the way),
+else :class:`ArrowStream` objects (the Arrow PyCapsule protocol) when pyarrow
+is installed, else GeoJSON dicts: that is ``output="auto"``, the default;
+``"geopandas"``, ``"arrow"`` or ``"geojson"`` force one.
 Services are the public USGS ones unless a :class:`Context` or the
 ``HYDROPLOT_*`` environment variables (``HYDROPLOT_INDEX_URL``, ...) say
 otherwise.
@@ -21,10 +24,12 @@ import json
 import threading
 
 from . import _ffi
+from ._arrow import ArrowStream, _Handle
 from ._ffi import HydroplotError, check, lib, text
 from ._request import build_request
 
 __all__ = [
+    "ArrowStream",
     "Context",
     "HydroplotError",
     "Map",
@@ -137,8 +142,9 @@ class Map:
 
 
 class PlotData(dict):
-    """The result of :func:`plot_hydro`: layer name -> GeoJSON FeatureCollection
-    (or GeoDataFrame), in NAD83 lon/lat (EPSG:4269).
+    """The result of :func:`plot_hydro`: layer name -> GeoDataFrame,
+    :class:`ArrowStream` or GeoJSON FeatureCollection (as ``output`` asks), in
+    NAD83 lon/lat (EPSG:4269).
 
     Attributes: ``bbox`` (xmin, ymin, xmax, ymax), ``warnings`` (list of
     str), ``map`` (the drawn :class:`Map`, None when not plotted) and ``png``
@@ -207,34 +213,39 @@ def plot_hydro(
         plot_config=plot_config, basemap=basemap, zoom=zoom, actually_plot=actually_plot,
         overwrite=overwrite, flowline_only=flowline_only, cache_data=cache_data, size=size,
     )
+    kind = _output_kind(output)
     pd = ctypes.c_void_p()
     try:
         check(lib.hydroplot_plot(ctx._handle, req, target._handle if target else None, ctypes.byref(pd)))
     finally:
         lib.hydroplot_plot_request_free(req)
-    try:
-        result = PlotData(
-            (layer, _geojson(lambda out, l=layer: lib.hydroplot_plot_data_layer_geojson(pd, text(l), out)))
-            for layer in LAYERS
-        )
-        box = (ctypes.c_double * 4)()
-        check(lib.hydroplot_plot_data_bbox(pd, box))
-        result.bbox = tuple(box)
-        result.warnings = [
-            lib.hydroplot_plot_data_warning(pd, i).decode() for i in range(lib.hydroplot_plot_data_warning_count(pd))
-        ]
-        if actually_plot:
-            result.map = target or _take_map(pd)
-            _current.map = result.map
-    finally:
-        lib.hydroplot_plot_data_free(pd)
+    # Freed when the last layer reading it (an ArrowStream) goes.
+    owner = _Handle(pd, lib.hydroplot_plot_data_free)
+    result = PlotData(
+        (layer, _layer(owner, layer, "EPSG:4269", kind)) for layer in LAYERS
+    )
+    box = (ctypes.c_double * 4)()
+    check(lib.hydroplot_plot_data_bbox(pd, box))
+    result.bbox = tuple(box)
+    result.warnings = [
+        lib.hydroplot_plot_data_warning(pd, i).decode() for i in range(lib.hydroplot_plot_data_warning_count(pd))
+    ]
+    if actually_plot:
+        result.map = target or _take_map(pd)
+        _current.map = result.map
+    del owner
     if result.map is not None:
         result.png = result.map.png()
         if file is not None:
             result.map.write_png(file)
-    for layer in LAYERS:
-        result[layer] = _convert(result[layer], "EPSG:4269", output)
     return result
+
+
+def _layer(owner, layer, crs, kind):
+    """One layer of the plot data behind ``owner`` as ``kind`` asks."""
+    pd = owner.pointer
+    stream = ArrowStream(owner, lambda out: lib.hydroplot_plot_data_layer_arrow(pd, text(layer), out))
+    return _convert(stream, lambda: _geojson(lambda out: lib.hydroplot_plot_data_layer_geojson(pd, text(layer), out)), crs, kind)
 
 
 def _take_map(pd):
@@ -271,16 +282,21 @@ def get_raindrop_trace(point, direction="down", *, crs=None, context=None, outpu
     ``direction`` is ``"down"``, ``"up"`` or ``"none"``. Returns 2 LineString
     features in WGS 84: the flowline portion (``id``, ``gnis_name``,
     ``comid``, ``reachcode``, ``raindrop_pathDist``, ``measure``,
-    ``intersection_point``) and the raindrop path.
+    ``intersection_point``) and the raindrop path. As Arrow (``output="arrow"``
+    or a GeoDataFrame made from it) ``id`` is a column and
+    ``intersection_point`` the JSON text ``[lon,lat]``.
     """
     x, y = _point_xy(point)
+    kind = _output_kind(output)
     trace = ctypes.c_void_p()
     check(lib.hydroplot_raindrop_trace(_context(context)._handle, x, y, text(crs), text(direction), ctypes.byref(trace)))
-    try:
-        fc = _trace_geojson(trace)
-    finally:
-        lib.hydroplot_trace_free(trace)
-    return _convert(fc, "EPSG:4326", output)
+    return _trace(_Handle(trace, lib.hydroplot_trace_free), trace, kind)
+
+
+def _trace(owner, trace, kind):
+    """A trace (kept alive by ``owner``) as ``kind`` asks."""
+    stream = ArrowStream(owner, lambda out: lib.hydroplot_trace_arrow(trace, out))
+    return _convert(stream, lambda: _trace_geojson(trace), "EPSG:4326", kind)
 
 
 def get_raindrop_traces(points, direction="down", *, crs=None, context=None, output="auto"):
@@ -290,6 +306,7 @@ def get_raindrop_traces(points, direction="down", *, crs=None, context=None, out
     point; one bad point never fails the others.
     """
     xy = [c for p in points for c in _point_xy(p)]
+    kind = _output_kind(output)
     arr = (ctypes.c_double * len(xy))(*xy)
     batch = ctypes.c_void_p()
     check(
@@ -297,38 +314,63 @@ def get_raindrop_traces(points, direction="down", *, crs=None, context=None, out
             _context(context)._handle, arr, len(xy) // 2, text(crs), text(direction), ctypes.byref(batch)
         )
     )
-    try:
-        results = []
-        for i in range(lib.hydroplot_trace_batch_len(batch)):
-            status = lib.hydroplot_trace_batch_status(batch, i)
-            if status == _ffi.OK:
-                results.append(_convert(_trace_geojson(lib.hydroplot_trace_batch_get(batch, i)), "EPSG:4326", output))
-            else:
-                results.append(
-                    HydroplotError(
-                        status,
-                        _ffi.status_name(status),
-                        lib.hydroplot_trace_batch_error(batch, i).decode("utf-8", "replace"),
-                        lib.hydroplot_trace_batch_http_status(batch, i),
-                    )
+    owner = _Handle(batch, lib.hydroplot_trace_batch_free)  # owns the traces it holds
+    results = []
+    for i in range(lib.hydroplot_trace_batch_len(batch)):
+        status = lib.hydroplot_trace_batch_status(batch, i)
+        if status == _ffi.OK:
+            results.append(_trace(owner, lib.hydroplot_trace_batch_get(batch, i), kind))
+        else:
+            results.append(
+                HydroplotError(
+                    status,
+                    _ffi.status_name(status),
+                    lib.hydroplot_trace_batch_error(batch, i).decode("utf-8", "replace"),
+                    lib.hydroplot_trace_batch_http_status(batch, i),
                 )
-        return results
-    finally:
-        lib.hydroplot_trace_batch_free(batch)
+            )
+    return results
 
 
-def _convert(fc, crs, output):
-    """A FeatureCollection as ``output`` asks: ``"geojson"``, ``"geopandas"`` or ``"auto"``."""
-    if output == "geojson":
-        return fc
-    if output not in ("auto", "geopandas"):
-        raise ValueError(f"output must be 'auto', 'geojson' or 'geopandas', not {output!r}")
-    try:
-        import geopandas
-    except ImportError:
-        if output == "geopandas":
-            raise
-        return fc
+def _installed(module):
+    import importlib.util
+
+    return importlib.util.find_spec(module) is not None
+
+
+def _output_kind(output):
+    """What ``output`` asks for: ``"geojson"``, ``"arrow"`` or ``"geopandas"``;
+    ``"auto"`` is geopandas when installed, else arrow when pyarrow is, else
+    geojson. Checked before any request."""
+    if output in ("geojson", "arrow", "geopandas"):
+        return output
+    if output != "auto":
+        raise ValueError(f"output must be 'auto', 'arrow', 'geojson' or 'geopandas', not {output!r}")
+    if _installed("geopandas"):
+        return "geopandas"
+    return "arrow" if _installed("pyarrow") else "geojson"
+
+
+def _from_arrow_supported():
+    """geopandas >= 1.0 (GeoDataFrame.from_arrow) and pyarrow are installed."""
+    import geopandas
+
+    return hasattr(geopandas.GeoDataFrame, "from_arrow") and _installed("pyarrow")
+
+
+def _convert(stream, geojson, crs, kind):
+    """An :class:`ArrowStream` as ``kind``: the stream itself, a GeoDataFrame
+    made from it (or, without pyarrow or geopandas >= 1.0, from
+    ``geojson()``), or the FeatureCollection ``geojson()`` reads."""
+    if kind == "arrow":
+        return stream
+    if kind == "geojson":
+        return geojson()
+    import geopandas
+
+    if _from_arrow_supported():
+        return geopandas.GeoDataFrame.from_arrow(stream)
+    fc = geojson()
     frame = geopandas.GeoDataFrame.from_features(fc["features"], crs=crs)
     # geopandas >= 1.2 keeps the features' ids itself.
     if "id" not in frame.columns and any("id" in f for f in fc["features"]):

@@ -17,7 +17,9 @@
 #' @return invisibly, a named list of layers (outlets, flowline, basin,
 #'   catchment, network_wtbd, off_network_wtbd), sf objects in NAD83
 #'   (EPSG:4269) when sf is installed, else data.frames with a geometry
-#'   list column; attributes `bbox`, `warnings` and `png` (raw PNG bytes,
+#'   list column of WKB raw vectors; read from the library's Arrow streams
+#'   (integer properties such as comid are integer, or double beyond 32
+#'   bits); attributes `bbox`, `warnings` and `png` (raw PNG bytes,
 #'   NULL when not plotted).
 plot_hydro <- function(outlets = NULL, bbox = NULL, streamorder = NULL, hydro_data = NULL,
                        gpkg = NULL, plot_config = NULL, basemap = "Esri.NatGeoWorldMap",
@@ -44,9 +46,9 @@ plot_hydro <- function(outlets = NULL, bbox = NULL, streamorder = NULL, hydro_da
     if (is.null(onto)) stop("plot_hydro(add = TRUE): no map was drawn before in this session")
   }
   layers <- c("outlets", "flowline", "basin", "catchment", "network_wtbd", "off_network_wtbd")
-  res <- .Call(C_hp_plot, context_of(context), req, layers, onto)
+  res <- .Call(C_hp_plot, context_of(context), req, layers, onto, TRUE)
 
-  out <- lapply(res$layers, geojson_frame, crs = 4269)
+  out <- lapply(res$layers, arrow_frame, crs = "EPSG:4269")
   attr(out, "bbox") <- structure(res$bbox, names = c("xmin", "ymin", "xmax", "ymax"))
   attr(out, "warnings") <- res$warnings
   if (!is.null(res$map)) {

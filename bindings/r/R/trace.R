@@ -7,31 +7,32 @@
 #'   spec's fields id, gnis_name, comid, reachcode, raindrop_pathDist,
 #'   measure, intersection_point (a list column) and a LINESTRING geometry in
 #'   WGS 84: an sf object when sf is installed, else a data.frame whose
-#'   geometry column holds coordinate matrices.
+#'   geometry column holds WKB raw vectors.
 get_raindrop_trace <- function(point, direction = "down", context = NULL) {
   crs <- "EPSG:4326"
   if (inherits(point, "sf") || inherits(point, "sfc")) {
     crs <- crs_string(sf::st_crs(point))
     point <- sf::st_coordinates(point)[1, 1:2]
   }
-  json <- .Call(C_hp_trace, context_of(context), as.numeric(point[1]), as.numeric(point[2]),
-                as.character(crs), as.character(direction))
-  features <- fromJSON(json, simplifyVector = FALSE)$features
-  get <- function(f, k, na) if (is.null(f$properties[[k]])) na else f$properties[[k]]
+  tbl <- .Call(C_hp_trace, context_of(context), as.numeric(point[1]), as.numeric(point[2]),
+               as.character(crs), as.character(direction), TRUE)
+  tr <- arrow_frame(tbl, crs = "EPSG:4326")
+  # The spec's columns in its order; one the service left out is NA.
+  n <- nrow(tr)
+  col <- function(k, na) if (is.null(tr[[k]])) rep(na, n) else tr[[k]]
   df <- data.frame(
-    id = vapply(features, function(f) if (is.null(f$id)) NA_character_ else f$id, ""),
-    gnis_name = vapply(features, get, "", k = "gnis_name", na = NA_character_),
-    comid = vapply(features, function(f) as.integer(get(f, "comid", NA_integer_)), 0L),
-    reachcode = vapply(features, get, "", k = "reachcode", na = NA_character_),
-    raindrop_pathDist = vapply(features, function(f) as.numeric(get(f, "raindrop_pathDist", NA_real_)), 0),
-    measure = vapply(features, function(f) as.numeric(get(f, "measure", NA_real_)), 0),
+    id = col("id", NA_character_),
+    gnis_name = col("gnis_name", NA_character_),
+    comid = as.integer(col("comid", NA_integer_)),
+    reachcode = col("reachcode", NA_character_),
+    raindrop_pathDist = as.numeric(col("raindrop_pathDist", NA_real_)),
+    measure = as.numeric(col("measure", NA_real_)),
     stringsAsFactors = FALSE
   )
-  df$intersection_point <- lapply(features, function(f) as.numeric(unlist(f$properties$intersection_point)))
-  coords <- lapply(features, function(f) do.call(rbind, lapply(f$geometry$coordinates, as.numeric)))
-  if (has_sf()) {
-    return(sf::st_sf(df, geometry = sf::st_sfc(lapply(coords, sf::st_linestring), crs = 4326)))
-  }
-  df$geometry <- I(coords)
+  # The stream holds the point as JSON text "[lon,lat]".
+  df$intersection_point <- lapply(col("intersection_point", NA_character_), function(p)
+    if (is.na(p)) numeric(0) else as.numeric(strsplit(gsub("[][[:space:]]", "", p), ",")[[1]]))
+  if (has_sf()) return(sf::st_sf(df, geometry = sf::st_geometry(tr)))
+  df$geometry <- tr$geometry
   df
 }

@@ -1,7 +1,7 @@
 /* The R glue: converts R values to hydroplot calls and results back to R
- * values (GeoJSON text, raw PNG bytes, external pointers for contexts and
- * maps). Everything else (argument forms, GeoJSON parsing, sf) is R code in
- * R/. Every failure becomes an R error naming the status and carrying
+ * values (layers and traces read from their Arrow C streams as R vectors and
+ * raw WKB, raw PNG bytes, external pointers for contexts and maps).
+ * Everything else (argument forms, sf) is R code in R/. Every failure becomes an R error naming the status and carrying
  * hydroplot_last_error(). Every handle a call makes is held in a `held`
  * and freed by release(), which R_ExecWithCleanup runs however the call
  * ends: normally, or by an R error (ours, or one R raises inside the glue,
@@ -44,6 +44,11 @@ typedef struct {
     hydroplot_map *map;
     hydroplot_trace *trace;
     hydroplot_buffer *buf;
+    /* An Arrow stream being read, its schema and its current batch; each is
+     * held while its release is set. */
+    struct ArrowArrayStream stream;
+    struct ArrowSchema schema;
+    struct ArrowArray batch;
 } held;
 
 /* How many handles calls hold right now: 0 between calls, whatever error
@@ -63,10 +68,25 @@ static void drop_buffer(held *h) {
     n_held--;
 }
 
+/* Releases the Arrow structs still held (the batch, the schema, the stream). */
+static void drop_arrow(held *h) {
+#define RELEASE_ARROW(field)                                                                       \
+    if (h->field.release != NULL) {                                                                \
+        h->field.release(&h->field);                                                               \
+        h->field.release = NULL;                                                                   \
+        n_held--;                                                                                  \
+    }
+    RELEASE_ARROW(batch)
+    RELEASE_ARROW(schema)
+    RELEASE_ARROW(stream)
+#undef RELEASE_ARROW
+}
+
 /* Frees every handle still held; the cleanup of R_ExecWithCleanup. */
 static void release(void *data) {
     held *h = data;
     drop_buffer(h);
+    drop_arrow(h);
 #define RELEASE(field, free_fn)                                                                    \
     if (h->field != NULL) {                                                                        \
         free_fn(h->field);                                                                         \
@@ -137,7 +157,7 @@ static void *unwrap(SEXP ptr, const char *tag) {
  * release() frees the handles of the call however it ends. */
 typedef struct {
     held h;
-    SEXP a, b, c, d, e; /* the .Call arguments, in order (R_NilValue past the last) */
+    SEXP a, b, c, d, e, f; /* the .Call arguments, in order (R_NilValue past the last) */
 } call;
 
 static SEXP run(SEXP (*body)(void *), call *c) { return R_ExecWithCleanup(body, c, release, &c->h); }
@@ -161,7 +181,7 @@ static SEXP do_context_new(void *data) {
 }
 
 static SEXP r_context_new(SEXP options) {
-    call c = {{0}, options, R_NilValue, R_NilValue, R_NilValue, R_NilValue};
+    call c = {{0}, options, R_NilValue, R_NilValue, R_NilValue, R_NilValue, R_NilValue};
     return run(do_context_new, &c);
 }
 
@@ -176,8 +196,141 @@ static SEXP do_map_png(void *data) {
 }
 
 static SEXP r_map_png(SEXP map) {
-    call c = {{0}, map, R_NilValue, R_NilValue, R_NilValue, R_NilValue};
+    call c = {{0}, map, R_NilValue, R_NilValue, R_NilValue, R_NilValue, R_NilValue};
     return run(do_map_png, &c);
+}
+
+/* --- Arrow streams -> R ------------------------------------------------------ */
+
+static int arrow_valid(const struct ArrowArray *a, int64_t i) {
+    const uint8_t *validity = (const uint8_t *)a->buffers[0];
+    int64_t j = a->offset + i;
+    return validity == NULL || ((validity[j / 8] >> (j % 8)) & 1);
+}
+
+/* One column of a batch as an R vector: int64 ("l") as integer when every
+ * value fits, else double; float64 ("g") double; bool ("b") logical; utf8
+ * ("u") character; binary ("z", the WKB geometry) a list of raw vectors,
+ * NULL for a null. Nulls are NA. */
+static SEXP arrow_column(const struct ArrowSchema *field, const struct ArrowArray *a) {
+    const char *f = field->format;
+    R_xlen_t n = (R_xlen_t)a->length, i;
+    SEXP out;
+    if (strcmp(f, "l") == 0) {
+        const int64_t *v = (const int64_t *)a->buffers[1] + a->offset;
+        int fits = 1;
+        for (i = 0; i < n && fits; i++) fits = !arrow_valid(a, i) || (v[i] > INT32_MIN && v[i] <= INT32_MAX);
+        out = PROTECT(Rf_allocVector(fits ? INTSXP : REALSXP, n));
+        for (i = 0; i < n; i++) {
+            if (fits)
+                INTEGER(out)[i] = arrow_valid(a, i) ? (int)v[i] : NA_INTEGER;
+            else
+                REAL(out)[i] = arrow_valid(a, i) ? (double)v[i] : NA_REAL;
+        }
+    } else if (strcmp(f, "g") == 0) {
+        const double *v = (const double *)a->buffers[1] + a->offset;
+        out = PROTECT(Rf_allocVector(REALSXP, n));
+        for (i = 0; i < n; i++) REAL(out)[i] = arrow_valid(a, i) ? v[i] : NA_REAL;
+    } else if (strcmp(f, "b") == 0) {
+        const uint8_t *bits = (const uint8_t *)a->buffers[1];
+        out = PROTECT(Rf_allocVector(LGLSXP, n));
+        for (i = 0; i < n; i++) {
+            int64_t j = a->offset + i;
+            LOGICAL(out)[i] = arrow_valid(a, i) ? (bits[j / 8] >> (j % 8)) & 1 : NA_LOGICAL;
+        }
+    } else if (strcmp(f, "u") == 0 || strcmp(f, "z") == 0) {
+        const int32_t *offsets = (const int32_t *)a->buffers[1] + a->offset;
+        const char *data = (const char *)a->buffers[2];
+        int text = f[0] == 'u';
+        out = PROTECT(Rf_allocVector(text ? STRSXP : VECSXP, n));
+        for (i = 0; i < n; i++) {
+            int len = (int)(offsets[i + 1] - offsets[i]);
+            if (!arrow_valid(a, i)) {
+                if (text) SET_STRING_ELT(out, i, NA_STRING);
+            } else if (text) {
+                SET_STRING_ELT(out, i, Rf_mkCharLenCE(data + offsets[i], len, CE_UTF8));
+            } else {
+                SEXP raw = Rf_allocVector(RAWSXP, len);
+                SET_VECTOR_ELT(out, i, raw);
+                if (len > 0) memcpy(RAW(raw), data + offsets[i], (size_t)len);
+            }
+        }
+    } else {
+        Rf_error("column %s: unsupported Arrow format \"%s\"", field->name, f);
+    }
+    UNPROTECT(1);
+    return out;
+}
+
+/* The GeoArrow extension metadata (a JSON object with "crs") of a field, ""
+ * when it has none. Arrow metadata: int32 count, then int32 length and bytes
+ * of each key and value. */
+static SEXP arrow_extension_metadata(const struct ArrowSchema *field) {
+    static const char key[] = "ARROW:extension:metadata";
+    const char *p = field->metadata;
+    int32_t n, i, len;
+    if (p == NULL) return Rf_mkString("");
+    memcpy(&n, p, 4);
+    p += 4;
+    for (i = 0; i < n; i++) {
+        int match;
+        memcpy(&len, p, 4);
+        p += 4;
+        match = (size_t)len == sizeof key - 1 && memcmp(p, key, sizeof key - 1) == 0;
+        p += len;
+        memcpy(&len, p, 4);
+        p += 4;
+        if (match) return Rf_ScalarString(Rf_mkCharLenCE(p, len, CE_UTF8));
+        p += len;
+    }
+    return Rf_mkString("");
+}
+
+/* Reads the held stream to its end: list(names, geometry_metadata, batches),
+ * each batch a list of R vectors in column order (R/arrow.R binds them).
+ * The stream, schema and batches are released on the way, or by release()
+ * when an R error ends the call. */
+static SEXP read_stream(held *h) {
+    const char *names[] = {"names", "geometry_metadata", "batches", ""};
+    SEXP out, col_names, batches;
+    int64_t i;
+    R_xlen_t nb = 0;
+    n_held++; /* the stream */
+    if (h->stream.get_schema(&h->stream, &h->schema) != 0)
+        Rf_error("reading an Arrow stream's schema: %s", h->stream.get_last_error(&h->stream));
+    n_held++;
+    out = PROTECT(Rf_mkNamed(VECSXP, names));
+    col_names = Rf_allocVector(STRSXP, (R_xlen_t)h->schema.n_children);
+    SET_VECTOR_ELT(out, 0, col_names);
+    for (i = 0; i < h->schema.n_children; i++)
+        SET_STRING_ELT(col_names, (R_xlen_t)i, Rf_mkCharCE(h->schema.children[i]->name, CE_UTF8));
+    SET_VECTOR_ELT(out, 1, h->schema.n_children > 0 ? arrow_extension_metadata(h->schema.children[0]) : Rf_mkString(""));
+    batches = Rf_allocVector(VECSXP, 1);
+    SET_VECTOR_ELT(out, 2, batches);
+    for (;;) {
+        SEXP cols;
+        if (h->stream.get_next(&h->stream, &h->batch) != 0)
+            Rf_error("reading an Arrow stream: %s", h->stream.get_last_error(&h->stream));
+        if (h->batch.release == NULL) break; /* the end */
+        n_held++;
+        if (h->batch.n_children != h->schema.n_children) Rf_error("an Arrow batch does not match its schema");
+        if (nb == XLENGTH(batches)) {
+            SEXP grown = Rf_lengthgets(batches, 2 * nb);
+            SET_VECTOR_ELT(out, 2, grown);
+            batches = grown;
+        }
+        cols = Rf_allocVector(VECSXP, (R_xlen_t)h->schema.n_children);
+        SET_VECTOR_ELT(batches, nb++, cols);
+        for (i = 0; i < h->schema.n_children; i++)
+            SET_VECTOR_ELT(cols, (R_xlen_t)i, arrow_column(h->schema.children[i], h->batch.children[i]));
+        h->batch.release(&h->batch);
+        h->batch.release = NULL;
+        n_held--;
+    }
+    SET_VECTOR_ELT(out, 2, Rf_lengthgets(batches, nb));
+    drop_arrow(h);
+    UNPROTECT(1);
+    return out;
 }
 
 /* --- plot_hydro ------------------------------------------------------------ */
@@ -246,12 +399,14 @@ static hydroplot_status fill_request(hydroplot_plot_request *req, SEXP a) {
     return s;
 }
 
-/* Runs hydroplot_plot; returns list(layers = named GeoJSON strings,
- * bbox, warnings, map = external pointer or NULL). `map` NULL: a new map;
- * else the map to draw onto (add = TRUE). */
+/* Runs hydroplot_plot; returns list(layers, bbox, warnings, map = external
+ * pointer or NULL). `layers` is named: each a read_stream() table, or with
+ * `arrow` FALSE (the tests' reference path) GeoJSON text. `map` NULL: a new
+ * map; else the map to draw onto (add = TRUE). */
 static SEXP do_plot(void *data) {
     call *c = data;
     SEXP args = c->b, layers = c->c, map_ptr = c->d;
+    int arrow = Rf_asLogical(c->e) != FALSE;
     hydroplot_context *ctx = unwrap(c->a, "hydroplot_context");
     hydroplot_map *onto = Rf_isNull(map_ptr) ? NULL : unwrap(map_ptr, "hydroplot_map");
     held *h = &c->h;
@@ -268,9 +423,16 @@ static SEXP do_plot(void *data) {
     if (s != HYDROPLOT_OK) stop_status(s);
 
     out = PROTECT(Rf_mkNamed(VECSXP, names));
-    json = PROTECT(Rf_allocVector(STRSXP, XLENGTH(layers)));
+    json = PROTECT(Rf_allocVector(arrow ? VECSXP : STRSXP, XLENGTH(layers)));
     for (i = 0; i < (size_t)XLENGTH(layers); i++) {
-        s = hydroplot_plot_data_layer_geojson(h->pd, CHAR(STRING_ELT(layers, i)), &h->buf);
+        const char *layer = CHAR(STRING_ELT(layers, i));
+        if (arrow) {
+            s = hydroplot_plot_data_layer_arrow(h->pd, layer, &h->stream);
+            if (s != HYDROPLOT_OK) stop_status(s);
+            SET_VECTOR_ELT(json, i, read_stream(h));
+            continue;
+        }
+        s = hydroplot_plot_data_layer_geojson(h->pd, layer, &h->buf);
         hold(h->buf);
         if (s != HYDROPLOT_OK) stop_status(s);
         SET_STRING_ELT(json, i, buffer_to_char(h));
@@ -300,14 +462,15 @@ static SEXP do_plot(void *data) {
     return out;
 }
 
-static SEXP r_plot(SEXP ctx_ptr, SEXP args, SEXP layers, SEXP map_ptr) {
-    call c = {{0}, ctx_ptr, args, layers, map_ptr, R_NilValue};
+static SEXP r_plot(SEXP ctx_ptr, SEXP args, SEXP layers, SEXP map_ptr, SEXP arrow) {
+    call c = {{0}, ctx_ptr, args, layers, map_ptr, arrow, R_NilValue};
     return run(do_plot, &c);
 }
 
 /* --- get_raindrop_trace ---------------------------------------------------- */
 
-/* The trace from (x, y) in crs as GeoJSON text. */
+/* The trace from (x, y) in crs as a read_stream() table, or with `arrow`
+ * FALSE (the tests' reference path) as GeoJSON text. */
 static SEXP do_trace(void *data) {
     call *c = data;
     SEXP chr, out;
@@ -315,6 +478,11 @@ static SEXP do_trace(void *data) {
                                                   str_or_null(c->d), str_or_null(c->e), &c->h.trace);
     hold(c->h.trace);
     if (s != HYDROPLOT_OK) stop_status(s);
+    if (Rf_asLogical(c->f) != FALSE) {
+        s = hydroplot_trace_arrow(c->h.trace, &c->h.stream);
+        if (s != HYDROPLOT_OK) stop_status(s);
+        return read_stream(&c->h);
+    }
     s = hydroplot_trace_geojson(c->h.trace, &c->h.buf);
     hold(c->h.buf);
     if (s != HYDROPLOT_OK) stop_status(s);
@@ -324,8 +492,8 @@ static SEXP do_trace(void *data) {
     return out;
 }
 
-static SEXP r_trace(SEXP ctx_ptr, SEXP x, SEXP y, SEXP crs, SEXP direction) {
-    call c = {{0}, ctx_ptr, x, y, crs, direction};
+static SEXP r_trace(SEXP ctx_ptr, SEXP x, SEXP y, SEXP crs, SEXP direction, SEXP arrow) {
+    call c = {{0}, ctx_ptr, x, y, crs, direction, arrow};
     return run(do_trace, &c);
 }
 
@@ -333,8 +501,8 @@ static const R_CallMethodDef call_methods[] = {
     {"hp_context_new", (DL_FUNC)&r_context_new, 1},
     {"hp_version", (DL_FUNC)&r_version, 0},
     {"hp_map_png", (DL_FUNC)&r_map_png, 1},
-    {"hp_plot", (DL_FUNC)&r_plot, 4},
-    {"hp_trace", (DL_FUNC)&r_trace, 5},
+    {"hp_plot", (DL_FUNC)&r_plot, 5},
+    {"hp_trace", (DL_FUNC)&r_trace, 6},
     {"hp_held_handles", (DL_FUNC)&r_held_handles, 0},
     {NULL, NULL, 0}};
 

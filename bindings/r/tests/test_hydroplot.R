@@ -126,6 +126,74 @@ check("an upstream raindrop trace", {
   if (with_sf) stopifnot(inherits(tr, "sf"), all(sf::st_geometry_type(tr) == "LINESTRING"), sf::st_crs(tr)$epsg == 4326)
 })
 
+# The coordinates x1, y1, x2, y2, ... of a little-endian WKB geometry, in order.
+wkb_coords <- function(wkb) {
+  con <- rawConnection(wkb)
+  on.exit(close(con))
+  int <- function() readBin(con, "integer", 1, size = 4, endian = "little")
+  dbl <- function(n) readBin(con, "double", n, size = 8, endian = "little")
+  geom <- function() {
+    stopifnot(readBin(con, "raw", 1) == as.raw(1))
+    type <- int()
+    if (type == 1) return(dbl(2))
+    n <- int()
+    if (type == 2) return(dbl(2 * n))
+    if (type == 3) return(unlist(lapply(seq_len(n), function(i) dbl(2 * int()))))
+    unlist(lapply(seq_len(n), function(i) geom()))
+  }
+  geom()
+}
+
+# Every row of an Arrow table (as the glue reads it) holds the properties and
+# geometry of the same feature of the GeoJSON text.
+same_features <- function(tbl, json, layer) {
+  features <- jsonlite::fromJSON(json, simplifyVector = FALSE)$features
+  cols <- structure(tbl$batches[[1]], names = tbl$names)
+  stopifnot(length(cols$geometry) == length(features))
+  for (i in seq_along(features)) {
+    f <- features[[i]]
+    stopifnot(all(names(f$properties) %in% names(cols)))
+    for (k in setdiff(names(cols), "geometry")) {
+      want <- if (k == "id" && is.null(f$properties[[k]])) f$id else f$properties[[k]]
+      got <- cols[[k]][[i]]
+      ok <- if (is.null(want)) is.na(got) else if (is.list(want)) identical(jsonlite::fromJSON(got, simplifyVector = FALSE), want)
+            else if (is.character(got)) identical(got, as.character(want)) else isTRUE(as.numeric(got) == as.numeric(want))
+      if (!ok) stop(layer, " feature ", i, " property ", k, ": ", format(got), " vs ", format(want))
+    }
+    if (is.null(f$geometry)) stopifnot(is.null(cols$geometry[[i]]))
+    else if (!identical(wkb_coords(cols$geometry[[i]]), as.numeric(unlist(f$geometry$coordinates))))
+      stop(layer, " feature ", i, ": the geometries differ")
+  }
+}
+
+if (requireNamespace("jsonlite", quietly = TRUE)) check("the Arrow path equals the GeoJSON path feature by feature", {
+  ctx <- hydroplot:::context_of(NULL)
+  req <- utils::modifyList(hydroplot:::empty_request(),
+                           list(comids = 13293970, hydro_data = sample_gpkg, actually_plot = FALSE))
+  layers <- c("outlets", "flowline", "basin", "catchment", "network_wtbd", "off_network_wtbd", "nhdarea",
+              "flowline_nonnetwork", "gage")
+  arrow <- .Call(hydroplot:::C_hp_plot, ctx, req, layers, NULL, TRUE)$layers
+  json <- .Call(hydroplot:::C_hp_plot, ctx, req, layers, NULL, FALSE)$layers
+  for (l in layers) {
+    stopifnot(grepl('"crs":"EPSG:4269"', arrow[[l]]$geometry_metadata, fixed = TRUE))
+    same_features(arrow[[l]], json[[l]], l)
+  }
+  # The published counts, read from the streams.
+  rows <- vapply(arrow, function(t) length(t$batches[[1]][[1]]), 0L)
+  stopifnot(rows[["flowline"]] == 251L, rows[["catchment"]] == 250L, rows[["nhdarea"]] == 3L,
+            rows[["flowline_nonnetwork"]] == 48L, rows[["gage"]] == 44L,
+            rows[["network_wtbd"]] + rows[["off_network_wtbd"]] == 117L)
+  flowline <- hydroplot:::arrow_frame(arrow$flowline, "EPSG:4269")
+  stopifnot(is.integer(flowline$comid), is.character(flowline$gnis_name), is.double(flowline$lengthkm))
+  if (with_sf) stopifnot(inherits(flowline, "sf"), sf::st_crs(flowline)$epsg == 4269,
+                         all(sf::st_geometry_type(flowline) %in% c("LINESTRING", "MULTILINESTRING")))
+  else stopifnot(is.raw(flowline$geometry[[1]]))
+  tr <- .Call(hydroplot:::C_hp_trace, ctx, -89.2158, 42.9561, "EPSG:4326", "up", TRUE)
+  tr_json <- .Call(hydroplot:::C_hp_trace, ctx, -89.2158, 42.9561, "EPSG:4326", "up", FALSE)
+  stopifnot(grepl('"crs":"EPSG:4326"', tr$geometry_metadata, fixed = TRUE))
+  same_features(tr, tr_json, "trace")
+})
+
 check("an explicit context and the library version", {
   ctx <- hydroplot_context(index_url = Sys.getenv("HYDROPLOT_INDEX_URL"), retries = 0)
   tr <- get_raindrop_trace(c(-89.2158, 42.9561), direction = "up", context = ctx)
