@@ -24,6 +24,7 @@ pub mod paths;
 pub mod plot;
 pub mod render;
 pub mod services;
+pub mod table;
 pub mod trace;
 
 #[cfg(feature = "mock")]
