@@ -1,8 +1,8 @@
-//! The columnar page decoder against the current one, on the recorded real
-//! responses of the fabric service, and on damaged inputs.
+//! The columnar page decoder against the decoder it replaces (the geojson
+//! crate's FeatureCollection, then `from_geojson_feature`), on the recorded
+//! real responses of the fabric service, and on damaged inputs.
 
-use hydroplot::feature::Feature;
-use hydroplot::services::fabric::parse_items_page;
+use hydroplot::feature::{from_geojson_feature, Feature};
 use hydroplot::table::decode::decode_page;
 use serde_json::Value;
 use std::path::PathBuf;
@@ -24,6 +24,15 @@ fn recorded_pages() -> Vec<(PathBuf, Vec<u8>)> {
     pages.sort();
     assert!(pages.len() >= 5, "the recorded items pages");
     pages
+}
+
+/// The features as the geojson crate reads them (the decoder before issue 16).
+fn geojson_features(bytes: &[u8]) -> Vec<Feature> {
+    let fc: geojson::FeatureCollection = serde_json::from_slice(bytes).unwrap();
+    fc.features
+        .into_iter()
+        .map(|f| from_geojson_feature(f).unwrap())
+        .collect()
 }
 
 /// Same JSON value, numbers compared as numbers (a float column gives
@@ -59,7 +68,7 @@ fn recorded_responses_decode_to_the_same_features() {
     let mut checked = 0;
     for (path, bytes) in recorded_pages() {
         let name = path.display();
-        let want = parse_items_page(&bytes).unwrap();
+        let want = geojson_features(&bytes);
         let page = decode_page(&bytes).unwrap();
         let got = page.table.to_features();
         assert_eq!(got.len(), want.len(), "{name}");

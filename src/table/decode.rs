@@ -10,7 +10,7 @@
 //! `serde_json::Value`, both rare.
 
 use super::column::Scalar;
-use super::geometry::kind;
+use super::geometry::{kind, GeometryBuilder};
 use super::{Table, TableBuilder};
 use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::Deserialize;
@@ -371,9 +371,9 @@ impl<'de> Visitor<'de> for GeometrySeed<'_> {
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
         let b = self.b;
         let mut kind_depth: Option<(u8, u8)> = None;
-        let mut written = false;
-        let mut pending: Option<serde_json::Value> = None;
+        let mut coordinates = false;
         let mut members: Option<Vec<geojson::Geometry>> = None;
+        b.coords.clear();
         while let Some(Key(key)) = map.next_key()? {
             match key.as_ref() {
                 "type" => {
@@ -382,16 +382,13 @@ impl<'de> Visitor<'de> for GeometrySeed<'_> {
                         de::Error::custom(format!("unknown geometry type {t:?}"))
                     })?);
                 }
-                "coordinates" if written || pending.is_some() => {
+                "coordinates" if coordinates => {
                     return Err(de::Error::duplicate_field("coordinates"))
                 }
-                "coordinates" => match kind_depth {
-                    Some((k, depth)) if k != kind::COLLECTION => {
-                        map.next_value_seed(Coords { b: &mut *b, depth })?;
-                        written = true;
-                    }
-                    _ => pending = Some(map.next_value()?),
-                },
+                "coordinates" => {
+                    map.next_value_seed(Coords(&mut b.coords))?;
+                    coordinates = true;
+                }
                 "geometries" => members = Some(map.next_value()?),
                 _ => {
                     map.next_value::<IgnoredAny>()?;
@@ -409,29 +406,74 @@ impl<'de> Visitor<'de> for GeometrySeed<'_> {
             let g = geo::Geometry::GeometryCollection(geo::GeometryCollection(geoms));
             return b.geometry.push_collection(g).map_err(custom);
         }
-        if !written {
-            let coords = pending.ok_or_else(|| de::Error::missing_field("coordinates"))?;
-            Coords { b: &mut *b, depth }
-                .deserialize(coords)
-                .map_err(|e| custom(e.to_string()))?;
+        if !coordinates {
+            return Err(de::Error::missing_field("coordinates"));
         }
-        // Close the levels the type's nesting leaves out (see `geometry`).
-        if depth <= 1 {
-            b.geometry.close_ring().map_err(custom)?;
-        }
-        if depth <= 2 {
-            b.geometry.close_part().map_err(custom)?;
-        }
+        replay(&b.coords, depth, &mut b.geometry).map_err(|e| {
+            b.geometry.abandon_row();
+            custom(e)
+        })?;
         b.geometry.finish_row(k).map_err(custom)
     }
 }
 
-/// A coordinates array nested `depth` deep, written into the geometry
-/// buffers: depth 1 pushes a position, 2 closes a ring, 3 closes a part.
-struct Coords<'b> {
-    b: &'b mut TableBuilder,
-    depth: u8,
+/// One step of a coordinates array, recorded before the geometry's type is
+/// known (members come in any order: serializers of sorted maps send
+/// `coordinates` first).
+#[derive(Debug, Clone, Copy)]
+pub(super) enum Step {
+    Open,
+    Close,
+    Position(f64, f64),
 }
+
+/// Writes recorded coordinates into the geometry buffers as a geometry
+/// whose positions sit `depth` arrays deep, the outermost included (see
+/// `geometry`): closing an array of positions ends a ring, an array of
+/// those a part.
+fn replay(steps: &[Step], depth: u8, g: &mut GeometryBuilder) -> Result<(), String> {
+    let wrong = || format!("coordinates nested other than a {depth}-deep geometry needs");
+    let mut level = 0u8;
+    let mut positions = 0usize;
+    for step in steps {
+        match *step {
+            Step::Open => {
+                level += 1;
+                if level >= depth {
+                    return Err(wrong());
+                }
+            }
+            Step::Position(x, y) if level + 1 == depth => {
+                g.push_xy(x, y);
+                positions += 1;
+            }
+            Step::Position(..) => return Err(wrong()),
+            Step::Close => {
+                // The array closing now holds positions `depth - level` arrays down.
+                match depth + 1 - level {
+                    2 => g.close_ring()?,
+                    3 => g.close_part()?,
+                    _ => {}
+                }
+                level -= 1;
+            }
+        }
+    }
+    if depth == 1 {
+        if positions != 1 {
+            return Err("a position has fewer than two coordinates".into());
+        }
+        g.close_ring()?;
+    }
+    if depth <= 2 {
+        g.close_part()?;
+    }
+    Ok(())
+}
+
+/// A coordinates array, recorded as [`Step`]s: an array of numbers is one
+/// `Position`, any other array its `Open`, its elements and its `Close`.
+struct Coords<'s>(&'s mut Vec<Step>);
 
 impl<'de> DeserializeSeed<'de> for Coords<'_> {
     type Value = ();
@@ -446,31 +488,55 @@ impl<'de> Visitor<'de> for Coords<'_> {
         f.write_str("a GeoJSON coordinates array")
     }
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
-        let g = &mut self.b.geometry;
-        if self.depth == 1 {
-            let short = || de::Error::custom("a position has fewer than two coordinates");
-            let x: f64 = seq.next_element()?.ok_or_else(short)?;
-            let y: f64 = seq.next_element()?.ok_or_else(short)?;
-            // Z and M are dropped, as the `geo` conversion drops them.
-            while seq.next_element::<f64>()?.is_some() {}
-            g.push_xy(x, y);
-            return Ok(());
+        let steps = self.0;
+        steps.push(Step::Open);
+        match seq.next_element_seed(Element(&mut *steps))? {
+            None => steps.push(Step::Close),
+            Some(Some(x)) => {
+                steps.pop();
+                let short = || de::Error::custom("a position has fewer than two coordinates");
+                let y: f64 = seq.next_element()?.ok_or_else(short)?;
+                // Z and M are dropped, as the `geo` conversion drops them.
+                while seq.next_element::<f64>()?.is_some() {}
+                steps.push(Step::Position(x, y));
+            }
+            Some(None) => {
+                while seq.next_element_seed(Coords(&mut *steps))?.is_some() {}
+                steps.push(Step::Close);
+            }
         }
-        let depth = self.depth - 1;
-        while seq
-            .next_element_seed(Coords {
-                b: &mut *self.b,
-                depth,
-            })?
-            .is_some()
-        {}
-        let g = &mut self.b.geometry;
-        match self.depth {
-            2 => g.close_ring(),
-            3 => g.close_part(),
-            _ => Ok(()),
-        }
-        .map_err(de::Error::custom)
+        Ok(())
+    }
+}
+
+/// The first element of an array: a number (`Some`, the array is a
+/// position) or a nested array (`None`, recorded).
+struct Element<'s>(&'s mut Vec<Step>);
+
+impl<'de> DeserializeSeed<'de> for Element<'_> {
+    type Value = Option<f64>;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Option<f64>, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Element<'_> {
+    type Value = Option<f64>;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a number or an array")
+    }
+    fn visit_f64<E>(self, v: f64) -> Result<Option<f64>, E> {
+        Ok(Some(v))
+    }
+    fn visit_i64<E>(self, v: i64) -> Result<Option<f64>, E> {
+        Ok(Some(v as f64))
+    }
+    fn visit_u64<E>(self, v: u64) -> Result<Option<f64>, E> {
+        Ok(Some(v as f64))
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Option<f64>, A::Error> {
+        Coords(&mut *self.0).visit_seq(seq)?;
+        Ok(None)
     }
 }
 

@@ -289,6 +289,8 @@ pub struct TableBuilder {
     last_order: Vec<u32>,
     order: Vec<u32>,
     ids: ColumnBuilder,
+    /// The decoder's scratch: the coordinates of the geometry being read.
+    coords: Vec<decode::Step>,
     /// The geometry of each row; pushed by the filler.
     pub geometry: GeometryBuilder,
     rows: usize,
