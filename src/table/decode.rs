@@ -35,11 +35,18 @@ pub struct Page {
 /// Decodes one page. Any malformed input is an error (never a panic).
 pub fn decode_page(bytes: &[u8]) -> Result<Page, String> {
     let mut de = serde_json::Deserializer::from_slice(bytes);
+    let page = decode_with(&mut de)?;
+    de.end().map_err(|e| e.to_string())?;
+    Ok(page)
+}
+
+/// Decodes one page from any serde deserializer (the caller checks that
+/// nothing follows the document).
+pub fn decode_with<'de, D: Deserializer<'de>>(d: D) -> Result<Page, String> {
     let mut builder = TableBuilder::default();
     let head = PageSeed { b: &mut builder }
-        .deserialize(&mut de)
+        .deserialize(d)
         .map_err(|e| e.to_string())?;
-    de.end().map_err(|e| e.to_string())?;
     Ok(Page {
         table: builder.finish()?,
         kind: head.kind,
