@@ -119,7 +119,7 @@ impl Default for ColumnBuilder {
 
 impl ColumnBuilder {
     /// Rows held so far.
-    pub fn len(&self) -> usize {
+    pub fn rows(&self) -> usize {
         self.valid.len()
     }
 
@@ -137,7 +137,7 @@ impl ColumnBuilder {
 
     /// Appends nulls up to `rows` rows.
     pub fn pad_to(&mut self, rows: usize) -> Result<(), String> {
-        while self.len() < rows {
+        while self.rows() < rows {
             self.push(Scalar::Null)?;
         }
         Ok(())
@@ -188,7 +188,7 @@ impl ColumnBuilder {
             }
             (Values::Text(t), Scalar::Str(s)) => t.push(s.as_bytes())?,
             (Values::Null, _) => {
-                let rows = self.len();
+                let rows = self.rows();
                 self.values = match v {
                     Scalar::Bool(_) => Values::Bool(vec![false; rows]),
                     Scalar::Int(_) => Values::Int(vec![0; rows]),
@@ -284,7 +284,7 @@ impl ColumnBuilder {
 
     /// Rewrites the column as `Text` or `Json`, every value as its text.
     fn widen(&mut self, to: Kind) -> Result<(), String> {
-        let rows = self.len();
+        let rows = self.rows();
         let mut t = TextBuf::with_capacity(rows);
         let mut alt = Vec::with_capacity(rows);
         for row in 0..rows {
@@ -483,7 +483,7 @@ mod tests {
     }
 
     fn all(c: &ColumnBuilder) -> Vec<Scalar<'_>> {
-        (0..c.len()).map(|i| c.get(i)).collect()
+        (0..c.rows()).map(|i| c.get(i)).collect()
     }
 
     #[test]

@@ -60,7 +60,7 @@ fn offset(n: usize) -> Result<i32, String> {
 
 impl GeometryBuilder {
     /// Rows finished so far.
-    pub fn len(&self) -> usize {
+    pub fn rows(&self) -> usize {
         self.kinds.len()
     }
 
@@ -151,7 +151,7 @@ impl GeometryBuilder {
                 kind::MULTIPOLYGON
             }
             other => {
-                self.collections.push((self.len(), other.clone()));
+                self.collections.push((self.rows(), other.clone()));
                 kind::COLLECTION
             }
         };
@@ -160,7 +160,7 @@ impl GeometryBuilder {
 
     /// Appends a row kept whole (a GeometryCollection).
     pub fn push_collection(&mut self, g: Geometry<f64>) -> Result<(), String> {
-        self.collections.push((self.len(), g));
+        self.collections.push((self.rows(), g));
         self.finish_row(kind::COLLECTION)
     }
 

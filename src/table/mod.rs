@@ -156,7 +156,8 @@ impl Table {
         self.geometry.get(row)
     }
 
-    /// The rows at `indices`, in that order (indices may repeat).
+    /// The rows at `indices`, in that order (indices may repeat; each must
+    /// be below [`Table::len`]).
     pub fn take(&self, indices: &[usize]) -> Table {
         let idx = UInt32Array::from_iter_values(indices.iter().map(|&i| i as u32));
         let take = |a: &ArrayRef| {
@@ -344,7 +345,7 @@ impl TableBuilder {
     pub fn set(&mut self, key: u32, v: Scalar) -> Result<(), String> {
         let RawKey { column, .. } = self.raw[key as usize];
         let c = &mut self.columns[column];
-        if c.len() > self.rows {
+        if c.rows() > self.rows {
             let prev = self.setter[column];
             let wins = prev == key || self.raw[key as usize].text < self.raw[prev as usize].text;
             if !wins {
