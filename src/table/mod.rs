@@ -10,6 +10,7 @@
 
 pub mod column;
 pub mod decode;
+pub mod export;
 pub mod geometry;
 
 use crate::feature::{Feature, Properties};
