@@ -25,6 +25,7 @@ pub mod paths;
 pub mod plot;
 pub mod render;
 pub mod services;
+pub mod table;
 pub mod trace;
 
 pub use context::Context;

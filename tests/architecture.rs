@@ -15,6 +15,7 @@ const LAYERS: &[&[&str]] = &[
         "crs",
         "collection",
         "network",
+        "table",
     ],
     &["context", "gpkg"],
     &["render", "cache"],

@@ -19,11 +19,12 @@
 
 use crate::collection::Collection;
 use crate::context::Context;
-use crate::feature::{from_geojson_feature, Feature};
-use crate::http::{redact_url, with_query, Response, Service};
+use crate::feature::Feature;
+use crate::http::{redact_url, with_query, Service};
 use crate::parallel::parallel_map;
+use crate::table::decode::decode_page;
+use crate::table::Table;
 use crate::{Error, Result};
-use serde::Deserialize;
 use std::collections::HashSet;
 
 /// Ids per POST of an `in` query; longer lists are split into several
@@ -75,12 +76,13 @@ pub fn items(
                 stage,
                 post: None,
             };
-            pager.fetch_all(&|offset| {
+            let table = pager.fetch_all(&|offset| {
                 let offset = offset.unwrap_or(0).to_string();
                 let mut p = params.clone();
                 p.extend([("offset", offset.as_str()), ("sortby", sortby)]);
                 with_query(&base, &p)
-            })
+            })?;
+            Ok(table.to_features())
         }
         ItemsQuery::In { property, ids } => {
             let mut unique = HashSet::new();
@@ -89,7 +91,7 @@ pub fn items(
                 .copied()
                 .filter(|id| unique.insert(*id))
                 .collect();
-            let mut features = Vec::new();
+            let mut tables = Vec::new();
             for chunk in ids.chunks(IN_CHUNK) {
                 let body = serde_json::json!({"op": "in", "args": [{"property": property}, chunk]})
                     .to_string();
@@ -98,7 +100,7 @@ pub fn items(
                     stage,
                     post: Some(body.as_bytes()),
                 };
-                features.extend(pager.fetch_all(&|offset| {
+                tables.push(pager.fetch_all(&|offset| {
                     let offset = offset.unwrap_or(0).to_string();
                     with_query(
                         &base,
@@ -106,7 +108,7 @@ pub fn items(
                     )
                 })?);
             }
-            Ok(features)
+            Ok(concat(&tables)?.to_features())
         }
     }
 }
@@ -130,7 +132,7 @@ pub fn catchments_at_point(ctx: &Context, lon: f64, lat: f64) -> Result<Vec<i64>
         stage: "catchment lookup",
         post: None,
     };
-    let features = pager.fetch_all(&|offset| match offset {
+    let table = pager.fetch_all(&|offset| match offset {
         None => with_query(&base, &fixed),
         Some(offset) => {
             let offset = offset.to_string();
@@ -139,10 +141,10 @@ pub fn catchments_at_point(ctx: &Context, lon: f64, lat: f64) -> Result<Vec<i64>
             with_query(&base, &p)
         }
     })?;
-    features
-        .iter()
-        .map(|f| {
-            f.get_i64("featureid").ok_or_else(|| {
+    let featureid = table.column("featureid");
+    (0..table.len())
+        .map(|row| {
+            featureid.and_then(|c| c.i64(row)).ok_or_else(|| {
                 Error::Service(format!(
                     "the fabric service sent a catchment at ({lon}, {lat}) without a featureid"
                 ))
@@ -156,28 +158,9 @@ fn bbox_param(b: &[f64; 4]) -> String {
     format!("{},{},{},{}", b[0], b[1], b[2], b[3])
 }
 
-/// One items page as the service sends it.
-#[derive(Debug, Deserialize)]
-struct PageDoc {
-    #[serde(rename = "type")]
-    kind: String,
-    features: Vec<geojson::Feature>,
-    #[serde(rename = "numberMatched")]
-    number_matched: Option<u64>,
-    #[serde(rename = "numberReturned")]
-    number_returned: Option<u64>,
-    #[serde(default)]
-    links: Vec<Link>,
-}
-
-#[derive(Debug, Deserialize)]
-struct Link {
-    rel: Option<String>,
-}
-
-/// A parsed page.
+/// A decoded page.
 struct Page {
-    features: Vec<Feature>,
+    table: Table,
     number_matched: Option<u64>,
     /// Features on this page (`numberReturned`, else the count).
     returned: u64,
@@ -187,39 +170,33 @@ struct Page {
 /// The features of one items page, parsed exactly as the pager parses pages
 /// (the entry point of the `feature_page` fuzz target).
 pub fn parse_items_page(body: &[u8]) -> Result<Vec<Feature>> {
-    let response = Response {
-        status: 200,
-        headers: Vec::new(),
-        body: body.to_vec(),
-    };
-    parse_page(&response, "the fuzz input").map(|page| page.features)
+    parse_page(body, "the fuzz input").map(|page| page.table.to_features())
 }
 
-fn parse_page(response: &Response, url: &str) -> Result<Page> {
+/// Decodes a page's bytes straight into columns (the caller drops the bytes).
+fn parse_page(body: &[u8], url: &str) -> Result<Page> {
     let not_items = |why: String| {
         Error::Service(format!(
             "the fabric service's answer to {} is not a GeoJSON FeatureCollection: {why}",
             redact_url(url)
         ))
     };
-    let doc: PageDoc =
-        serde_json::from_slice(&response.body).map_err(|e| not_items(e.to_string()))?;
-    if doc.kind != "FeatureCollection" {
-        return Err(not_items(format!("its type is {:?}", doc.kind)));
+    let page = decode_page(body).map_err(not_items)?;
+    if page.kind != "FeatureCollection" {
+        return Err(not_items(format!("its type is {:?}", page.kind)));
     }
-    let returned = doc.number_returned.unwrap_or(doc.features.len() as u64);
-    let features = doc
-        .features
-        .into_iter()
-        .map(from_geojson_feature)
-        .collect::<Result<Vec<_>>>()
-        .map_err(|e| e.context(&format!("fabric service answer to {}", redact_url(url))))?;
     Ok(Page {
-        features,
-        number_matched: doc.number_matched,
-        returned,
-        has_next: doc.links.iter().any(|l| l.rel.as_deref() == Some("next")),
+        returned: page.number_returned.unwrap_or(page.table.len() as u64),
+        table: page.table,
+        number_matched: page.number_matched,
+        has_next: page.has_next,
     })
+}
+
+/// The rows of `tables` one after the other (a failure here is a page too
+/// large for the columns' 32-bit offsets).
+fn concat(tables: &[Table]) -> Result<Table> {
+    Table::concat(tables).map_err(|e| Error::Service(format!("the fabric service's pages: {e}")))
 }
 
 /// Fetches every page of one query.
@@ -236,13 +213,13 @@ impl Pager<'_> {
             None => self.ctx.get(Service::Fabric, url),
             Some(body) => self.ctx.post(Service::Fabric, url, CQL_JSON, body),
         };
-        response.and_then(|r| parse_page(&r, url))
+        response.and_then(|r| parse_page(&r.body, url))
     }
 
     /// Every feature of one query, each id once. `url_for(None)` is the first
     /// page's URL, `url_for(Some(offset))` a later one's.
-    fn fetch_all(&self, url_for: &(dyn Fn(Option<u64>) -> String + Sync)) -> Result<Vec<Feature>> {
-        let (mut out, mut seen) = (Vec::new(), HashSet::new());
+    fn fetch_all(&self, url_for: &(dyn Fn(Option<u64>) -> String + Sync)) -> Result<Table> {
+        let (mut out, mut seen) = (Unique::default(), HashSet::new());
         let ctx = self.ctx;
         let first_url = url_for(None);
         let first = self.request(&first_url)?;
@@ -258,7 +235,7 @@ impl Pager<'_> {
             }
         }
         let more = first.has_next || matched.is_some_and(|m| m > step);
-        add_unique(&mut out, &mut seen, first.features);
+        add_unique(&mut out, &mut seen, first.table);
         let over_limit = || {
             Error::Limit(format!(
                 "{} returns more than max_features ({}) features; use a smaller area, a stream order filter or raise max_features",
@@ -266,7 +243,7 @@ impl Pager<'_> {
                 ctx.config.max_features
             ))
         };
-        if out.len() as u64 > ctx.config.max_features {
+        if out.rows as u64 > ctx.config.max_features {
             return Err(over_limit());
         }
 
@@ -289,7 +266,7 @@ impl Pager<'_> {
                     },
                 );
                 for page in pages {
-                    add_unique(&mut out, &mut seen, page?.features);
+                    add_unique(&mut out, &mut seen, page?.table);
                 }
             }
             Some(_) => ctx.progress(self.stage, 1, 1),
@@ -302,15 +279,15 @@ impl Pager<'_> {
                     ctx.progress(self.stage, pages, 0);
                     (has_next, returned) = (page.has_next, page.returned);
                     offset += returned;
-                    add_unique(&mut out, &mut seen, page.features);
-                    if out.len() as u64 > ctx.config.max_features {
+                    add_unique(&mut out, &mut seen, page.table);
+                    if out.rows as u64 > ctx.config.max_features {
                         return Err(over_limit());
                     }
                 }
             }
         }
         if let Some(matched) = matched {
-            let got = out.len() as u64;
+            let got = out.rows as u64;
             if got != matched {
                 return Err(Error::Service(format!(
                     "the fabric service said {} matches {matched} features but its pages held {got} distinct ones; the result would be incomplete",
@@ -318,15 +295,28 @@ impl Pager<'_> {
                 )));
             }
         }
-        Ok(out)
+        concat(&out.tables)
     }
 }
 
-/// Appends the features whose id is not in `seen` (features without an id are kept).
-fn add_unique(out: &mut Vec<Feature>, seen: &mut HashSet<String>, features: Vec<Feature>) {
-    for f in features {
-        if f.id.as_ref().is_none_or(|id| seen.insert(id.to_string())) {
-            out.push(f);
-        }
-    }
+/// The pages of one query, each feature id once.
+#[derive(Default)]
+struct Unique {
+    tables: Vec<Table>,
+    rows: usize,
+}
+
+/// Appends the rows of `page` whose id is not in `seen` (rows without an id
+/// are kept), as the id's JSON text.
+fn add_unique(out: &mut Unique, seen: &mut HashSet<String>, page: Table) {
+    let keep: Vec<bool> = (0..page.len())
+        .map(|row| page.id(row).is_none_or(|id| seen.insert(id.to_string())))
+        .collect();
+    let page = if keep.iter().all(|&k| k) {
+        page
+    } else {
+        page.filter(&keep)
+    };
+    out.rows += page.len();
+    out.tables.push(page);
 }

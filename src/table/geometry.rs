@@ -1,0 +1,370 @@
+//! A layer's geometries in flat buffers: GeoArrow's multipolygon layout
+//! (row -> parts -> rings -> interleaved x, y) for every geometry type, plus
+//! one type code per row so that a Polygon stays a Polygon.
+//!
+//! Every row uses the same three levels of offsets:
+//! - Point: one part, one ring, one coordinate;
+//! - LineString, MultiPoint: one part, one ring of n coordinates;
+//! - Polygon (rings), MultiLineString (lines): one part of n rings;
+//! - MultiPolygon: n parts.
+//!
+//! A row's coordinates are therefore one contiguous slice of `xy`, which is
+//! what bounding boxes and projection need. Z and M are dropped (no source
+//! of this library sends them and no output writes them). The rare
+//! GeometryCollection row is kept whole beside the buffers.
+
+use arrow_buffer::{OffsetBuffer, ScalarBuffer};
+use geo::{Coord, Geometry, LineString, MultiLineString, MultiPoint, MultiPolygon, Point, Polygon};
+
+/// Type codes, as in WKB.
+pub mod kind {
+    pub const NONE: u8 = 0;
+    pub const POINT: u8 = 1;
+    pub const LINESTRING: u8 = 2;
+    pub const POLYGON: u8 = 3;
+    pub const MULTIPOINT: u8 = 4;
+    pub const MULTILINESTRING: u8 = 5;
+    pub const MULTIPOLYGON: u8 = 6;
+    pub const COLLECTION: u8 = 7;
+}
+
+const TOO_MANY: &str = "a layer holds more than 2^31 coordinates, rings or parts";
+
+/// Geometries under construction. Owns growing vectors; see [`Geometries`].
+#[derive(Debug, Clone)]
+pub struct GeometryBuilder {
+    kinds: Vec<u8>,
+    parts: Vec<i32>,
+    rings: Vec<i32>,
+    coords: Vec<i32>,
+    xy: Vec<f64>,
+    collections: Vec<(usize, Geometry<f64>)>,
+}
+
+impl Default for GeometryBuilder {
+    fn default() -> Self {
+        GeometryBuilder {
+            kinds: Vec::new(),
+            parts: vec![0],
+            rings: vec![0],
+            coords: vec![0],
+            xy: Vec::new(),
+            collections: Vec::new(),
+        }
+    }
+}
+
+fn offset(n: usize) -> Result<i32, String> {
+    i32::try_from(n).map_err(|_| TOO_MANY.to_string())
+}
+
+impl GeometryBuilder {
+    /// Rows finished so far.
+    pub fn rows(&self) -> usize {
+        self.kinds.len()
+    }
+
+    /// Appends one coordinate to the open ring.
+    pub fn push_xy(&mut self, x: f64, y: f64) {
+        self.xy.extend_from_slice(&[x, y]);
+    }
+
+    /// Closes the open ring (line, point list) after its coordinates.
+    pub fn close_ring(&mut self) -> Result<(), String> {
+        self.coords.push(offset(self.xy.len() / 2)?);
+        Ok(())
+    }
+
+    /// Closes the open part (polygon) after its rings.
+    pub fn close_part(&mut self) -> Result<(), String> {
+        self.rings.push(offset(self.coords.len() - 1)?);
+        Ok(())
+    }
+
+    /// Ends a row of type `kind` after its parts.
+    pub fn finish_row(&mut self, kind: u8) -> Result<(), String> {
+        self.parts.push(offset(self.rings.len() - 1)?);
+        self.kinds.push(kind);
+        Ok(())
+    }
+
+    /// Drops whatever was pushed after the last finished row.
+    pub fn abandon_row(&mut self) {
+        let parts = *self.parts.last().unwrap_or(&0) as usize;
+        self.rings.truncate(parts + 1);
+        let rings = self.rings[parts] as usize;
+        self.coords.truncate(rings + 1);
+        self.xy.truncate(self.coords[rings] as usize * 2);
+    }
+
+    /// A row without geometry.
+    pub fn push_none(&mut self) -> Result<(), String> {
+        self.finish_row(kind::NONE)
+    }
+
+    /// Appends a `geo` geometry as one row.
+    pub fn push(&mut self, g: &Geometry<f64>) -> Result<(), String> {
+        let ring = |b: &mut Self, c: &mut dyn Iterator<Item = Coord<f64>>| {
+            for c in c {
+                b.push_xy(c.x, c.y);
+            }
+            b.close_ring()
+        };
+        let polygon = |b: &mut Self, p: &Polygon<f64>| {
+            ring(b, &mut p.exterior().0.iter().copied())?;
+            for r in p.interiors() {
+                ring(b, &mut r.0.iter().copied())?;
+            }
+            b.close_part()
+        };
+        let kind = match g {
+            Geometry::Point(p) => {
+                ring(self, &mut std::iter::once(p.0))?;
+                self.close_part()?;
+                kind::POINT
+            }
+            Geometry::MultiPoint(m) => {
+                ring(self, &mut m.0.iter().map(|p| p.0))?;
+                self.close_part()?;
+                kind::MULTIPOINT
+            }
+            Geometry::LineString(l) => {
+                ring(self, &mut l.0.iter().copied())?;
+                self.close_part()?;
+                kind::LINESTRING
+            }
+            Geometry::MultiLineString(m) => {
+                for l in &m.0 {
+                    ring(self, &mut l.0.iter().copied())?;
+                }
+                self.close_part()?;
+                kind::MULTILINESTRING
+            }
+            Geometry::Polygon(p) => {
+                polygon(self, p)?;
+                kind::POLYGON
+            }
+            Geometry::MultiPolygon(m) => {
+                for p in &m.0 {
+                    polygon(self, p)?;
+                }
+                kind::MULTIPOLYGON
+            }
+            other => {
+                self.collections.push((self.rows(), other.clone()));
+                kind::COLLECTION
+            }
+        };
+        self.finish_row(kind)
+    }
+
+    /// Appends a row kept whole (a GeometryCollection).
+    pub fn push_collection(&mut self, g: Geometry<f64>) -> Result<(), String> {
+        self.collections.push((self.rows(), g));
+        self.finish_row(kind::COLLECTION)
+    }
+
+    /// Appends rows `rows` of `from`.
+    pub fn extend_from(
+        &mut self,
+        from: &Geometries,
+        rows: impl IntoIterator<Item = usize>,
+    ) -> Result<(), String> {
+        for row in rows {
+            let k = from.kinds[row];
+            if k == kind::COLLECTION {
+                if let Some(g) = from.collection(row) {
+                    self.push_collection(g.clone())?;
+                }
+                continue;
+            }
+            for part in from.parts[row] as usize..from.parts[row + 1] as usize {
+                for ring in from.rings[part] as usize..from.rings[part + 1] as usize {
+                    let (a, b) = (from.coords[ring] as usize, from.coords[ring + 1] as usize);
+                    self.xy.extend_from_slice(&from.xy[2 * a..2 * b]);
+                    self.close_ring()?;
+                }
+                self.close_part()?;
+            }
+            self.finish_row(k)?;
+        }
+        Ok(())
+    }
+
+    /// Freezes the buffers (moved, not copied).
+    pub fn finish(self) -> Geometries {
+        Geometries {
+            kinds: ScalarBuffer::from(self.kinds),
+            parts: OffsetBuffer::new(ScalarBuffer::from(self.parts)),
+            rings: OffsetBuffer::new(ScalarBuffer::from(self.rings)),
+            coords: OffsetBuffer::new(ScalarBuffer::from(self.coords)),
+            xy: ScalarBuffer::from(self.xy),
+            collections: self.collections,
+        }
+    }
+}
+
+/// A layer's geometries, immutable; clones share the buffers.
+#[derive(Debug, Clone)]
+pub struct Geometries {
+    /// The type code of each row ([`kind`]).
+    pub kinds: ScalarBuffer<u8>,
+    /// Row -> its parts (`parts[row]..parts[row + 1]`).
+    pub parts: OffsetBuffer<i32>,
+    /// Part -> its rings.
+    pub rings: OffsetBuffer<i32>,
+    /// Ring -> its coordinates.
+    pub coords: OffsetBuffer<i32>,
+    /// Interleaved x, y (lon, lat unless stated).
+    pub xy: ScalarBuffer<f64>,
+    /// The GeometryCollection rows, by row, ascending.
+    collections: Vec<(usize, Geometry<f64>)>,
+}
+
+impl Default for Geometries {
+    fn default() -> Self {
+        GeometryBuilder::default().finish()
+    }
+}
+
+impl Geometries {
+    /// Rows.
+    pub fn len(&self) -> usize {
+        self.kinds.len()
+    }
+
+    /// True when there are no rows.
+    pub fn is_empty(&self) -> bool {
+        self.kinds.is_empty()
+    }
+
+    fn collection(&self, row: usize) -> Option<&Geometry<f64>> {
+        let i = self
+            .collections
+            .binary_search_by_key(&row, |(r, _)| *r)
+            .ok()?;
+        Some(&self.collections[i].1)
+    }
+
+    /// The interleaved x, y of row `row`, every part and ring in order
+    /// (empty for a row without geometry or a collection).
+    pub fn row_xy(&self, row: usize) -> &[f64] {
+        let (p0, p1) = (self.parts[row] as usize, self.parts[row + 1] as usize);
+        let (r0, r1) = (self.rings[p0] as usize, self.rings[p1] as usize);
+        let (c0, c1) = (self.coords[r0] as usize, self.coords[r1] as usize);
+        &self.xy[2 * c0..2 * c1]
+    }
+
+    /// The bounding box `[xmin, ymin, xmax, ymax]` of row `row`.
+    pub fn bbox(&self, row: usize) -> Option<[f64; 4]> {
+        if self.kinds[row] == kind::COLLECTION {
+            let r = geo::BoundingRect::bounding_rect(self.collection(row)?)?;
+            return Some([r.min().x, r.min().y, r.max().x, r.max().y]);
+        }
+        self.row_xy(row).chunks_exact(2).fold(None, |b, p| {
+            let [x, y] = [p[0], p[1]];
+            Some(match b {
+                None => [x, y, x, y],
+                Some([a, b, c, d]) => [a.min(x), b.min(y), c.max(x), d.max(y)],
+            })
+        })
+    }
+
+    /// Row `row` as a `geo` geometry (`None` for a row without one).
+    pub fn get(&self, row: usize) -> Option<Geometry<f64>> {
+        let ring = |r: usize| {
+            let (a, b) = (self.coords[r] as usize, self.coords[r + 1] as usize);
+            LineString(
+                self.xy[2 * a..2 * b]
+                    .chunks_exact(2)
+                    .map(|p| Coord { x: p[0], y: p[1] })
+                    .collect(),
+            )
+        };
+        let rings = |part: usize| self.rings[part] as usize..self.rings[part + 1] as usize;
+        let polygon = |part: usize| {
+            let mut rs = rings(part).map(ring);
+            let exterior = rs.next().unwrap_or_else(|| LineString(Vec::new()));
+            Polygon::new(exterior, rs.collect())
+        };
+        let parts = self.parts[row] as usize..self.parts[row + 1] as usize;
+        let first_ring = || parts.clone().next().and_then(|p| rings(p).next()).map(ring);
+        Some(match self.kinds[row] {
+            kind::POINT => Geometry::Point(Point(*first_ring()?.0.first()?)),
+            kind::MULTIPOINT => Geometry::MultiPoint(MultiPoint(
+                first_ring().map_or(Vec::new(), |l| l.0.into_iter().map(Point).collect()),
+            )),
+            kind::LINESTRING => Geometry::LineString(first_ring().unwrap_or(LineString(vec![]))),
+            kind::MULTILINESTRING => Geometry::MultiLineString(MultiLineString(
+                parts.clone().flat_map(rings).map(ring).collect(),
+            )),
+            kind::POLYGON => match parts.clone().next() {
+                Some(p) => Geometry::Polygon(polygon(p)),
+                None => Geometry::Polygon(Polygon::new(LineString(vec![]), vec![])),
+            },
+            kind::MULTIPOLYGON => {
+                Geometry::MultiPolygon(MultiPolygon(parts.map(polygon).collect()))
+            }
+            kind::COLLECTION => self.collection(row)?.clone(),
+            _ => return None,
+        })
+    }
+
+    /// Coordinates held (a rough measure of size).
+    pub fn coordinate_count(&self) -> usize {
+        self.xy.len() / 2
+    }
+
+    /// Bytes held by the buffers.
+    pub fn heap_bytes(&self) -> usize {
+        self.kinds.len()
+            + 4 * (self.parts.len() + self.rings.len() + self.coords.len())
+            + 8 * self.xy.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use geo::{line_string, point, polygon};
+
+    #[test]
+    fn every_type_round_trips() {
+        let poly = polygon![(x: 0., y: 0.), (x: 1., y: 0.), (x: 1., y: 1.), (x: 0., y: 0.)];
+        let holed = Polygon::new(
+            line_string![(x: 0., y: 0.), (x: 4., y: 0.), (x: 4., y: 4.), (x: 0., y: 0.)],
+            vec![line_string![(x: 1., y: 1.), (x: 2., y: 1.), (x: 2., y: 2.), (x: 1., y: 1.)]],
+        );
+        let line = line_string![(x: 5., y: 5.), (x: 6., y: 7.)];
+        let all: Vec<Geometry<f64>> = vec![
+            Geometry::Point(point!(x: 1.5, y: -2.5)),
+            Geometry::LineString(line.clone()),
+            Geometry::Polygon(holed.clone()),
+            Geometry::MultiPoint(MultiPoint(vec![point!(x: 1., y: 2.), point!(x: 3., y: 4.)])),
+            Geometry::MultiLineString(MultiLineString(vec![line.clone(), line.clone()])),
+            Geometry::MultiPolygon(MultiPolygon(vec![poly.clone(), holed])),
+            Geometry::GeometryCollection(geo::GeometryCollection(vec![Geometry::Polygon(poly)])),
+            Geometry::LineString(LineString(vec![])),
+            Geometry::MultiPolygon(MultiPolygon(vec![])),
+        ];
+        let mut b = GeometryBuilder::default();
+        for g in &all {
+            b.push(g).unwrap();
+        }
+        b.push_none().unwrap();
+        let geoms = b.finish();
+        for (i, g) in all.iter().enumerate() {
+            assert_eq!(geoms.get(i).as_ref(), Some(g), "row {i}");
+        }
+        assert_eq!(geoms.get(all.len()), None);
+        assert_eq!(geoms.bbox(2), Some([0., 0., 4., 4.]));
+        assert_eq!(geoms.bbox(all.len()), None);
+        // Copying rows keeps them.
+        let mut c = GeometryBuilder::default();
+        c.extend_from(&geoms, [6, 5, 0]).unwrap();
+        let c = c.finish();
+        assert_eq!(c.get(0).as_ref(), Some(&all[6]));
+        assert_eq!(c.get(1).as_ref(), Some(&all[5]));
+        assert_eq!(c.get(2).as_ref(), Some(&all[0]));
+    }
+}

@@ -1,0 +1,467 @@
+//! Layers as columns: one schema per layer (property names interned and
+//! lower-cased once), typed Arrow columns with validity, and the
+//! geometries in flat coordinate buffers. See `docs/columnar.md`.
+//!
+//! A [`Table`] is immutable and cheap to clone (its buffers are shared
+//! `Arc`s); [`TableBuilder`] fills one row at a time, widening a column's
+//! type when a row needs it (see [`column`]), and freezes into a `Table`
+//! without copying. [`decode`] fills a builder straight from the bytes of an
+//! OGC API Features page.
+
+pub mod column;
+pub mod decode;
+pub mod geometry;
+
+use crate::feature::{Feature, Properties};
+use arrow_array::{Array, ArrayRef, UInt32Array};
+use arrow_schema::{Field, Schema, SchemaRef};
+use column::{scalar_of, ColumnBuilder, Kind, Scalar};
+use geometry::{Geometries, GeometryBuilder};
+use std::collections::HashMap;
+use std::sync::Arc;
+
+/// The Arrow field metadata naming a column's extension type.
+pub const EXTENSION_NAME: &str = "ARROW:extension:name";
+/// The canonical extension of UTF-8 columns holding JSON text.
+pub const JSON_EXTENSION: &str = "arrow.json";
+
+/// One layer's features as columns. Clones share the buffers.
+#[derive(Debug, Clone)]
+pub struct Table {
+    /// The property columns' fields: lower-case names, first-seen order.
+    schema: SchemaRef,
+    columns: Vec<ArrayRef>,
+    /// Column index by name.
+    index: Arc<HashMap<Box<str>, usize>>,
+    /// The GeoJSON `id` member of each row; `None` when no row has one.
+    ids: Option<ArrayRef>,
+    geometry: Geometries,
+}
+
+/// One property column of a [`Table`], read row by row.
+#[derive(Debug, Clone, Copy)]
+pub struct Column<'a> {
+    array: &'a ArrayRef,
+    json: bool,
+}
+
+impl<'a> Column<'a> {
+    /// The Arrow array.
+    pub fn array(&self) -> &'a ArrayRef {
+        self.array
+    }
+
+    /// The value at `row`.
+    pub fn scalar(&self, row: usize) -> Scalar<'a> {
+        scalar_of(self.array, self.json, row)
+    }
+
+    /// An integer as [`Feature::get_i64`] reads one: integers, integral
+    /// floats below 2^53 and numeric strings.
+    pub fn i64(&self, row: usize) -> Option<i64> {
+        match self.scalar(row) {
+            Scalar::Int(i) => Some(i),
+            Scalar::Float(f) => {
+                (f.fract() == 0.0 && f.abs() < 9.007_199_254_740_992e15).then_some(f as i64)
+            }
+            Scalar::Str(s) => s.trim().parse().ok(),
+            _ => None,
+        }
+    }
+
+    /// A number as [`Feature::get_f64`] reads one (numbers, numeric strings).
+    pub fn f64(&self, row: usize) -> Option<f64> {
+        match self.scalar(row) {
+            Scalar::Int(i) => Some(i as f64),
+            Scalar::Float(f) => Some(f),
+            Scalar::Str(s) => s.trim().parse().ok(),
+            _ => None,
+        }
+    }
+
+    /// A string (string values only, as [`Feature::get_str`]).
+    pub fn str(&self, row: usize) -> Option<&'a str> {
+        match self.scalar(row) {
+            Scalar::Str(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// The value as JSON.
+    pub fn value(&self, row: usize) -> serde_json::Value {
+        column::to_value(self.scalar(row))
+    }
+}
+
+impl Table {
+    /// Rows (features).
+    pub fn len(&self) -> usize {
+        self.geometry.len()
+    }
+
+    /// True when the table has no rows.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The property fields (lower-case names; `arrow.json` metadata on JSON columns).
+    pub fn schema(&self) -> &SchemaRef {
+        &self.schema
+    }
+
+    /// The property column named `name` (lower case).
+    pub fn column(&self, name: &str) -> Option<Column<'_>> {
+        self.column_at(*self.index.get(name)?)
+    }
+
+    /// The property column at position `i` of the schema.
+    pub fn column_at(&self, i: usize) -> Option<Column<'_>> {
+        Some(Column {
+            array: self.columns.get(i)?,
+            json: is_json(self.schema.field(i)),
+        })
+    }
+
+    /// `name` at `row` as an integer (see [`Column::i64`]).
+    pub fn get_i64(&self, row: usize, name: &str) -> Option<i64> {
+        self.column(name)?.i64(row)
+    }
+
+    /// `name` at `row` as a number (see [`Column::f64`]).
+    pub fn get_f64(&self, row: usize, name: &str) -> Option<f64> {
+        self.column(name)?.f64(row)
+    }
+
+    /// `name` at `row` as a string.
+    pub fn get_str(&self, row: usize, name: &str) -> Option<&str> {
+        self.column(name)?.str(row)
+    }
+
+    /// The GeoJSON `id` of `row`.
+    pub fn id(&self, row: usize) -> Option<serde_json::Value> {
+        let ids = self.ids.as_ref()?;
+        match scalar_of(ids, false, row) {
+            Scalar::Null => None,
+            v => Some(column::to_value(v)),
+        }
+    }
+
+    /// The geometries.
+    pub fn geometries(&self) -> &Geometries {
+        &self.geometry
+    }
+
+    /// The geometry of `row` as a `geo` geometry (built on each call).
+    pub fn geometry(&self, row: usize) -> Option<geo::Geometry<f64>> {
+        self.geometry.get(row)
+    }
+
+    /// The rows at `indices`, in that order (indices may repeat; each must
+    /// be below [`Table::len`]).
+    pub fn take(&self, indices: &[usize]) -> Table {
+        let idx = UInt32Array::from_iter_values(indices.iter().map(|&i| i as u32));
+        let take = |a: &ArrayRef| {
+            arrow_select::take::take(a.as_ref(), &idx, None).expect("indices checked by the caller")
+        };
+        let mut geometry = GeometryBuilder::default();
+        geometry
+            .extend_from(&self.geometry, indices.iter().copied())
+            .expect("a subset holds fewer coordinates than its table");
+        Table {
+            schema: self.schema.clone(),
+            columns: self.columns.iter().map(take).collect(),
+            index: self.index.clone(),
+            ids: self.ids.as_ref().map(take),
+            geometry: geometry.finish(),
+        }
+    }
+
+    /// The rows where `mask` is true (`mask` has one entry per row).
+    pub fn filter(&self, mask: &[bool]) -> Table {
+        let rows: Vec<usize> = (0..self.len()).filter(|&i| mask[i]).collect();
+        self.take(&rows)
+    }
+
+    /// The rows of `tables` one after the other, under the union of their
+    /// schemas (first-seen order; a column's type widened as needed; rows
+    /// of a table without a column are null there).
+    pub fn concat(tables: &[Table]) -> Result<Table, String> {
+        let mut b = TableBuilder::default();
+        for t in tables {
+            for (i, field) in t.schema.fields().iter().enumerate() {
+                let col = b.column_named(field.name());
+                b.columns[col].pad_to(b.rows)?;
+                b.columns[col].append_array(&t.columns[i], is_json(field))?;
+            }
+            if let Some(ids) = &t.ids {
+                b.ids.pad_to(b.rows)?;
+                b.ids.append_array(ids, false)?;
+            }
+            b.geometry.extend_from(&t.geometry, 0..t.len())?;
+            b.rows += t.len();
+        }
+        b.finish()
+    }
+
+    /// The features of the table (properties: every column, null where the
+    /// row has no value).
+    pub fn to_features(&self) -> Vec<Feature> {
+        let cols: Vec<Column> = (0..self.columns.len())
+            .filter_map(|i| self.column_at(i))
+            .collect();
+        (0..self.len())
+            .map(|row| {
+                let properties: Properties = self
+                    .schema
+                    .fields()
+                    .iter()
+                    .zip(&cols)
+                    .map(|(f, c)| (f.name().clone(), c.value(row)))
+                    .collect();
+                Feature {
+                    id: self.id(row),
+                    geometry: self.geometry(row),
+                    properties,
+                }
+            })
+            .collect()
+    }
+
+    /// A table of `features` (keys are expected lower case already).
+    pub fn from_features(features: &[Feature]) -> Result<Table, String> {
+        let mut b = TableBuilder::default();
+        let mut buf = String::new();
+        for f in features {
+            for (k, v) in &f.properties {
+                let key = b.key(k);
+                b.set(key, column::from_value(v, &mut buf))?;
+            }
+            if let Some(id) = &f.id {
+                b.set_id(column::from_value(id, &mut buf))?;
+            }
+            match &f.geometry {
+                Some(g) => b.geometry.push(g)?,
+                None => b.geometry.push_none()?,
+            }
+            b.end_row();
+        }
+        b.finish()
+    }
+
+    /// Bytes held by the columns and geometries (Arrow buffers; a measure
+    /// of the table's memory).
+    pub fn heap_bytes(&self) -> usize {
+        let arrays: usize = self
+            .columns
+            .iter()
+            .chain(&self.ids)
+            .map(|a| a.get_array_memory_size())
+            .sum();
+        arrays + self.geometry.heap_bytes()
+    }
+}
+
+/// True when a field holds JSON text (`arrow.json`).
+pub fn is_json(field: &Field) -> bool {
+    field.metadata().get(EXTENSION_NAME).map(String::as_str) == Some(JSON_EXTENSION)
+}
+
+/// A raw (as sent) property key: its column and spelling.
+#[derive(Debug)]
+struct RawKey {
+    text: Box<str>,
+    column: usize,
+}
+
+/// Builds a [`Table`] row by row: `key`/`set` the properties, `set_id`,
+/// push one geometry row, then `end_row`. Owns growing buffers.
+#[derive(Debug, Default)]
+pub struct TableBuilder {
+    names: Vec<Box<str>>,
+    by_name: HashMap<Box<str>, usize>,
+    columns: Vec<ColumnBuilder>,
+    /// The raw key that set each column in the current row.
+    setter: Vec<u32>,
+    raw: Vec<RawKey>,
+    raw_index: HashMap<Box<str>, u32>,
+    /// Raw keys of the previous row, in order, and the current row's so far:
+    /// features of a page repeat their keys in order, so the next key is
+    /// usually predicted without hashing.
+    last_order: Vec<u32>,
+    order: Vec<u32>,
+    ids: ColumnBuilder,
+    /// The decoder's scratch: the coordinates of the geometry being read.
+    coords: Vec<decode::Step>,
+    /// The geometry of each row; pushed by the filler.
+    pub geometry: GeometryBuilder,
+    rows: usize,
+}
+
+impl TableBuilder {
+    /// Rows ended so far.
+    pub fn rows(&self) -> usize {
+        self.rows
+    }
+
+    fn column_named(&mut self, lower: &str) -> usize {
+        if let Some(&c) = self.by_name.get(lower) {
+            return c;
+        }
+        let c = self.columns.len();
+        self.names.push(lower.into());
+        self.by_name.insert(lower.into(), c);
+        self.columns.push(ColumnBuilder::default());
+        self.setter.push(u32::MAX);
+        c
+    }
+
+    /// The id of raw property key `raw` (interned; its column lower-cased once).
+    pub fn key(&mut self, raw: &str) -> u32 {
+        let pos = self.order.len();
+        let id = match self.last_order.get(pos) {
+            Some(&id) if *self.raw[id as usize].text == *raw => id,
+            _ => match self.raw_index.get(raw) {
+                Some(&id) => id,
+                None => {
+                    let column = self.column_named(&raw.to_ascii_lowercase());
+                    let id = self.raw.len() as u32;
+                    self.raw.push(RawKey {
+                        text: raw.into(),
+                        column,
+                    });
+                    self.raw_index.insert(raw.into(), id);
+                    id
+                }
+            },
+        };
+        self.order.push(id);
+        id
+    }
+
+    /// Sets property `key` of the current row. Keys that differ only in
+    /// case fill one column: the smallest spelling wins (as the sorted
+    /// property maps of [`crate::feature::lowercase_keys`] keep it), and a
+    /// repeated key keeps its last value (as `serde_json` does).
+    pub fn set(&mut self, key: u32, v: Scalar) -> Result<(), String> {
+        let RawKey { column, .. } = self.raw[key as usize];
+        let c = &mut self.columns[column];
+        if c.rows() > self.rows {
+            let prev = self.setter[column];
+            let wins = prev == key || self.raw[key as usize].text < self.raw[prev as usize].text;
+            if !wins {
+                return Ok(());
+            }
+            c.truncate(self.rows);
+        }
+        c.pad_to(self.rows)?;
+        c.push(v)?;
+        self.setter[column] = key;
+        Ok(())
+    }
+
+    /// Sets the current row's GeoJSON `id`.
+    pub fn set_id(&mut self, v: Scalar) -> Result<(), String> {
+        self.ids.truncate(self.rows);
+        self.ids.pad_to(self.rows)?;
+        self.ids.push(v)
+    }
+
+    /// Ends the current row (its geometry must have been pushed).
+    pub fn end_row(&mut self) {
+        self.rows += 1;
+        std::mem::swap(&mut self.last_order, &mut self.order);
+        self.order.clear();
+    }
+
+    /// Freezes the builder into a table (buffers moved, not copied).
+    pub fn finish(self) -> Result<Table, String> {
+        let rows = self.rows;
+        let mut fields = Vec::with_capacity(self.columns.len());
+        let mut columns = Vec::with_capacity(self.columns.len());
+        for (name, mut c) in self.names.into_iter().zip(self.columns) {
+            c.pad_to(rows)?;
+            let (array, json) = c.finish();
+            let mut field = Field::new(name.as_ref(), array.data_type().clone(), true);
+            if json {
+                field = field.with_metadata(
+                    [(EXTENSION_NAME.to_string(), JSON_EXTENSION.to_string())].into(),
+                );
+            }
+            fields.push(field);
+            columns.push(array);
+        }
+        let mut ids = self.ids;
+        let ids = if ids.kind() == Kind::Null {
+            None
+        } else {
+            ids.pad_to(rows)?;
+            Some(ids.finish().0)
+        };
+        Ok(Table {
+            schema: Arc::new(Schema::new(fields)),
+            columns,
+            index: Arc::new(self.by_name),
+            ids,
+            geometry: self.geometry.finish(),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn feature(props: serde_json::Value, id: Option<serde_json::Value>) -> Feature {
+        Feature {
+            id,
+            geometry: Some(geo::Geometry::Point(geo::point!(x: 1.0, y: 2.0))),
+            properties: props.as_object().unwrap().clone(),
+        }
+    }
+
+    #[test]
+    fn features_round_trip_with_nulls_for_missing_properties() {
+        let fs = vec![
+            feature(json!({"comid": 1, "name": "a"}), Some(json!(1))),
+            feature(
+                json!({"comid": 2, "extra": [1, {"b": 2}]}),
+                Some(json!("two")),
+            ),
+        ];
+        let t = Table::from_features(&fs).unwrap();
+        assert_eq!(t.len(), 2);
+        assert_eq!(t.get_i64(1, "comid"), Some(2));
+        assert_eq!(t.get_str(0, "name"), Some("a"));
+        assert_eq!(t.get_str(1, "name"), None);
+        let back = t.to_features();
+        assert_eq!(back[0].properties["extra"], json!(null));
+        assert_eq!(back[1].properties["extra"], json!([1, {"b": 2}]));
+        assert_eq!(back[1].properties["name"], json!(null));
+        assert_eq!(back[0].id, Some(json!("1")), "mixed ids become text");
+        assert_eq!(back[1].id, Some(json!("two")));
+        assert_eq!(back[0].geometry, fs[0].geometry);
+    }
+
+    #[test]
+    fn take_filter_and_concat() {
+        let a = Table::from_features(&[
+            feature(json!({"comid": 1}), None),
+            feature(json!({"comid": 2}), None),
+        ])
+        .unwrap();
+        let b = Table::from_features(&[feature(json!({"comid": 2.5, "x": "y"}), None)]).unwrap();
+        let c = Table::concat(&[a.clone(), b]).unwrap();
+        assert_eq!(c.len(), 3);
+        assert_eq!(c.get_f64(2, "comid"), Some(2.5));
+        assert_eq!(c.get_i64(0, "comid"), Some(1));
+        assert_eq!(c.get_str(2, "x"), Some("y"));
+        assert!(c.column("x").unwrap().scalar(0) == Scalar::Null);
+        let f = c.filter(&[false, true, true]);
+        assert_eq!(f.len(), 2);
+        assert_eq!(f.get_i64(0, "comid"), Some(2));
+        let t = c.take(&[2, 0]);
+        assert_eq!(t.get_f64(0, "comid"), Some(2.5));
+        assert_eq!(t.geometry(1), a.geometry(0));
+    }
+}
