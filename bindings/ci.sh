@@ -9,7 +9,7 @@
 #   the R package installed twice, built from the crate's sources (R CMD
 #   INSTALL bindings/r) and against the install prefix (HYDROPLOT_PREFIX),
 #   each tested with and without sf and with sf loaded in the same session
-#   (and, with HYDROPLOT_CI_R_CHECK=1, R CMD build + R CMD check),
+#   R CMD build + R CMD check of the source tarball (HYDROPLOT_CI_R_CHECK=0 skips it),
 #   the Python package as a user installs it (pip install bindings/python in
 #   a fresh venv under target/, which builds the crate) and its tests
 #   (pytest, Dask, geopandas) against the installed wheel,
@@ -231,11 +231,11 @@ HYDROPLOT_PREFIX="$prefix" R CMD INSTALL --no-docs -l "$rlib_prefix" "$rsrc" >"$
 r_tests "$rlib_prefix"
 result R "$r_pass" "$r_fail"
 
-# 3. Optional (HYDROPLOT_CI_R_CHECK=1): the source tarball as CRAN would take
-#    it, R CMD build (vendors the dependencies) then R CMD check --no-manual,
+# 3. The source tarball as CRAN would take it (HYDROPLOT_CI_R_CHECK=0 skips
+#    it): R CMD build (vendors the dependencies) then R CMD check --no-manual,
 #    which builds the crate again offline from the vendored sources (several
 #    minutes: nothing is shared with the builds above).
-if [ "${HYDROPLOT_CI_R_CHECK:-0}" = 1 ]; then
+if [ "${HYDROPLOT_CI_R_CHECK:-1}" = 1 ]; then
     section "R: R CMD build, R CMD check --no-manual of the tarball"
     rcheck="$work/rcheck"
     rm -rf "$rcheck"
