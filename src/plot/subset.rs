@@ -26,8 +26,9 @@ pub struct Subset {
 
 impl Subset {
     /// Splits the waterbodies and computes the plot bbox: the requested box,
-    /// else the union of basins, catchments, flowlines and outlets.
-    pub fn into_plot_data(self) -> PlotData {
+    /// else the union of basins, catchments, flowlines and outlets. Each
+    /// layer becomes a table here.
+    pub fn into_plot_data(self) -> crate::Result<PlotData> {
         let wbareacomi = self
             .network_wbareacomi
             .unwrap_or_else(|| wbareacomi_of(&self.flowlines));
@@ -63,9 +64,9 @@ impl Subset {
             (Layer::FlowlineNonNetwork, self.nonnetwork),
             (Layer::Gage, self.gages),
         ] {
-            data.set_layer(layer, features);
+            data.set_features(layer, &features)?;
         }
-        data
+        Ok(data)
     }
 }
 
