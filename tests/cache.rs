@@ -22,7 +22,12 @@ fn cached(outlet: i64, file: &Path) -> PlotRequest {
 
 fn same(a: &PlotData, b: &PlotData) {
     for l in Layer::ALL {
-        assert_eq!(a.layer(l), b.layer(l), "layer {}", l.name());
+        assert_eq!(
+            a.layer(l).to_features(),
+            b.layer(l).to_features(),
+            "layer {}",
+            l.name()
+        );
     }
     assert_eq!(a.bbox, b.bbox);
     assert_eq!(a.flowline_comids, b.flowline_comids);

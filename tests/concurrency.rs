@@ -72,6 +72,7 @@ fn work(ctx: &Context, i: usize, cache_file: &std::path::Path) -> Outcome {
     Outcome {
         flowlines: data
             .layer(Layer::Flowline)
+            .to_features()
             .iter()
             .filter_map(|f| f.get_i64("comid"))
             .collect(),

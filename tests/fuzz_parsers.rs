@@ -216,7 +216,7 @@ fn fuzz_plot_cache_entries() {
     let features = hydroplot::services::fabric::parse_items_page(&page).unwrap();
     assert_eq!(features.len(), 1);
     let mut data = PlotData::default();
-    data.set_layer(Layer::Flowline, features);
+    data.set_features(Layer::Flowline, &features).unwrap();
     let fc: serde_json::Value =
         serde_json::from_slice(&to_geojson(data.layer(Layer::Flowline))).unwrap();
     let entry = serde_json::json!({"bbox": [-89.4, 43.0, -89.3, 43.1], "warnings": ["w"], "layers": {"flowline": fc}});

@@ -24,7 +24,10 @@ fn upstream_of_13293970_is_251_flowlines_and_250_catchments() {
     assert_eq!(d.layer(Layer::Catchment).len(), 250);
     assert_eq!(d.layer(Layer::Basin).len(), 1);
     assert_eq!(d.layer(Layer::Outlets).len(), 1);
-    assert_eq!(d.layer(Layer::Outlets)[0].get_str("type"), Some("comid"));
+    assert_eq!(
+        d.layer(Layer::Outlets).to_features()[0].get_str("type"),
+        Some("comid")
+    );
     // Requests: one feature lookup and one basin, then one R4 page per layer.
     let log = server.requests();
     let paths: Vec<String> = log
@@ -75,6 +78,7 @@ fn stream_order_n_sends_the_spec_filter() {
     );
     assert!(d
         .layer(Layer::Flowline)
+        .to_features()
         .iter()
         .all(|f| f.get_i64("streamorde").unwrap() >= 3));
     assert!(d.layer(Layer::Flowline).len() < 251);
@@ -91,7 +95,8 @@ fn a_gauge_site_gives_the_upstream_set_of_its_comid() {
     )
     .unwrap()
     .data;
-    let outlet = &by_site.layer(Layer::Outlets)[0];
+    let outlets = by_site.layer(Layer::Outlets).to_features();
+    let outlet = &outlets[0];
     assert_eq!(outlet.get_str("id"), Some("USGS-05429500"));
     let comid = outlet.get_i64("comid").unwrap();
     let by_comid = plot_hydro(&ctx, &data_only(vec![Outlet::Comid(comid)]), None)
@@ -242,11 +247,8 @@ fn a_multi_outlet_run_makes_one_basin_and_one_feature_request_per_outlet() {
     let d = plot_hydro(&ctx, &data_only(outlets), None).unwrap().data;
     assert_eq!(d.layer(Layer::Outlets).len(), 3);
     assert_eq!(d.layer(Layer::Basin).len(), 3);
-    let types: Vec<&str> = d
-        .layer(Layer::Outlets)
-        .iter()
-        .filter_map(|f| f.get_str("type"))
-        .collect();
+    let outlets = d.layer(Layer::Outlets).to_features();
+    let types: Vec<&str> = outlets.iter().filter_map(|f| f.get_str("type")).collect();
     assert_eq!(types, ["comid", "nwissite", "huc12pp"]);
     let log = server.requests();
     let basins = log.iter().filter(|r| r.path.ends_with("/basin")).count();
@@ -349,7 +351,7 @@ fn neutral_names_change_every_path_the_library_builds() {
     .unwrap()
     .data;
     assert_eq!(
-        d.layer(Layer::Outlets)[0].get_str("type"),
+        d.layer(Layer::Outlets).to_features()[0].get_str("type"),
         Some("gaugesite")
     );
     let paths: Vec<String> = server.requests().into_iter().map(|r| r.path).collect();

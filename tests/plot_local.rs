@@ -52,11 +52,15 @@ fn upstream_of_13293970_matches_the_reference() {
     assert_eq!(d.layer(Layer::Gage).len(), 44);
     assert_eq!(d.layer(Layer::Basin).len(), 1);
     assert_eq!(d.layer(Layer::Outlets).len(), 1);
-    assert_eq!(d.layer(Layer::Outlets)[0].get_i64("comid"), Some(13293970));
+    assert_eq!(
+        d.layer(Layer::Outlets).to_features()[0].get_i64("comid"),
+        Some(13293970)
+    );
     assert_eq!(d.flowline_comids.len(), 251);
     assert!(d.flowline_comids.contains(&13293970));
     // The basin is one valid polygon covering the catchments.
-    let basin = d.layer(Layer::Basin)[0].geometry.as_ref().unwrap();
+    let basins = d.layer(Layer::Basin).to_features();
+    let basin = basins[0].geometry.as_ref().unwrap();
     assert!(matches!(
         basin,
         geo::Geometry::Polygon(_) | geo::Geometry::MultiPolygon(_)
@@ -98,7 +102,8 @@ fn gauge_sites_resolve_through_the_gage_layer() {
     )
     .unwrap()
     .data;
-    let outlet = &d.layer(Layer::Outlets)[0];
+    let outlets = d.layer(Layer::Outlets).to_features();
+    let outlet = &outlets[0];
     assert_eq!(outlet.get_str("type"), Some("nwissite"));
     assert_eq!(outlet.get_str("id"), Some("USGS-05429500"));
     let comid = outlet.get_i64("comid").unwrap();
@@ -228,6 +233,7 @@ mod sql {
 fn comids(d: &hydroplot::plot::PlotData, layer: Layer) -> Vec<i64> {
     let mut out: Vec<i64> = d
         .layer(layer)
+        .to_features()
         .iter()
         .map(|f| f.get_i64("comid").unwrap())
         .collect();
@@ -278,6 +284,7 @@ fn upstream_layers_are_the_ones_sql_over_the_file_gives() {
     assert_eq!(comids(&d, Layer::Flowline), flowlines);
     let mut got_catchments: Vec<i64> = d
         .layer(Layer::Catchment)
+        .to_features()
         .iter()
         .map(|f| f.get_i64("featureid").unwrap())
         .collect();

@@ -167,13 +167,13 @@ fn yahara_layers_land_on_their_pixels() {
     assert_eq!(tile_requests(&server), 0, "basemap none fetches no tile");
     hydroplot::plot::draw_plot_data(&mut map, &data, &styles).unwrap();
 
-    let outlets = data.layer(Layer::Outlets);
+    let outlets = data.layer(Layer::Outlets).to_features();
     assert_eq!(outlets.len(), 1);
     let (olon, olat) = vertices(&outlets[0])[0];
     let outlet_px = px(&map, olon, olat);
 
     // A flowline vertex far from the outlet symbol: the flowline colour.
-    let flowlines = data.layer(Layer::Flowline);
+    let flowlines = data.layer(Layer::Flowline).to_features();
     let (fx, fy) = flowlines
         .iter()
         .flat_map(vertices)
@@ -187,11 +187,13 @@ fn yahara_layers_land_on_their_pixels() {
     );
 
     // The basin border vertex farthest from every flowline and waterbody: black.
-    let others: Vec<&Feature> = [Layer::Flowline, Layer::NetworkWtbd, Layer::OffNetworkWtbd]
+    let other_features: Vec<Feature> = [Layer::Flowline, Layer::NetworkWtbd, Layer::OffNetworkWtbd]
         .iter()
-        .flat_map(|l| data.layer(*l))
+        .flat_map(|l| data.layer(*l).to_features())
         .collect();
-    let basin = &data.layer(Layer::Basin)[0];
+    let others: Vec<&Feature> = other_features.iter().collect();
+    let basins = data.layer(Layer::Basin).to_features();
+    let basin = &basins[0];
     let (bp, clearance) = vertices(basin)
         .into_iter()
         .step_by(7)
@@ -394,10 +396,11 @@ fn add_draws_onto_an_existing_map_without_a_basemap() {
     let added = plot_hydro(&ctx, &req, Some(&mut map)).unwrap();
     assert!(added.map.is_none(), "drawn onto the caller's map");
     assert_eq!(tile_requests(&server), 0);
-    let outlet = vertices(&data.layer(Layer::Outlets)[0])[0];
+    let outlet = vertices(&data.layer(Layer::Outlets).to_features()[0])[0];
     let op = px(&map, outlet.0, outlet.1);
     let (x, y) = data
         .layer(Layer::Flowline)
+        .to_features()
         .iter()
         .flat_map(vertices)
         .map(|(x, y)| px(&map, x, y))
@@ -701,10 +704,8 @@ fn outlets_are_styled_by_their_feature_source() {
         ..Feature::default()
     };
     let mut data = PlotData::default();
-    data.set_layer(
-        Layer::Outlets,
-        sources.iter().map(|(s, lon)| outlet(s, *lon)).collect(),
-    );
+    let outlets: Vec<Feature> = sources.iter().map(|(s, lon)| outlet(s, *lon)).collect();
+    data.set_features(Layer::Outlets, &outlets).unwrap();
     hydroplot::plot::draw_plot_data(&mut map, &data, &PlotStyles::default()).unwrap();
     let at = |lon: f64, dx: f32| {
         let (x, y) = px(&map, lon, 43.07);

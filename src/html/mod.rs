@@ -127,7 +127,7 @@ pub fn plot_data_html(
         "Basin",
         polygon(&s.basin),
         features::collection(
-            data.layer(Layer::Basin),
+            &data.layer(Layer::Basin).to_features(),
             &["id", "comid", "identifier", "name"],
         ),
         None,
@@ -137,7 +137,10 @@ pub fn plot_data_html(
             Layer::Catchment.name(),
             "Catchments",
             catchment_style(),
-            features::collection(data.layer(Layer::Catchment), &["featureid", "areasqkm"]),
+            features::collection(
+                &data.layer(Layer::Catchment).to_features(),
+                &["featureid", "areasqkm"],
+            ),
             None,
         ));
     }
@@ -146,14 +149,14 @@ pub fn plot_data_html(
         Layer::NetworkWtbd.name(),
         "Network waterbodies",
         polygon(&s.network_wtbd),
-        features::collection(data.layer(Layer::NetworkWtbd), &waterbody),
+        features::collection(&data.layer(Layer::NetworkWtbd).to_features(), &waterbody),
         None,
     ));
     layers.push(layer(
         Layer::OffNetworkWtbd.name(),
         "Off-network waterbodies",
         polygon(&s.off_network_wtbd),
-        features::collection(data.layer(Layer::OffNetworkWtbd), &waterbody),
+        features::collection(&data.layer(Layer::OffNetworkWtbd).to_features(), &waterbody),
         None,
     ));
     layers.push(layer(
@@ -161,12 +164,12 @@ pub fn plot_data_html(
         "Flowlines",
         style::path_options(s.flowline.col, None, s.flowline.lwd),
         features::collection(
-            data.layer(Layer::Flowline),
+            &data.layer(Layer::Flowline).to_features(),
             &["comid", "gnis_name", "streamorde", "reachcode"],
         ),
         None,
     ));
-    let outlets = data.layer(Layer::Outlets);
+    let outlets = data.layer(Layer::Outlets).to_features();
     let mut icons = serde_json::Map::new();
     icons.insert("default".into(), style::symbol_icon(s.outlet("default"))?);
     for source in outlets.iter().filter_map(|f| f.get_str("type")) {
@@ -178,7 +181,7 @@ pub fn plot_data_html(
         Layer::Outlets.name(),
         "Outlets",
         Value::Null,
-        features::collection(outlets, &["type", "id", "comid"]),
+        features::collection(&outlets, &["type", "id", "comid"]),
         Some(Value::Object(icons)),
     ));
     let basemap = basemap(&drawing.basemap, drawing.tile_url.as_deref())?;

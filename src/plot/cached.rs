@@ -144,7 +144,7 @@ pub fn decode(body: &[u8]) -> Result<PlotData> {
             .into_iter()
             .map(from_geojson_feature)
             .collect::<Result<Vec<_>>>()?;
-        data.set_layer(layer, features);
+        data.set_features(layer, &features)?;
     }
     Ok(data)
 }

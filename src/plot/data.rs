@@ -1,9 +1,12 @@
-//! The result of plot_hydro: the plot data (layers of features in NAD83
-//! lon/lat, the plot bbox, warnings), and beside it the map when one was
+//! The result of plot_hydro: the plot data (layers as columnar tables in
+//! NAD83 lon/lat, the plot bbox, warnings), and beside it the map when one was
 //! drawn and what it was drawn with.
 
 use crate::feature::Feature;
+use crate::table::Table;
+use crate::{Error, Result};
 use std::collections::BTreeMap;
+use std::sync::LazyLock;
 
 /// The CRS of plot data (NAD83 longitude/latitude).
 pub const PLOT_DATA_CRS: &str = "EPSG:4269";
@@ -70,8 +73,9 @@ impl Layer {
 /// Plot data: what plot_hydro returns. Immutable once built.
 #[derive(Default)]
 pub struct PlotData {
-    /// Features per layer, NAD83 lon/lat. A layer absent from the map is empty.
-    pub layers: BTreeMap<Layer, Vec<Feature>>,
+    /// Each layer's features as a table, NAD83 lon/lat. A layer absent from
+    /// the map is empty.
+    pub layers: BTreeMap<Layer, Table>,
     /// The plot bbox `[xmin, ymin, xmax, ymax]`, NAD83 lon/lat.
     pub bbox: [f64; 4],
     /// Warnings met while building it (also sent to the log callback).
@@ -101,16 +105,30 @@ pub struct Drawing {
 }
 
 impl PlotData {
-    /// The features of a layer (empty when absent).
-    pub fn layer(&self, layer: Layer) -> &[Feature] {
-        self.layers.get(&layer).map_or(&[], Vec::as_slice)
+    /// The table of a layer (empty when absent). Borrowed from the plot data.
+    pub fn layer(&self, layer: Layer) -> &Table {
+        static EMPTY: LazyLock<Table> = LazyLock::new(Table::default);
+        self.layers.get(&layer).unwrap_or(&EMPTY)
     }
 
-    /// Sets a layer's features (and, for the flowline layer, `flowline_comids`).
-    pub fn set_layer(&mut self, layer: Layer, features: Vec<Feature>) {
+    /// Sets a layer's table (and, for the flowline layer, `flowline_comids`,
+    /// read from its `comid` column).
+    pub fn set_layer(&mut self, layer: Layer, table: Table) {
         if layer == Layer::Flowline {
-            self.flowline_comids = features.iter().filter_map(|f| f.get_i64("comid")).collect();
+            self.flowline_comids = match table.column("comid") {
+                Some(c) => (0..table.len()).filter_map(|r| c.i64(r)).collect(),
+                None => Vec::new(),
+            };
         }
-        self.layers.insert(layer, features);
+        self.layers.insert(layer, table);
+    }
+
+    /// Sets a layer from features: the boundary of the sources that still
+    /// produce `Feature`s (the local GeoPackage reader, the cache entry).
+    pub fn set_features(&mut self, layer: Layer, features: &[Feature]) -> Result<()> {
+        let table = Table::from_features(features)
+            .map_err(|e| Error::Internal(format!("layer {}: {e}", layer.name())))?;
+        self.set_layer(layer, table);
+        Ok(())
     }
 }

@@ -12,6 +12,7 @@ use crate::feature::{bbox_of, union_bbox, Feature};
 use crate::network::{upstream_comids, Reach};
 use crate::services::fabric::{self, ItemsQuery};
 use crate::services::index;
+use crate::table::Table;
 use crate::{Error, Result};
 use std::collections::HashSet;
 
@@ -97,8 +98,8 @@ fn upstream_of_outlets(ctx: &Context, req: &PlotRequest) -> Result<Subset> {
         .ok_or_else(|| Error::Service("the basins of the outlets have no geometry".into()))?;
 
     let thinning = Thinning::decide(req, &basins);
-    let mut flowlines = flowlines_in(ctx, bbox, thinning.streamorder)?;
-    let reaches: Vec<Reach> = flowlines.iter().filter_map(reach_of).collect();
+    let flowlines = flowlines_in(ctx, bbox, thinning.streamorder)?;
+    let reaches = reaches_of(&flowlines);
     let outlet_comids: Vec<i64> = resolved.iter().map(|o| o.comid).collect();
     let mut warnings = Vec::new();
     for o in &resolved {
@@ -112,7 +113,7 @@ fn upstream_of_outlets(ctx: &Context, req: &PlotRequest) -> Result<Subset> {
     let upstream: HashSet<i64> = upstream_comids(&reaches, &outlet_comids)
         .into_iter()
         .collect();
-    retain_keys(&mut flowlines, "comid", &upstream);
+    let flowlines = retain_keys(&flowlines, "comid", &upstream);
 
     let mut subset = Subset {
         outlets: resolved.iter().map(Resolved::to_feature).collect(),
@@ -123,7 +124,7 @@ fn upstream_of_outlets(ctx: &Context, req: &PlotRequest) -> Result<Subset> {
     };
     if !thinning.flowline_only {
         add_bbox_layers(ctx, &mut subset, bbox)?;
-        retain_keys(&mut subset.catchments, "featureid", &upstream);
+        subset.catchments = retain_keys(&subset.catchments, "featureid", &upstream);
     }
     Ok(subset)
 }
@@ -131,7 +132,7 @@ fn upstream_of_outlets(ctx: &Context, req: &PlotRequest) -> Result<Subset> {
 /// The integer comid set: exactly these flowlines (R3) and catchments; the
 /// basin is the union of the catchments.
 fn comid_set(ctx: &Context, req: &PlotRequest, comids: &[i64]) -> Result<Subset> {
-    let flowlines = fabric::items(
+    let flowlines = fabric::items_table(
         ctx,
         Collection::FlowlineNetwork,
         &ItemsQuery::In {
@@ -151,7 +152,7 @@ fn comid_set(ctx: &Context, req: &PlotRequest, comids: &[i64]) -> Result<Subset>
         ..Default::default()
     };
     if !req.flowline_only.unwrap_or(false) {
-        subset.catchments = fabric::items(
+        subset.catchments = fabric::items_table(
             ctx,
             Collection::Catchment,
             &ItemsQuery::In {
@@ -163,7 +164,10 @@ fn comid_set(ctx: &Context, req: &PlotRequest, comids: &[i64]) -> Result<Subset>
         if !subset.catchments.is_empty() {
             subset.basins = vec![union_basin(&subset.catchments, Default::default())];
         }
-        let bbox = bbox_of(subset.catchments.iter().chain(&subset.flowlines))
+        let bbox = [subset.catchments.bbox(), subset.flowlines.bbox()]
+            .into_iter()
+            .flatten()
+            .reduce(union_bbox)
             .expect("flowlines have geometry");
         let catchments = std::mem::take(&mut subset.catchments);
         add_bbox_layers(ctx, &mut subset, bbox)?;
@@ -188,9 +192,9 @@ fn in_bbox(ctx: &Context, req: &PlotRequest, bbox: [f64; 4]) -> Result<Subset> {
 }
 
 /// R4: network flowlines in `bbox`, with `filter=streamorde > N-1` for stream order N.
-fn flowlines_in(ctx: &Context, bbox: [f64; 4], streamorder: Option<i32>) -> Result<Vec<Feature>> {
+fn flowlines_in(ctx: &Context, bbox: [f64; 4], streamorder: Option<i32>) -> Result<Table> {
     let filter = streamorder.map(|n| format!("streamorde > {}", n - 1));
-    fabric::items(
+    fabric::items_table(
         ctx,
         Collection::FlowlineNetwork,
         &ItemsQuery::BBox { bbox, filter },
@@ -207,13 +211,13 @@ fn add_bbox_layers(ctx: &Context, subset: &mut Subset, bbox: [f64; 4]) -> Result
         (Collection::FlowlineNonNetwork, "flowline_nonnetwork"),
     ] {
         let query = ItemsQuery::BBox { bbox, filter: None };
-        let features = match fabric::items(ctx, collection, &query, stage) {
+        let table = match fabric::items_table(ctx, collection, &query, stage) {
             Ok(f) => f,
             Err(Error::NotFound { .. }) => {
                 subset.warnings.push(ctx.warn(format!(
                     "the fabric service has no {stage} layer; it is left out"
                 )));
-                Vec::new()
+                Table::default()
             }
             Err(e) => return Err(e),
         };
@@ -222,7 +226,7 @@ fn add_bbox_layers(ctx: &Context, subset: &mut Subset, bbox: [f64; 4]) -> Result
             Collection::Waterbody => &mut subset.waterbodies,
             Collection::Area => &mut subset.areas,
             _ => &mut subset.nonnetwork,
-        } = features;
+        } = table;
     }
     Ok(())
 }
@@ -238,12 +242,24 @@ fn point_comid(ctx: &Context, x: f64, y: f64, crs: &str) -> Result<i64> {
     })
 }
 
-/// The topology of a flowline feature.
-pub fn reach_of(f: &Feature) -> Option<Reach> {
-    Some(Reach {
-        comid: f.get_i64("comid")?,
-        hydroseq: f.get_i64("hydroseq")?,
-        dnhydroseq: f.get_i64("dnhydroseq").unwrap_or(0),
-        streamorder: f.get_i64("streamorde").unwrap_or(0) as i32,
-    })
+/// The topology of the flowlines, read from their comid, hydroseq,
+/// dnhydroseq and streamorde columns in one pass; rows without a comid or
+/// hydroseq are left out.
+pub fn reaches_of(flowlines: &Table) -> Vec<Reach> {
+    let (Some(comid), Some(hydroseq)) = (flowlines.column("comid"), flowlines.column("hydroseq"))
+    else {
+        return Vec::new();
+    };
+    let dnhydroseq = flowlines.column("dnhydroseq");
+    let streamorde = flowlines.column("streamorde");
+    (0..flowlines.len())
+        .filter_map(|r| {
+            Some(Reach {
+                comid: comid.i64(r)?,
+                hydroseq: hydroseq.i64(r)?,
+                dnhydroseq: dnhydroseq.and_then(|c| c.i64(r)).unwrap_or(0),
+                streamorder: streamorde.and_then(|c| c.i64(r)).unwrap_or(0) as i32,
+            })
+        })
+        .collect()
 }

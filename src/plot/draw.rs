@@ -17,12 +17,10 @@ pub fn draw_plot_data(map: &mut Map, data: &PlotData, styles: &PlotStyles) -> Re
         (Layer::Flowline, &styles.flowline),
     ];
     for (layer, style) in layers {
+        let table = data.layer(layer);
+        let geometries: Vec<_> = (0..table.len()).filter_map(|r| table.geometry(r)).collect();
         map.draw(&LayerView {
-            geometries: data
-                .layer(layer)
-                .iter()
-                .filter_map(|f| f.geometry.as_ref())
-                .collect(),
+            geometries: geometries.iter().collect(),
             crs: PLOT_DATA_CRS,
             paint: layer_paint(layer, style),
             symbol: None,
@@ -33,12 +31,14 @@ pub fn draw_plot_data(map: &mut Map, data: &PlotData, styles: &PlotStyles) -> Re
         fill: None,
         lwd: 1.0,
     };
-    for f in data.layer(Layer::Outlets) {
+    let outlets = data.layer(Layer::Outlets);
+    for row in 0..outlets.len() {
+        let geometry = outlets.geometry(row);
         map.draw(&LayerView {
-            geometries: f.geometry.iter().collect(),
+            geometries: geometry.iter().collect(),
             crs: PLOT_DATA_CRS,
             paint: no_lines,
-            symbol: Some(styles.outlet(f.get_str("type").unwrap_or("default"))),
+            symbol: Some(styles.outlet(outlets.get_str(row, "type").unwrap_or("default"))),
         })?;
     }
     Ok(())

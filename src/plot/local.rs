@@ -3,15 +3,16 @@
 
 use super::outlets::{linked_data_id, outlet_point, site_number, Resolved};
 use super::request::{Outlet, PlotRequest};
-use super::subset::{union_basin, wbareacomi_of, Subset};
+use super::subset::{retain_keys, union_basin, wbareacomi_of, Subset};
 use super::thinning::Thinning;
 use crate::collection::Collection;
 use crate::context::Context;
 use crate::crs::Transformer;
-use crate::feature::{bbox_of, Feature};
+use crate::feature::{union_bbox, Feature};
 use crate::gpkg::GeoPackage;
 use crate::network::{Network, Reach};
 use crate::services::index;
+use crate::table::Table;
 use crate::{Error, Result};
 use geo::Point;
 use std::collections::HashSet;
@@ -90,17 +91,13 @@ fn with_flowlines(
         .filter(|r| keep.contains(&r.comid))
         .map(|r| r.comid)
         .collect();
-    let catchments = gpkg.read_by_ids(Collection::Catchment, &ids)?;
+    let catchments = table(gpkg.read_by_ids(Collection::Catchment, &ids)?)?;
     let basins: Vec<Feature> = match &per_outlet {
         Some(sets) => outlets
             .iter()
             .zip(sets)
             .map(|(o, set)| {
-                let parts: Vec<Feature> = catchments
-                    .iter()
-                    .filter(|c| c.get_i64("featureid").is_some_and(|id| set.contains(&id)))
-                    .cloned()
-                    .collect();
+                let parts = retain_keys(&catchments, "featureid", set);
                 union_basin(&parts, o.basin_properties())
             })
             .collect(),
@@ -116,7 +113,7 @@ fn with_flowlines(
             .collect(),
         None => ids,
     };
-    let flowlines = gpkg.read_by_ids(Collection::FlowlineNetwork, &ids)?;
+    let flowlines = table(gpkg.read_by_ids(Collection::FlowlineNetwork, &ids)?)?;
     if flowlines.is_empty() {
         return Err(Error::not_found(
             "no network flowline of the request is in the GeoPackage",
@@ -129,8 +126,11 @@ fn with_flowlines(
         ..Default::default()
     };
     if !thinning.flowline_only {
-        let bbox =
-            bbox_of(catchments.iter().chain(&subset.flowlines)).expect("flowlines have geometry");
+        let bbox = [catchments.bbox(), subset.flowlines.bbox()]
+            .into_iter()
+            .flatten()
+            .reduce(union_bbox)
+            .expect("flowlines have geometry");
         subset.catchments = catchments;
         add_bbox_layers(gpkg, &mut subset, bbox)?;
     }
@@ -140,10 +140,18 @@ fn with_flowlines(
 /// Everything in a box, no download: flowlines (by stream order), with the
 /// waterbody split by the `wbareacomi` of every flowline in the box.
 fn in_bbox(gpkg: &GeoPackage, req: &PlotRequest, bbox: [f64; 4]) -> Result<Subset> {
-    let mut flowlines = gpkg.read_bbox(Collection::FlowlineNetwork, bbox)?;
+    let mut flowlines = table(gpkg.read_bbox(Collection::FlowlineNetwork, bbox)?)?;
     let wbareacomi = wbareacomi_of(&flowlines);
     if let Some(n) = req.streamorder.filter(|&n| n > 0) {
-        flowlines.retain(|f| f.get_i64("streamorde").is_some_and(|s| s >= i64::from(n)));
+        let order = flowlines.column("streamorde");
+        let mask: Vec<bool> = (0..flowlines.len())
+            .map(|r| {
+                order
+                    .and_then(|c| c.i64(r))
+                    .is_some_and(|s| s >= i64::from(n))
+            })
+            .collect();
+        flowlines = flowlines.filter(&mask);
     }
     let mut subset = Subset {
         flowlines,
@@ -152,7 +160,7 @@ fn in_bbox(gpkg: &GeoPackage, req: &PlotRequest, bbox: [f64; 4]) -> Result<Subse
         ..Default::default()
     };
     if !req.flowline_only.unwrap_or(false) {
-        subset.catchments = gpkg.read_bbox(Collection::Catchment, bbox)?;
+        subset.catchments = table(gpkg.read_bbox(Collection::Catchment, bbox)?)?;
         add_bbox_layers(gpkg, &mut subset, bbox)?;
     }
     Ok(subset)
@@ -168,10 +176,16 @@ fn add_bbox_layers(gpkg: &GeoPackage, subset: &mut Subset, bbox: [f64; 4]) -> Re
         (Collection::Gage, &mut subset.gages),
     ] {
         if gpkg.has_layer(collection) {
-            *target = gpkg.read_bbox(collection, bbox)?;
+            *target = table(gpkg.read_bbox(collection, bbox)?)?;
         }
     }
     Ok(())
+}
+
+/// The GeoPackage reader's features as a table: this source's boundary
+/// until the reader fills tables itself.
+fn table(features: Vec<Feature>) -> Result<Table> {
+    Table::from_features(&features).map_err(Error::Gpkg)
 }
 
 /// Resolves an outlet locally: comids directly, gauge sites through the

@@ -77,33 +77,33 @@ fn plot_data(ctx: &Context, req: &PlotRequest) -> Result<PlotData> {
         Some(path) => local::subset(ctx, req, path)?,
         None => download::subset(ctx, req)?,
     };
-    Ok(subset.into_plot_data())
+    subset.into_plot_data()
 }
 
 /// Writes the subset as a GeoPackage with the NHDPlus layer names (so it can
 /// serve as `hydro_data` again), plus the basins and outlets.
 fn write_gpkg(data: &PlotData, path: &std::path::Path, overwrite: bool) -> Result<()> {
-    let waterbodies: Vec<Feature> = data
-        .layer(Layer::NetworkWtbd)
-        .iter()
-        .chain(data.layer(Layer::OffNetworkWtbd))
-        .cloned()
-        .collect();
-    let layers: Vec<(&str, &[Feature])> = [
-        ("NHDFlowline_Network", data.layer(Layer::Flowline)),
-        ("CatchmentSP", data.layer(Layer::Catchment)),
-        ("NHDWaterbody", waterbodies.as_slice()),
-        ("NHDArea", data.layer(Layer::Area)),
+    // The writer still takes features: each layer converts here.
+    let features = |l: Layer| data.layer(l).to_features();
+    let mut waterbodies = features(Layer::NetworkWtbd);
+    waterbodies.extend(features(Layer::OffNetworkWtbd));
+    let owned: Vec<(&str, Vec<Feature>)> = vec![
+        ("NHDFlowline_Network", features(Layer::Flowline)),
+        ("CatchmentSP", features(Layer::Catchment)),
+        ("NHDWaterbody", waterbodies),
+        ("NHDArea", features(Layer::Area)),
         (
             "NHDFlowline_NonNetwork",
-            data.layer(Layer::FlowlineNonNetwork),
+            features(Layer::FlowlineNonNetwork),
         ),
-        ("Gage", data.layer(Layer::Gage)),
-        ("basin", data.layer(Layer::Basin)),
-        ("outlets", data.layer(Layer::Outlets)),
-    ]
-    .into_iter()
-    .filter(|(_, features)| !features.is_empty())
-    .collect();
+        ("Gage", features(Layer::Gage)),
+        ("basin", features(Layer::Basin)),
+        ("outlets", features(Layer::Outlets)),
+    ];
+    let layers: Vec<(&str, &[Feature])> = owned
+        .iter()
+        .filter(|(_, features)| !features.is_empty())
+        .map(|(name, features)| (*name, features.as_slice()))
+        .collect();
     crate::gpkg::write(path, &layers, overwrite)
 }

@@ -3,20 +3,23 @@
 
 use super::data::{Layer, PlotData};
 use crate::feature::{bbox_of, union_bbox, Feature};
+use crate::table::Table;
 use geo::ChamberlainDuquetteArea;
 use std::collections::HashSet;
 
-/// Everything selected for a plot, before assembly.
+/// Everything selected for a plot, before assembly. The layers read from a
+/// source are tables; outlets and basins, built here one per outlet, are
+/// features until assembly.
 #[derive(Default)]
 pub struct Subset {
     pub outlets: Vec<Feature>,
     pub basins: Vec<Feature>,
-    pub flowlines: Vec<Feature>,
-    pub catchments: Vec<Feature>,
-    pub waterbodies: Vec<Feature>,
-    pub areas: Vec<Feature>,
-    pub nonnetwork: Vec<Feature>,
-    pub gages: Vec<Feature>,
+    pub flowlines: Table,
+    pub catchments: Table,
+    pub waterbodies: Table,
+    pub areas: Table,
+    pub nonnetwork: Table,
+    pub gages: Table,
     /// `wbareacomi` values marking network waterbodies; `None` = those of `flowlines`.
     pub network_wbareacomi: Option<HashSet<i64>>,
     /// The area asked for (bbox requests), NAD83 lon/lat.
@@ -26,24 +29,26 @@ pub struct Subset {
 
 impl Subset {
     /// Splits the waterbodies and computes the plot bbox: the requested box,
-    /// else the union of basins, catchments, flowlines and outlets.
-    pub fn into_plot_data(self) -> PlotData {
+    /// else the union of basins, catchments, flowlines and outlets. Each
+    /// layer becomes a table here.
+    pub fn into_plot_data(self) -> crate::Result<PlotData> {
         let wbareacomi = self
             .network_wbareacomi
             .unwrap_or_else(|| wbareacomi_of(&self.flowlines));
-        let (network, off_network): (Vec<Feature>, Vec<Feature>) = self
+        let mask = key_mask(&self.waterbodies, "comid", &wbareacomi);
+        let network = self.waterbodies.filter(&mask);
+        let off_network = self
             .waterbodies
-            .into_iter()
-            .partition(|w| w.get_i64("comid").is_some_and(|c| wbareacomi.contains(&c)));
+            .filter(&mask.iter().map(|m| !m).collect::<Vec<_>>());
         let bbox = self.requested_bbox.unwrap_or_else(|| {
             [
-                &self.basins,
-                &self.catchments,
-                &self.flowlines,
-                &self.outlets,
+                bbox_of(&self.basins),
+                self.catchments.bbox(),
+                self.flowlines.bbox(),
+                bbox_of(&self.outlets),
             ]
             .into_iter()
-            .filter_map(|l| bbox_of(l.iter()))
+            .flatten()
             .reduce(union_bbox)
             .unwrap_or([0.0; 4])
         });
@@ -52,9 +57,9 @@ impl Subset {
             warnings: self.warnings,
             ..Default::default()
         };
-        for (layer, features) in [
-            (Layer::Outlets, self.outlets),
-            (Layer::Basin, self.basins),
+        data.set_features(Layer::Outlets, &self.outlets)?;
+        data.set_features(Layer::Basin, &self.basins)?;
+        for (layer, table) in [
             (Layer::Flowline, self.flowlines),
             (Layer::Catchment, self.catchments),
             (Layer::NetworkWtbd, network),
@@ -63,31 +68,48 @@ impl Subset {
             (Layer::FlowlineNonNetwork, self.nonnetwork),
             (Layer::Gage, self.gages),
         ] {
-            data.set_layer(layer, features);
+            data.set_layer(layer, table);
         }
-        data
+        Ok(data)
     }
 }
 
-/// The non-zero `wbareacomi` values of flowlines.
-pub fn wbareacomi_of(flowlines: &[Feature]) -> HashSet<i64> {
-    flowlines
-        .iter()
-        .filter_map(|f| f.get_i64("wbareacomi"))
+/// The non-zero `wbareacomi` values of flowlines (read from that column).
+pub fn wbareacomi_of(flowlines: &Table) -> HashSet<i64> {
+    let Some(column) = flowlines.column("wbareacomi") else {
+        return HashSet::new();
+    };
+    (0..flowlines.len())
+        .filter_map(|r| column.i64(r))
         .filter(|&c| c != 0)
         .collect()
 }
 
-/// Keeps the features whose `key` property is in `keep`.
-pub fn retain_keys(features: &mut Vec<Feature>, key: &str, keep: &HashSet<i64>) {
-    features.retain(|f| f.get_i64(key).is_some_and(|c| keep.contains(&c)));
+/// One entry per row: whether its integer `key` column is in `keep` (false
+/// where the value or the column is missing).
+fn key_mask(table: &Table, key: &str, keep: &HashSet<i64>) -> Vec<bool> {
+    let column = table.column(key);
+    (0..table.len())
+        .map(|r| {
+            column
+                .and_then(|c| c.i64(r))
+                .is_some_and(|v| keep.contains(&v))
+        })
+        .collect()
 }
 
-/// The union of polygonal geometries as one basin feature with `properties`.
-pub fn union_basin(parts: &[Feature], properties: crate::feature::Properties) -> Feature {
+/// The rows of `table` whose `key` column is in `keep` (a new table).
+pub fn retain_keys(table: &Table, key: &str, keep: &HashSet<i64>) -> Table {
+    table.filter(&key_mask(table, key, keep))
+}
+
+/// The union of the polygonal geometries of `parts` as one basin feature
+/// with `properties`.
+pub fn union_basin(parts: &Table, properties: crate::feature::Properties) -> Feature {
+    let geometries: Vec<_> = (0..parts.len()).filter_map(|r| parts.geometry(r)).collect();
     Feature {
         id: None,
-        geometry: crate::feature::union_polygons(parts.iter().filter_map(|f| f.geometry.as_ref())),
+        geometry: crate::feature::union_polygons(geometries.iter()),
         properties,
     }
 }
@@ -120,10 +142,10 @@ mod tests {
 
     #[test]
     fn basins_keep_parts_of_either_winding() {
-        let basin = union_basin(
-            &[square(0.0, true), square(5.0, false), square(0.5, false)],
-            Default::default(),
-        );
+        let parts =
+            Table::from_features(&[square(0.0, true), square(5.0, false), square(0.5, false)])
+                .unwrap();
+        let basin = union_basin(&parts, Default::default());
         let Some(Geometry::MultiPolygon(parts)) = basin.geometry else {
             panic!("two separate parts expected, got {:?}", basin.geometry);
         };

@@ -47,14 +47,26 @@ pub enum ItemsQuery<'a> {
     In { property: &'a str, ids: &'a [i64] },
 }
 
-/// Every feature of `collection` matching `query`, in service order, each once.
-/// `stage` names the progress reports (one per page).
+/// Every feature of `collection` matching `query`, in service order, each
+/// once, as features: [`items_table`]'s rows for callers that want them.
 pub fn items(
     ctx: &Context,
     collection: Collection,
     query: &ItemsQuery,
     stage: &str,
 ) -> Result<Vec<Feature>> {
+    items_table(ctx, collection, query, stage).map(|t| t.to_features())
+}
+
+/// Every feature of `collection` matching `query`, in service order, each
+/// once, as one table (the pages' tables concatenated; owned by the caller).
+/// `stage` names the progress reports (one per page).
+pub fn items_table(
+    ctx: &Context,
+    collection: Collection,
+    query: &ItemsQuery,
+    stage: &str,
+) -> Result<Table> {
     let name = collection.service_name(ctx.config.names).ok_or_else(|| {
         Error::InvalidArgument(format!(
             "the fabric service has no collection for the {collection:?} layer"
@@ -82,7 +94,7 @@ pub fn items(
                 p.extend([("offset", offset.as_str()), ("sortby", sortby)]);
                 with_query(&base, &p)
             })?;
-            Ok(table.to_features())
+            Ok(table)
         }
         ItemsQuery::In { property, ids } => {
             let mut unique = HashSet::new();
@@ -108,7 +120,7 @@ pub fn items(
                     )
                 })?);
             }
-            Ok(concat(&tables)?.to_features())
+            concat(&tables)
         }
     }
 }

@@ -20,6 +20,13 @@ use geometry::{Geometries, GeometryBuilder};
 use std::collections::HashMap;
 use std::sync::Arc;
 
+impl crate::feature::FeatureSource for Table {
+    /// The rows as features ([`Table::to_features`]), built on each call.
+    fn features(&self) -> std::borrow::Cow<'_, [Feature]> {
+        std::borrow::Cow::Owned(self.to_features())
+    }
+}
+
 /// The Arrow field metadata naming a column's extension type.
 pub const EXTENSION_NAME: &str = "ARROW:extension:name";
 /// The canonical extension of UTF-8 columns holding JSON text.
@@ -93,6 +100,15 @@ impl<'a> Column<'a> {
     }
 }
 
+impl Default for Table {
+    /// A table of no rows and no columns.
+    fn default() -> Table {
+        TableBuilder::default()
+            .finish()
+            .expect("an empty builder always finishes")
+    }
+}
+
 impl Table {
     /// Rows (features).
     pub fn len(&self) -> usize {
@@ -144,6 +160,14 @@ impl Table {
             Scalar::Null => None,
             v => Some(column::to_value(v)),
         }
+    }
+
+    /// The bounding box `[xmin, ymin, xmax, ymax]` of every geometry;
+    /// `None` when no row has one.
+    pub fn bbox(&self) -> Option<[f64; 4]> {
+        (0..self.len())
+            .filter_map(|r| self.geometry.bbox(r))
+            .reduce(crate::feature::union_bbox)
     }
 
     /// The geometries.

@@ -422,12 +422,19 @@ fn fast_png(ctx: &Context, data: &PlotData, cache: &Path, figures: &mut Figures)
 
 fn gpkg_io(data: &PlotData, figures: &mut Figures) {
     let path = std::env::temp_dir().join(format!("bench-{}.gpkg", std::process::id()));
-    let layers: Vec<(&str, &[Feature])> = vec![
-        ("NHDFlowline_Network", data.layer(Layer::Flowline)),
-        ("CatchmentSP", data.layer(Layer::Catchment)),
-        ("NHDWaterbody", data.layer(Layer::OffNetworkWtbd)),
-        ("NHDArea", data.layer(Layer::Area)),
+    let owned: Vec<(&str, Vec<Feature>)> = vec![
+        (
+            "NHDFlowline_Network",
+            data.layer(Layer::Flowline).to_features(),
+        ),
+        ("CatchmentSP", data.layer(Layer::Catchment).to_features()),
+        (
+            "NHDWaterbody",
+            data.layer(Layer::OffNetworkWtbd).to_features(),
+        ),
+        ("NHDArea", data.layer(Layer::Area).to_features()),
     ];
+    let layers: Vec<(&str, &[Feature])> = owned.iter().map(|(n, f)| (*n, f.as_slice())).collect();
     let features: usize = layers.iter().map(|(_, f)| f.len()).sum();
     let t = Instant::now();
     hydroplot::gpkg::write(&path, &layers, true).expect("gpkg write");
@@ -459,6 +466,7 @@ fn traces(ctx: &Context, data: &PlotData, figures: &mut Figures) {
     use geo::InteriorPoint;
     let points: Vec<(f64, f64)> = data
         .layer(Layer::Catchment)
+        .to_features()
         .iter()
         .filter_map(|c| c.geometry.as_ref()?.interior_point())
         .map(|p| (p.x(), p.y()))
