@@ -22,6 +22,9 @@ echo "cores: $(nproc), memory: $(awk '/MemTotal/ {printf "%.1f GB", $2/1048576}'
 echo "== build (release)"
 cargo build --release -p hydroplot-bench \
   --bin bench_make_network --bin bench_mock_server --bin bench_hydroplot
+# The shared library the bindings' benchmarks load: built from this tree,
+# never a stale one from an earlier build.
+cargo build --release -p hydroplot --lib
 
 echo "== data"
 [ -f "$DATA/network_50k.gpkg" ] ||
