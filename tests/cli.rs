@@ -2,10 +2,12 @@
 //! spec's trace map (`trace --out`), and `index` on a copy of the Yahara
 //! sample and on files it must refuse.
 
+mod support;
+
 use hydroplot::render::{Map, TileCacheMode};
 use hydroplot::services::flowtrace::raindrop_trace;
 use hydroplot_mock::{self as mock, MockServer};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Command, Output};
 
 /// The recorded point (lon, lat), traced up: the Yahara near Stoughton.
@@ -218,17 +220,6 @@ fn trace_out_refuses_bad_input_before_any_request() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
-fn index_names(path: &Path) -> Vec<String> {
-    let conn = rusqlite::Connection::open(path).unwrap();
-    let mut stmt = conn
-        .prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'NHDFlowline_Network'")
-        .unwrap();
-    stmt.query_map([], |r| r.get(0))
-        .unwrap()
-        .collect::<Result<_, _>>()
-        .unwrap()
-}
-
 #[test]
 fn index_creates_the_topology_index_once() {
     let dir = temp_dir("index");
@@ -238,7 +229,7 @@ fn index_creates_the_topology_index_once() {
     let first = hydroplot(None, &["index", file]);
     assert!(first.status.success(), "{}", text(&first.stderr));
     assert!(text(&first.stdout).contains("created index hydroplot_topology on NHDFlowline_Network"));
-    assert_eq!(index_names(&copy), ["hydroplot_topology"]);
+    assert_eq!(support::index_names(&copy), ["hydroplot_topology"]);
     let bytes = std::fs::read(&copy).unwrap();
     let second = hydroplot(None, &["index", file]);
     assert!(second.status.success(), "{}", text(&second.stderr));

@@ -3,6 +3,8 @@
 //! made by hand, and refusing files that are not NHDPlus GeoPackages without
 //! changing a byte of them.
 
+mod support;
+
 use hydroplot::gpkg::{create_topology_index, GeoPackage, IndexOutcome, TOPOLOGY_INDEX};
 use hydroplot::Error;
 use rusqlite::Connection;
@@ -86,17 +88,6 @@ fn topology_plan(path: &Path) -> String {
     details.join("; ")
 }
 
-fn index_names(path: &Path) -> Vec<String> {
-    let conn = Connection::open(path).unwrap();
-    let mut stmt = conn
-        .prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'NHDFlowline_Network' ORDER BY name")
-        .unwrap();
-    stmt.query_map([], |r| r.get(0))
-        .unwrap()
-        .collect::<Result<_, _>>()
-        .unwrap()
-}
-
 #[test]
 fn creates_the_index_and_changes_nothing_else() {
     let dir = temp_dir("create");
@@ -122,7 +113,7 @@ fn creates_the_index_and_changes_nothing_else() {
     );
     assert_eq!(table_digests(&path), tables);
     assert_eq!(schema_without_indexes(&path), schema);
-    assert_eq!(index_names(&path), [TOPOLOGY_INDEX]);
+    assert_eq!(support::index_names(&path), [TOPOLOGY_INDEX]);
     let gpkg = GeoPackage::open(&path).unwrap();
     assert_eq!(gpkg.read_topology().unwrap(), topology);
     drop(gpkg);
@@ -159,7 +150,7 @@ fn an_index_made_by_hand_as_the_readme_said_is_enough() {
         }
     );
     assert_eq!(std::fs::read(&path).unwrap(), bytes);
-    assert_eq!(index_names(&path), ["topo"]);
+    assert_eq!(support::index_names(&path), ["topo"]);
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
