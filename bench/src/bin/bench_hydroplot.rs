@@ -346,22 +346,8 @@ fn decode(pages: &[Vec<u8>], figures: &mut Figures) {
 /// timed with every tile from the cache (new map, all layers, PNG).
 fn render(ctx: &Context, data: &PlotData, cache: &Path, figures: &mut Figures) {
     let draw = || -> (f64, f64, f64, f64, usize) {
-        let mut warnings = Vec::new();
         let (t, cpu) = (Instant::now(), cpu_s());
-        let mut map = Map::new(
-            ctx,
-            data.bbox,
-            "EPSG:4269",
-            MAP_SIZE,
-            hydroplot::render::tiles::DEFAULT_PROVIDER,
-            None,
-            &TileCacheMode::Dir(cache.to_path_buf()),
-            &mut warnings,
-        )
-        .expect("map");
-        let basemap = t.elapsed().as_secs_f64();
-        hydroplot::plot::draw_plot_data(&mut map, data, &PlotRequest::default().styles)
-            .expect("draw");
+        let (map, basemap) = drawn_map(ctx, data, cache);
         let layers = t.elapsed().as_secs_f64() - basemap;
         let png = map.png().expect("png");
         (
@@ -390,22 +376,31 @@ fn render(ctx: &Context, data: &PlotData, cache: &Path, figures: &mut Figures) {
     fast_png(ctx, data, cache, figures);
 }
 
-/// A proposal measured: the same map encoded with the png crate's fast
-/// compression instead of the default the renderer uses.
-fn fast_png(ctx: &Context, data: &PlotData, cache: &Path, figures: &mut Figures) {
-    let mut warnings = Vec::new();
+/// A new `MAP_SIZE` map of `data` on the default basemap, tiles from the
+/// cache directory `cache`, with every layer drawn; also the seconds the
+/// basemap took.
+fn drawn_map(ctx: &Context, data: &PlotData, cache: &Path) -> (Map, f64) {
+    let t = Instant::now();
     let mut map = Map::new(
         ctx,
         data.bbox,
-        "EPSG:4269",
+        hydroplot::plot::PLOT_DATA_CRS,
         MAP_SIZE,
         hydroplot::render::tiles::DEFAULT_PROVIDER,
         None,
         &TileCacheMode::Dir(cache.to_path_buf()),
-        &mut warnings,
+        &mut Vec::new(),
     )
     .expect("map");
+    let basemap = t.elapsed().as_secs_f64();
     hydroplot::plot::draw_plot_data(&mut map, data, &PlotRequest::default().styles).expect("draw");
+    (map, basemap)
+}
+
+/// A proposal measured: the same map encoded with the png crate's fast
+/// compression instead of the default the renderer uses.
+fn fast_png(ctx: &Context, data: &PlotData, cache: &Path, figures: &mut Figures) {
+    let (map, _) = drawn_map(ctx, data, cache);
     let t = Instant::now();
     let out = hydroplot::render::encode_png(map.pixmap()).expect("png");
     figures.put(
