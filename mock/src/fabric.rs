@@ -13,7 +13,8 @@
 //!
 //! Without `sortby` the stored order is kept, or, when the server is
 //! unordered, the matches come in a new order at every request, as from a
-//! database scan without `ORDER BY`.
+//! database scan without `ORDER BY`. The sorted matches of a `sortby` query
+//! are kept for its next pages ([`Selections`]).
 
 use super::data::{wire_json, Data, Item};
 use super::http::{Reply, Request};
@@ -24,13 +25,40 @@ use hydroplot::http::with_query;
 use serde_json::{json, Map, Value};
 use std::borrow::Cow;
 use std::cmp::Ordering;
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, Mutex};
 
 /// The content type of CQL2-JSON bodies.
 pub(super) const CQL_JSON: &str = "application/query-cql-json";
 
+/// The sorted matches of recent `sortby` queries (indexes into their
+/// layer), keyed by everything in the query but `offset` and `limit`, so the
+/// pages of one query are cut from one selection, as a database serves them
+/// from its index, instead of each page filtering and sorting the layer
+/// again. Only sorted answers are kept: an unordered one is new each time.
+#[derive(Default)]
+pub(super) struct Selections(Mutex<HashMap<String, Arc<Vec<usize>>>>);
+
+impl Selections {
+    /// Queries remembered at most; the oldest are forgotten all at once.
+    const CAPACITY: usize = 32;
+
+    fn get_or_insert(&self, key: String, select: impl FnOnce() -> Vec<usize>) -> Arc<Vec<usize>> {
+        if let Some(hit) = self.0.lock().expect("selections lock").get(&key) {
+            return hit.clone();
+        }
+        let selection = Arc::new(select());
+        let mut map = self.0.lock().expect("selections lock");
+        if map.len() >= Self::CAPACITY {
+            map.clear();
+        }
+        map.insert(key, selection.clone());
+        selection
+    }
+}
+
 /// How the server answers items requests.
-pub(super) struct Serving {
+pub(super) struct Serving<'a> {
     /// The naming profile: the other profile's collection ids are 404.
     pub names: Names,
     /// The largest `limit` honoured.
@@ -39,6 +67,8 @@ pub(super) struct Serving {
     pub shuffle: Option<u64>,
     /// State `numberMatched` in each page.
     pub number_matched: bool,
+    /// The server's remembered selections.
+    pub selections: &'a Selections,
 }
 
 /// pygeoapi's default `limit`.
@@ -143,23 +173,37 @@ pub(super) fn items(
         Ok(q) => q,
         Err(why) => return Reply::ogc_error(400, "InvalidParameterValue", why),
     };
-    let mut matched: Vec<&Item> = items.iter().filter(|item| selects(&query, item)).collect();
-    if let (None, Some(seed)) = (&query.sortby, serving.shuffle) {
-        shuffle(&mut matched, seed);
-    }
-    if let Some((property, descending)) = &query.sortby {
-        matched.sort_by(|a, b| {
-            let o = compare_values(
-                a.feature.properties.get(property),
-                b.feature.properties.get(property),
-            );
-            if *descending {
-                o.reverse()
-            } else {
-                o
-            }
-        });
-    }
+    let select = || -> Vec<usize> {
+        let mut matched: Vec<usize> = (0..items.len())
+            .filter(|&i| selects(&query, &items[i]))
+            .collect();
+        if let Some((property, descending)) = &query.sortby {
+            matched.sort_by(|&a, &b| {
+                let o = compare_values(
+                    items[a].feature.properties.get(property),
+                    items[b].feature.properties.get(property),
+                );
+                if *descending {
+                    o.reverse()
+                } else {
+                    o
+                }
+            });
+        }
+        matched
+    };
+    let selection = match (&query.sortby, serving.shuffle) {
+        (Some(_), _) => serving
+            .selections
+            .get_or_insert(selection_key(name, request), select),
+        (None, Some(seed)) => {
+            let mut matched = select();
+            shuffle(&mut matched, seed);
+            Arc::new(matched)
+        }
+        (None, None) => Arc::new(select()),
+    };
+    let matched: Vec<&Item> = selection.iter().map(|&i| &items[i]).collect();
     let page: Vec<Cow<str>> = matched
         .iter()
         .skip(query.offset)
@@ -437,6 +481,18 @@ fn selects(query: &Query, item: &Item) -> bool {
     }
 }
 
+/// What identifies a query's selection: the collection, the body and every
+/// query pair but `offset` and `limit`, in order.
+fn selection_key(name: &str, request: &Request) -> String {
+    let mut key = format!("{name}\n{}\n", String::from_utf8_lossy(&request.body));
+    for (k, v) in &request.query {
+        if k != "offset" && k != "limit" {
+            key.push_str(&format!("{k}={v}&"));
+        }
+    }
+    key
+}
+
 /// Puts `items` in the order of a pseudo-random permutation drawn from
 /// `seed` (Fisher-Yates over a SplitMix64 sequence).
 fn shuffle<T>(items: &mut [T], seed: u64) {
@@ -515,6 +571,11 @@ mod tests {
 
     /// The body of the answer to a flowline items request with this query.
     fn get(query: &str) -> Vec<u8> {
+        get_from(query, &Selections::default())
+    }
+
+    /// The same, remembering sorted selections in `selections`.
+    fn get_from(query: &str, selections: &Selections) -> Vec<u8> {
         let request = Request {
             method: "GET".into(),
             path: "/fabric/pygeoapi/collections/nhdflowline_network/items".into(),
@@ -533,10 +594,45 @@ mod tests {
             max_limit: 10_000,
             shuffle: None,
             number_matched: true,
+            selections,
         };
         let reply = items("nhdflowline_network", &request, &data, "http://m", &serving);
         assert_eq!(reply.status, 200);
         reply.body
+    }
+
+    /// The comids of a page, in order.
+    fn comids(body: &[u8]) -> Vec<i64> {
+        let page: Value = serde_json::from_slice(body).unwrap();
+        page["features"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| f["properties"]["comid"].as_i64().unwrap())
+            .collect()
+    }
+
+    #[test]
+    fn the_pages_of_a_sorted_query_are_cut_from_one_selection() {
+        let selections = Selections::default();
+        let all = comids(&get("limit=10000&sortby=-comid"));
+        assert!(all.len() > 10 && all.windows(2).all(|w| w[0] > w[1]));
+        let mut paged = Vec::new();
+        for offset in (0..all.len()).step_by(7) {
+            paged.extend(comids(&get_from(
+                &format!("sortby=-comid&limit=7&offset={offset}"),
+                &selections,
+            )));
+        }
+        assert!(
+            paged == all,
+            "the pages, put together, are the whole answer"
+        );
+        assert_eq!(
+            selections.0.lock().unwrap().len(),
+            1,
+            "one query, one selection"
+        );
     }
 
     #[test]

@@ -262,6 +262,7 @@ fn answer(request: &Request, shared: &Shared) -> Result<Reply, Reply> {
                 max_limit: shared.max_limit.load(Ordering::Relaxed),
                 shuffle: shared.shuffle_seed(),
                 number_matched: !shared.uncounted.load(Ordering::Relaxed),
+                selections: &shared.selections,
             };
             return Ok(super::fabric::items(
                 collection,

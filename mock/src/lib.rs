@@ -93,6 +93,8 @@ struct Shared {
     uncounted: AtomicBool,
     /// Counts unordered answers, so each gets its own order.
     shuffles: AtomicU64,
+    /// The sorted selections of recent items queries.
+    selections: fabric::Selections,
     stop: AtomicBool,
 }
 
@@ -176,6 +178,7 @@ impl MockServer {
             unordered: AtomicBool::new(false),
             uncounted: AtomicBool::new(false),
             shuffles: AtomicU64::new(0),
+            selections: fabric::Selections::default(),
             stop: AtomicBool::new(false),
         });
         let acceptor = http::spawn_acceptor(listener, shared.clone());
