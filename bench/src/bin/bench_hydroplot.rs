@@ -19,16 +19,16 @@
 //! Figures go to stdout as `name value unit` lines and, as a JSON object, to OUT.json.
 
 use hydroplot::config::Config;
-use hydroplot::feature::{from_geojson_feature, Feature};
+use hydroplot::feature::Feature;
 use hydroplot::network::{Network, Reach};
 use hydroplot::plot::{plot_hydro, Layer, Outlet, PlotData, PlotRequest};
 use hydroplot::render::{Map, TileCacheMode};
+use hydroplot::table::decode::decode_page;
 use hydroplot::Context;
-use serde_json::{json, Map as JsonMap, Value};
-use std::io::{BufRead, BufReader, Write};
+use hydroplot_bench::{cpu_s, peak_rss_mb, replay, reset_peak_rss, status_mb, Figures, Mock};
+use serde_json::Value;
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 /// Features per page, for hydroplot and the Python peer alike (pynhd's
 /// FabricData maximum).
@@ -36,23 +36,6 @@ const PAGE_SIZE: u32 = 1000;
 /// Concurrent requests, hydroplot's default.
 const CONCURRENCY: usize = 4;
 const MAP_SIZE: (u32, u32) = (2048, 2048);
-
-/// Figures, printed as they are measured and kept for the JSON output.
-#[derive(Default)]
-struct Figures(JsonMap<String, Value>);
-
-impl Figures {
-    fn put(&mut self, name: &str, value: f64, unit: &str) {
-        println!("{name:<40} {value:>14.3} {unit}");
-        self.0.insert(name.to_string(), json!(value));
-    }
-
-    fn save(self, out: Option<String>) {
-        if let Some(out) = out {
-            std::fs::write(&out, Value::Object(self.0).to_string()).expect("writing the figures");
-        }
-    }
-}
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -77,38 +60,6 @@ fn main() {
     figures.save(out);
 }
 
-/// CPU seconds used by this process so far (all threads). The machine the
-/// benchmarks ran on was shared, so CPU time is reported beside wall time.
-fn cpu_s() -> f64 {
-    let mut t = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: `t` is a valid timespec for clock_gettime to fill.
-    unsafe { libc::clock_gettime(libc::CLOCK_PROCESS_CPUTIME_ID, &mut t) };
-    t.tv_sec as f64 + t.tv_nsec as f64 * 1e-9
-}
-
-/// Resets the peak resident set size of this process (Linux, `clear_refs` 5).
-fn reset_peak_rss() {
-    let _ = std::fs::write("/proc/self/clear_refs", "5");
-}
-
-/// Peak resident set size since the last reset, MB.
-fn peak_rss_mb() -> f64 {
-    status_mb("VmHWM:")
-}
-
-/// A size line of /proc/self/status (`VmHWM:`, `VmRSS:`), MB.
-fn status_mb(key: &str) -> f64 {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix(key))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
-        .map_or(f64::NAN, |kb| kb / 1024.0)
-}
-
 /// The outlet comids the network generator wrote beside the file.
 fn outlets(network: &Path) -> Vec<(String, i64)> {
     let sidecar: Value = serde_json::from_slice(
@@ -126,88 +77,10 @@ fn outlets(network: &Path) -> Vec<(String, i64)> {
         .collect()
 }
 
-/// The mock server child process and its command pipe.
-struct Mock {
-    child: Child,
-    stdin: ChildStdin,
-    stdout: BufReader<std::process::ChildStdout>,
-    base_url: String,
-}
-
-impl Mock {
-    fn start(network: &Path) -> Mock {
-        let exe = std::env::current_exe().expect("current exe");
-        let server = exe.with_file_name("bench_mock_server");
-        let mut child = Command::new(&server)
-            .arg(network)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .spawn()
-            .unwrap_or_else(|e| panic!("cannot start {}: {e}", server.display()));
-        let stdin = child.stdin.take().expect("stdin");
-        let mut stdout = BufReader::new(child.stdout.take().expect("stdout"));
-        let mut line = String::new();
-        stdout.read_line(&mut line).expect("the mock's first line");
-        let base_url = line
-            .trim()
-            .strip_prefix("listening ")
-            .expect("listening <url>")
-            .to_string();
-        Mock {
-            child,
-            stdin,
-            stdout,
-            base_url,
-        }
-    }
-
-    /// The requests received since the last call: (method, url, body).
-    fn take_log(&mut self) -> Vec<(String, String, String)> {
-        let path = std::env::temp_dir().join(format!("bench-log-{}.jsonl", std::process::id()));
-        writeln!(self.stdin, "log {}", path.display()).expect("mock command");
-        let mut line = String::new();
-        self.stdout.read_line(&mut line).expect("mock answer");
-        let text = std::fs::read_to_string(&path).expect("request log");
-        let _ = std::fs::remove_file(&path);
-        text.lines()
-            .map(|l| {
-                let v: Value = serde_json::from_str(l).expect("log line");
-                let s = |k: &str| v[k].as_str().unwrap_or_default().to_string();
-                (
-                    s("method"),
-                    format!("{}{}", self.base_url, s("target")),
-                    s("body"),
-                )
-            })
-            .collect()
-    }
-
-    fn context(&self, tile_cache: &Path) -> Context {
-        let config = Config {
-            index_url: format!("{}/nldi", self.base_url),
-            fabric_url: format!("{}/fabric/pygeoapi", self.base_url),
-            tile_url: Some(format!("{}/tiles/{{z}}/{{x}}/{{y}}.png", self.base_url)),
-            tile_cache_dir: tile_cache.to_path_buf(),
-            timeout: Duration::from_secs(600),
-            page_size: PAGE_SIZE,
-            concurrency: CONCURRENCY,
-            ..Config::default()
-        };
-        Context::new(config).expect("context")
-    }
-}
-
-impl Drop for Mock {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 fn services(network: &Path, figures: &mut Figures) {
     let mut mock = Mock::start(network);
     let tile_cache = std::env::temp_dir().join(format!("bench-tiles-{}", std::process::id()));
-    let ctx = mock.context(&tile_cache);
+    let ctx = Context::new(mock.config(&tile_cache, PAGE_SIZE, CONCURRENCY)).expect("context");
     let mut largest = None;
     for (name, comid) in outlets(network) {
         mock.take_log();
@@ -238,7 +111,7 @@ fn services(network: &Path, figures: &mut Figures) {
             status_mb("VmRSS:"),
             "MB",
         );
-        let (bound, bytes, bodies) = replay(&log);
+        let (bound, bytes, bodies) = replay(&log, CONCURRENCY);
         figures.put(&format!("e2e_{name}_bytes"), bytes as f64 / 1e6, "MB");
         figures.put(&format!("transfer_bound_{name}_wall"), bound, "s");
         figures.put(
@@ -263,73 +136,14 @@ fn services(network: &Path, figures: &mut Figures) {
     let _ = std::fs::remove_dir_all(&tile_cache);
 }
 
-/// The logged requests replayed with `CONCURRENCY` raw parallel requests,
-/// bodies read and not parsed: (wall s, bytes, the fabric flowline page bodies).
-fn replay(log: &[(String, String, String)]) -> (f64, usize, Vec<Vec<u8>>) {
-    let agent: ureq::Agent = ureq::Agent::config_builder()
-        .timeout_global(Some(Duration::from_secs(600)))
-        .build()
-        .into();
-    let next = std::sync::atomic::AtomicUsize::new(0);
-    let t = Instant::now();
-    let results: Vec<Vec<(usize, Vec<u8>)>> = std::thread::scope(|s| {
-        let workers: Vec<_> = (0..CONCURRENCY)
-            .map(|_| {
-                s.spawn(|| {
-                    let mut got = Vec::new();
-                    loop {
-                        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                        let Some((method, url, body)) = log.get(i) else {
-                            break;
-                        };
-                        let response = match method.as_str() {
-                            "POST" => agent
-                                .post(url)
-                                .header("Content-Type", "application/query-cql-json")
-                                .send(body.as_bytes()),
-                            _ => agent.get(url).call(),
-                        };
-                        let bytes = response
-                            .expect("replayed request")
-                            .body_mut()
-                            .with_config()
-                            .limit(u64::MAX)
-                            .read_to_vec()
-                            .expect("replayed body");
-                        got.push((i, bytes));
-                    }
-                    got
-                })
-            })
-            .collect();
-        workers
-            .into_iter()
-            .map(|w| w.join().expect("worker"))
-            .collect()
-    });
-    let wall = t.elapsed().as_secs_f64();
-    let mut all: Vec<(usize, Vec<u8>)> = results.into_iter().flatten().collect();
-    all.sort_by_key(|(i, _)| *i);
-    let bytes = all.iter().map(|(_, b)| b.len()).sum();
-    let pages = all
-        .into_iter()
-        .filter(|(i, _)| log[*i].1.contains("/collections/nhdflowline_network/items"))
-        .map(|(_, b)| b)
-        .collect();
-    (wall, bytes, pages)
-}
-
-/// GeoJSON pages to features, one thread, as the fabric client decodes them.
+/// The flowline pages decoded into columns, one thread, as the fabric
+/// client decodes each page (`table::decode::decode_page`).
 fn decode(pages: &[Vec<u8>], figures: &mut Figures) {
     let bytes: usize = pages.iter().map(Vec::len).sum();
     let (t, cpu) = (Instant::now(), cpu_s());
     let mut n = 0;
     for page in pages {
-        let fc: geojson::FeatureCollection = serde_json::from_slice(page).expect("a page");
-        for f in fc.features {
-            from_geojson_feature(f).expect("a feature");
-            n += 1;
-        }
+        n += decode_page(page).expect("a page").table.len();
     }
     let s = t.elapsed().as_secs_f64();
     let cpu = cpu_s() - cpu;

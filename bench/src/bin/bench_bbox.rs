@@ -1,0 +1,312 @@
+//! Issue 16's benchmark: every flowline of a generated network fetched by
+//! bounding box, then the plot-data cache, the map from the cache and the
+//! GeoJSON output, for the `hydroplot` CLI and the Python peer, each run as
+//! its own child process on the same loopback mock, so wall time, CPU time
+//! and peak RSS are measured the same way for both (`wait4`'s rusage).
+//!
+//! Usage: `bench_bbox NETWORK.gpkg HYDROPLOT [PYTHON PEER.py] [OUT.json]`,
+//! where HYDROPLOT is the release CLI and PEER.py is `bench/peer_bbox.py`.
+//! Prints `name value unit` lines, then the targets beside the figures.
+
+use hydroplot_bench::{cpu_s, replay, Figures, Mock};
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Instant;
+
+/// Features per page, pynhd FabricData's maximum, for both stacks.
+const PAGE_SIZE: u32 = 1000;
+/// Connections for hydroplot and for the transfer bound (the issue's 8).
+const CONNECTIONS: usize = 8;
+const MAP_SIZE: &str = "2048x2048";
+
+/// One child process, measured.
+struct Run {
+    wall: f64,
+    cpu: f64,
+    peak_rss_mb: f64,
+    stdout: String,
+}
+
+/// Runs `cmd` to completion; panics unless it exits with status 0.
+// The child is reaped by wait4, which also gives its rusage.
+#[allow(clippy::zombie_processes)]
+fn run(cmd: &mut Command) -> Run {
+    let t = Instant::now();
+    let mut child = cmd
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot start {cmd:?}: {e}"));
+    let mut stdout = String::new();
+    child
+        .stdout
+        .take()
+        .expect("piped stdout")
+        .read_to_string(&mut stdout)
+        .expect("child stdout");
+    let mut status = 0;
+    // SAFETY: rusage is plain data for wait4 to fill; the pid is our child's,
+    // not yet reaped (Child::wait is never called on it).
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    let pid = child.id() as libc::pid_t;
+    let reaped = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+    let wall = t.elapsed().as_secs_f64();
+    assert_eq!(reaped, pid, "wait4 {cmd:?}");
+    assert!(
+        libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
+        "{cmd:?} failed (status {status}); output:\n{stdout}"
+    );
+    let seconds = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 * 1e-6;
+    Run {
+        wall,
+        cpu: seconds(usage.ru_utime) + seconds(usage.ru_stime),
+        peak_rss_mb: usage.ru_maxrss as f64 / 1024.0,
+        stdout,
+    }
+}
+
+/// The extent of the network's flowline table, from `gpkg_contents`.
+fn flowline_extent(network: &Path) -> [f64; 4] {
+    let db =
+        rusqlite::Connection::open_with_flags(network, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+            .expect("the network GeoPackage");
+    db.query_row(
+        "SELECT min_x, min_y, max_x, max_y FROM gpkg_contents WHERE table_name = 'NHDFlowline_Network'",
+        [],
+        |r| Ok([r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?]),
+    )
+    .expect("the flowline extent")
+}
+
+/// The number the CLI printed for `layer` (`flowline     50650 features`).
+fn printed_count(stdout: &str, layer: &str) -> f64 {
+    stdout
+        .lines()
+        .find_map(|l| {
+            let mut words = l.split_whitespace();
+            (words.next() == Some(layer)).then(|| words.next()?.parse().ok())?
+        })
+        .unwrap_or_else(|| panic!("no {layer} count in:\n{stdout}"))
+}
+
+fn put_run(figures: &mut Figures, name: &str, r: &Run) {
+    figures.put(&format!("{name}_wall"), r.wall, "s");
+    figures.put(&format!("{name}_cpu"), r.cpu, "s");
+    figures.put(&format!("{name}_peak_rss"), r.peak_rss_mb, "MB");
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let usage = "usage: bench_bbox NETWORK.gpkg HYDROPLOT [PYTHON PEER.py] [OUT.json]";
+    let network = PathBuf::from(args.first().expect(usage));
+    let cli = PathBuf::from(args.get(1).expect(usage));
+    let (peer, out) = match args.len() {
+        5 => (Some((&args[2], &args[3])), Some(args[4].clone())),
+        4 => (Some((&args[2], &args[3])), None),
+        3 => (None, Some(args[2].clone())),
+        _ => (None, None),
+    };
+    let work = std::env::temp_dir().join(format!("bench-bbox-{}", std::process::id()));
+    std::fs::create_dir_all(&work).expect("work directory");
+    let mut mock = Mock::start(&network);
+    let [x0, y0, x1, y1] = flowline_extent(&network);
+    let bbox = format!("{},{},{},{}", x0 - 0.01, y0 - 0.01, x1 + 0.01, y1 + 0.01);
+    let env = mock.env(&work.join("tiles"), PAGE_SIZE, CONNECTIONS);
+    let hydroplot = |extra: &[&str]| {
+        let mut cmd = Command::new(&cli);
+        cmd.args(["plot", "--bbox", &bbox, "--flowline-only"])
+            .args(extra)
+            .envs(env.iter().cloned());
+        run(&mut cmd)
+    };
+    let mut figures = Figures::default();
+
+    // Untimed: the mock selects and sorts a query's matches at its first
+    // page and keeps them (as a database's index would), so every timed run,
+    // the peer's too, finds the selection made.
+    hydroplot(&["--no-plot", "--no-cache"]);
+    mock.take_log();
+    let fetch = hydroplot(&["--no-plot", "--no-cache"]);
+    let log = mock.take_log();
+    let flowlines = printed_count(&fetch.stdout, "flowline");
+    figures.put("bbox_flowlines", flowlines, "flowlines");
+    put_run(&mut figures, "bbox_fetch", &fetch);
+    let cpu = cpu_s();
+    let (bound, bytes, _) = replay(&log, CONNECTIONS);
+    let bound_cpu = cpu_s() - cpu;
+    let mb = bytes as f64 / 1e6;
+    figures.put("bbox_requests", log.len() as f64, "requests");
+    figures.put("bbox_response_bytes", mb, "MB");
+    figures.put("bbox_transfer_bound_wall", bound, "s");
+    figures.put("bbox_transfer_bound_cpu", bound_cpu, "s");
+
+    let cache = work.join("plot-cache.sqlite");
+    let cache_arg = cache.to_str().expect("a UTF-8 temporary path");
+    let write = hydroplot(&["--no-plot", "--cache-file", cache_arg]);
+    put_run(&mut figures, "bbox_cache_write", &write);
+    figures.put(
+        "bbox_cache_size",
+        std::fs::metadata(&cache).map_or(0, |m| m.len()) as f64 / 1e6,
+        "MB",
+    );
+    let hit = hydroplot(&["--no-plot", "--cache-file", cache_arg]);
+    assert_eq!(
+        printed_count(&hit.stdout, "flowline"),
+        flowlines,
+        "the hit's flowlines"
+    );
+    put_run(&mut figures, "bbox_cache_hit", &hit);
+
+    let png = work.join("map.png");
+    let png_arg = png.to_str().expect("a UTF-8 temporary path");
+    let map_args = [
+        "--cache-file",
+        cache_arg,
+        "--size",
+        MAP_SIZE,
+        "--out",
+        png_arg,
+    ];
+    hydroplot(&map_args); // fills the tile cache
+    let map = hydroplot(&map_args);
+    put_run(&mut figures, "bbox_map_from_cache", &map);
+
+    let geojson = work.join("layers.json");
+    let geojson_arg = geojson.to_str().expect("a UTF-8 temporary path");
+    let out_json = hydroplot(&[
+        "--no-plot",
+        "--cache-file",
+        cache_arg,
+        "--geojson",
+        geojson_arg,
+    ]);
+    put_run(&mut figures, "bbox_geojson_out", &out_json);
+    figures.put(
+        "bbox_geojson_size",
+        std::fs::metadata(&geojson).map_or(0, |m| m.len()) as f64 / 1e6,
+        "MB",
+    );
+
+    if let Some((python, script)) = peer {
+        let urls = work.join("urls.txt");
+        let pages: Vec<&str> = log.iter().map(|(_, url, _)| url.as_str()).collect();
+        std::fs::write(&urls, pages.join("\n")).expect("the page URLs");
+        let pickle = work.join("flowlines.pickle");
+        let peer_run = |mode: &str, extra: &[&Path]| {
+            let figures_file = work.join(format!("peer-{mode}.json"));
+            let mut cmd = Command::new(python);
+            cmd.arg(script)
+                .arg(mode)
+                .arg(&mock.base_url)
+                .arg(&bbox)
+                .arg(&figures_file)
+                .args(extra);
+            let r = run(&mut cmd);
+            let own: serde_json::Map<String, serde_json::Value> =
+                serde_json::from_slice(&std::fs::read(&figures_file).expect("the peer's figures"))
+                    .expect("the peer's figures as JSON");
+            (r, own)
+        };
+        let mut peer_put = |mode: &str, extra: &[&Path]| {
+            let (r, own) = peer_run(mode, extra);
+            for (k, v) in own {
+                figures.put(&format!("py_bbox_{k}"), v.as_f64().unwrap_or(f64::NAN), "");
+            }
+            figures.put(&format!("py_bbox_{mode}_peak_rss"), r.peak_rss_mb, "MB");
+            figures.put(&format!("py_bbox_{mode}_process_cpu"), r.cpu, "s");
+        };
+        peer_put("pynhd", &[&pickle]);
+        peer_put("requests", &[&urls]);
+        peer_put("hit", &[&pickle]);
+        peer_run("map", &[&pickle, &work.join("py-map.png")]); // fills contextily's cache
+        peer_put("map", &[&pickle, &work.join("py-map.png")]);
+        peer_put("geojson", &[&pickle, &work.join("py-layers.json")]);
+    }
+    let _ = std::fs::remove_dir_all(&work);
+    let table = targets(&figures);
+    figures.save(out);
+    println!("{table}");
+}
+
+/// The issue's targets beside the figures, as a text table.
+fn targets(f: &Figures) -> String {
+    let get = |k: &str| f.get(k).unwrap_or(f64::NAN);
+    let (bound, bound_cpu, mb) = (
+        get("bbox_transfer_bound_wall"),
+        get("bbox_transfer_bound_cpu"),
+        get("bbox_response_bytes"),
+    );
+    let mut rows = vec![format!(
+        "{:<52} {:>10} {:>10} {:>9} {:>6}",
+        "", "hydroplot", "target", "", "python"
+    )];
+    let mut row = |what: &str, value: f64, limit: f64, unit: &str, peer: &str| {
+        let ok = if value <= limit { "MET" } else { "NOT MET" };
+        let p = f.get(peer).map_or(String::new(), |v| format!("{v:.2}"));
+        rows.push(format!(
+            "{what:<52} {value:>10.2} {:>10} {ok:>9} {p:>6}",
+            format!("<= {limit:.2}{unit}")
+        ));
+    };
+    row(
+        "fetch + decode: wall (s)",
+        get("bbox_fetch_wall"),
+        2.0 * bound,
+        " s",
+        "py_bbox_pynhd_wall",
+    );
+    row(
+        "  client CPU (s)",
+        get("bbox_fetch_cpu"),
+        5.0 * bound_cpu.max(0.01),
+        " s",
+        "py_bbox_pynhd_process_cpu",
+    );
+    row(
+        "  peak RSS (MB)",
+        get("bbox_fetch_peak_rss"),
+        2.0 * mb,
+        " MB",
+        "py_bbox_pynhd_peak_rss",
+    );
+    row(
+        "cache write: peak RSS (MB)",
+        get("bbox_cache_write_peak_rss"),
+        2.5 * mb,
+        " MB",
+        "py_bbox_pynhd_peak_rss",
+    );
+    row(
+        "cache hit: wall (s)",
+        get("bbox_cache_hit_wall"),
+        1.5 * bound,
+        " s",
+        "py_bbox_hit_wall",
+    );
+    row(
+        "map 2048x2048 from the cache: wall (s)",
+        get("bbox_map_from_cache_wall"),
+        4.0 * bound,
+        " s",
+        "py_bbox_map_wall",
+    );
+    row(
+        "  peak RSS (MB)",
+        get("bbox_map_from_cache_peak_rss"),
+        2.0 * mb,
+        " MB",
+        "py_bbox_map_peak_rss",
+    );
+    row(
+        "GeoJSON out from the cache: peak RSS (MB), our goal",
+        get("bbox_geojson_out_peak_rss"),
+        2.0 * mb,
+        " MB",
+        "py_bbox_geojson_peak_rss",
+    );
+    rows.push(format!(
+        "transfer bound: {bound:.2} s wall, {bound_cpu:.2} s CPU, {mb:.1} MB over {CONNECTIONS} connections; \
+         the python column is the peer's own figure for the same step (pickle for the cache)"
+    ));
+    rows.join("\n")
+}

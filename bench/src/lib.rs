@@ -1,0 +1,230 @@
+//! What hydroplot's benchmark programs share: the figures they print, the
+//! process clock and memory readings, the loopback mock as a child process and
+//! the transfer bound (the mock's logged requests replayed without parsing).
+//! Never run in CI; `bench/compare.sh` runs the programs.
+
+use hydroplot::config::Config;
+use serde_json::{json, Map as JsonMap, Value};
+use std::io::{BufRead, BufReader, Write};
+use std::path::Path;
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// Figures, printed as they are measured and kept for the JSON output.
+#[derive(Default)]
+pub struct Figures(JsonMap<String, Value>);
+
+impl Figures {
+    pub fn put(&mut self, name: &str, value: f64, unit: &str) {
+        println!("{name:<40} {value:>14.3} {unit}");
+        self.0.insert(name.to_string(), json!(value));
+    }
+
+    /// A figure put earlier.
+    pub fn get(&self, name: &str) -> Option<f64> {
+        self.0.get(name)?.as_f64()
+    }
+
+    pub fn save(self, out: Option<String>) {
+        if let Some(out) = out {
+            std::fs::write(&out, Value::Object(self.0).to_string()).expect("writing the figures");
+        }
+    }
+}
+
+/// CPU seconds used by this process so far (all threads). The machine the
+/// benchmarks ran on was shared, so CPU time is reported beside wall time.
+pub fn cpu_s() -> f64 {
+    let mut t = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `t` is a valid timespec for clock_gettime to fill.
+    unsafe { libc::clock_gettime(libc::CLOCK_PROCESS_CPUTIME_ID, &mut t) };
+    t.tv_sec as f64 + t.tv_nsec as f64 * 1e-9
+}
+
+/// Resets the peak resident set size of this process (Linux, `clear_refs` 5).
+pub fn reset_peak_rss() {
+    let _ = std::fs::write("/proc/self/clear_refs", "5");
+}
+
+/// Peak resident set size since the last reset, MB.
+pub fn peak_rss_mb() -> f64 {
+    status_mb("VmHWM:")
+}
+
+/// A size line of /proc/self/status (`VmHWM:`, `VmRSS:`), MB.
+pub fn status_mb(key: &str) -> f64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix(key))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
+        .map_or(f64::NAN, |kb| kb / 1024.0)
+}
+
+/// The mock server child process and its command pipe.
+pub struct Mock {
+    child: Child,
+    stdin: ChildStdin,
+    stdout: BufReader<std::process::ChildStdout>,
+    /// The mock's root URL, `http://127.0.0.1:PORT`.
+    pub base_url: String,
+}
+
+impl Mock {
+    pub fn start(network: &Path) -> Mock {
+        let exe = std::env::current_exe().expect("current exe");
+        let server = exe.with_file_name("bench_mock_server");
+        let mut child = Command::new(&server)
+            .arg(network)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot start {}: {e}", server.display()));
+        let stdin = child.stdin.take().expect("stdin");
+        let mut stdout = BufReader::new(child.stdout.take().expect("stdout"));
+        let mut line = String::new();
+        stdout.read_line(&mut line).expect("the mock's first line");
+        let base_url = line
+            .trim()
+            .strip_prefix("listening ")
+            .expect("listening <url>")
+            .to_string();
+        Mock {
+            child,
+            stdin,
+            stdout,
+            base_url,
+        }
+    }
+
+    /// The requests received since the last call: (method, url, body).
+    pub fn take_log(&mut self) -> Vec<(String, String, String)> {
+        let path = std::env::temp_dir().join(format!("bench-log-{}.jsonl", std::process::id()));
+        writeln!(self.stdin, "log {}", path.display()).expect("mock command");
+        let mut line = String::new();
+        self.stdout.read_line(&mut line).expect("mock answer");
+        let text = std::fs::read_to_string(&path).expect("request log");
+        let _ = std::fs::remove_file(&path);
+        text.lines()
+            .map(|l| {
+                let v: Value = serde_json::from_str(l).expect("log line");
+                let s = |k: &str| v[k].as_str().unwrap_or_default().to_string();
+                (
+                    s("method"),
+                    format!("{}{}", self.base_url, s("target")),
+                    s("body"),
+                )
+            })
+            .collect()
+    }
+
+    /// The configuration that points the library at this mock: its
+    /// services, its tiles (cached in `tile_cache`), `page_size` features per
+    /// page and `concurrency` requests at a time.
+    pub fn config(&self, tile_cache: &Path, page_size: u32, concurrency: usize) -> Config {
+        Config {
+            index_url: format!("{}/nldi", self.base_url),
+            fabric_url: format!("{}/fabric/pygeoapi", self.base_url),
+            tile_url: Some(self.tile_url()),
+            tile_cache_dir: tile_cache.to_path_buf(),
+            timeout: Duration::from_secs(600),
+            page_size,
+            concurrency,
+            ..Config::default()
+        }
+    }
+
+    /// The same configuration as `HYDROPLOT_<KEY>` variables, for the CLI.
+    pub fn env(
+        &self,
+        tile_cache: &Path,
+        page_size: u32,
+        concurrency: usize,
+    ) -> Vec<(String, String)> {
+        [
+            ("HYDROPLOT_INDEX_URL", format!("{}/nldi", self.base_url)),
+            (
+                "HYDROPLOT_FABRIC_URL",
+                format!("{}/fabric/pygeoapi", self.base_url),
+            ),
+            ("HYDROPLOT_TILE_URL", self.tile_url()),
+            ("HYDROPLOT_TILE_CACHE_DIR", tile_cache.display().to_string()),
+            ("HYDROPLOT_TIMEOUT_S", "600".into()),
+            ("HYDROPLOT_PAGE_SIZE", page_size.to_string()),
+            ("HYDROPLOT_CONCURRENCY", concurrency.to_string()),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v))
+        .collect()
+    }
+
+    fn tile_url(&self) -> String {
+        format!("{}/tiles/{{z}}/{{x}}/{{y}}.png", self.base_url)
+    }
+}
+
+impl Drop for Mock {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The logged requests replayed with `concurrency` raw parallel requests,
+/// bodies read and not parsed: (wall s, bytes, the fabric flowline page bodies).
+pub fn replay(log: &[(String, String, String)], concurrency: usize) -> (f64, usize, Vec<Vec<u8>>) {
+    let agent: ureq::Agent = ureq::Agent::config_builder()
+        .timeout_global(Some(Duration::from_secs(600)))
+        .build()
+        .into();
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let t = Instant::now();
+    let results: Vec<Vec<(usize, Vec<u8>)>> = std::thread::scope(|s| {
+        let workers: Vec<_> = (0..concurrency)
+            .map(|_| {
+                s.spawn(|| {
+                    let mut got = Vec::new();
+                    loop {
+                        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        let Some((method, url, body)) = log.get(i) else {
+                            break;
+                        };
+                        let response = match method.as_str() {
+                            "POST" => agent
+                                .post(url)
+                                .header("Content-Type", "application/query-cql-json")
+                                .send(body.as_bytes()),
+                            _ => agent.get(url).call(),
+                        };
+                        let bytes = response
+                            .expect("replayed request")
+                            .body_mut()
+                            .with_config()
+                            .limit(u64::MAX)
+                            .read_to_vec()
+                            .expect("replayed body");
+                        got.push((i, bytes));
+                    }
+                    got
+                })
+            })
+            .collect();
+        workers
+            .into_iter()
+            .map(|w| w.join().expect("worker"))
+            .collect()
+    });
+    let wall = t.elapsed().as_secs_f64();
+    let mut all: Vec<(usize, Vec<u8>)> = results.into_iter().flatten().collect();
+    all.sort_by_key(|(i, _)| *i);
+    let bytes = all.iter().map(|(_, b)| b.len()).sum();
+    let pages = all
+        .into_iter()
+        .filter(|(i, _)| log[*i].1.contains("/collections/nhdflowline_network/items"))
+        .map(|(_, b)| b)
+        .collect();
+    (wall, bytes, pages)
+}
