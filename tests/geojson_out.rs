@@ -36,9 +36,11 @@ fn reference(table: &Table) -> Vec<u8> {
     serde_json::to_vec(&collection).unwrap()
 }
 
-/// The library's GeoJSON of one layer.
+/// The library's GeoJSON of one layer, streamed from the columns.
 fn written(table: &Table) -> Vec<u8> {
-    hydroplot::feature::to_geojson(table)
+    let mut out = Vec::new();
+    hydroplot::table::geojson::write_collection(&mut out, table).unwrap();
+    out
 }
 
 fn assert_identical(what: &str, table: &Table) {
