@@ -26,11 +26,23 @@ pub fn check_target(path: &Path, overwrite: bool) -> Result<()> {
 
 /// Writes `bytes` to `path` through a temporary sibling and a rename.
 pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
+    write_atomically_with(path, |w| w.write_all(bytes))
+}
+
+/// Writes `path` through a temporary sibling and a rename, its content
+/// streamed by `write` into a buffered writer of the temporary file (so a
+/// large document is never held whole in memory). An error of `write`
+/// leaves no file behind.
+pub fn write_atomically_with(
+    path: &Path,
+    write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+) -> Result<()> {
     check_target(path, true)?;
     let temp = TempFile::beside(path)?;
-    let written = std::fs::File::create(temp.path()).and_then(|mut f| {
-        f.write_all(bytes)?;
-        f.sync_all()
+    let written = std::fs::File::create(temp.path()).and_then(|f| {
+        let mut w = std::io::BufWriter::new(f);
+        write(&mut w)?;
+        w.into_inner().map_err(|e| e.into_error())?.sync_all()
     });
     written.map_err(|e| io_error(path, e))?;
     temp.persist(path, true)

@@ -7,7 +7,7 @@
 mod chromium;
 
 use hydroplot::html::{plot_data_html, trace_html, HtmlOptions, TraceStyle, SIZE_WARNING_BYTES};
-use hydroplot::plot::{plot_hydro, CacheSetting, Outlet, Plot, PlotRequest};
+use hydroplot::plot::{plot_hydro, CacheSetting, Layer, Outlet, Plot, PlotRequest};
 use hydroplot::services::flowtrace::raindrop_trace;
 use hydroplot_mock::{self as mock, MockServer};
 use serde_json::Value;
@@ -164,6 +164,68 @@ fn yahara_page_holds_every_layer_small_and_rounded() {
         "catchments are over a third of the page: {} vs {size}",
         small.html.len()
     );
+}
+
+/// The page's data text between its `<script>` tags.
+fn page_data_text(html: &str) -> &str {
+    let start = html.find("id=\"hydroplot-data\">").unwrap() + 20;
+    &html[start..start + html[start..].find("</script>").unwrap()]
+}
+
+/// A geometry as the geojson crate writes it, every coordinate rounded to
+/// 6 decimals.
+fn rounded(g: &geo::Geometry<f64>) -> Value {
+    fn round_all(v: &mut Value) {
+        match v {
+            Value::Array(items) => items.iter_mut().for_each(round_all),
+            Value::Number(n) => {
+                let x = n.as_f64().unwrap();
+                *v = Value::from((x * 1e6).round() / 1e6);
+            }
+            Value::Object(o) => o.values_mut().for_each(round_all),
+            _ => {}
+        }
+    }
+    let mut v =
+        serde_json::to_value(geojson::Geometry::new(geojson::GeometryValue::from(g))).unwrap();
+    round_all(&mut v);
+    v
+}
+
+/// Each layer on the page, written from the table rows, is the layer's
+/// features with a geometry, coordinates rounded and properties among the
+/// features' own, in the compact sorted form serde_json writes.
+#[test]
+fn embedded_layers_are_the_layers_features() {
+    let server = MockServer::start();
+    let plot = yahara(&server);
+    let page = plot_data_html(&plot.data, &plot.drawing, &HtmlOptions::default()).unwrap();
+    let text = page_data_text(&page.html);
+    let data: Value = serde_json::from_str(text).unwrap();
+    assert_eq!(data.to_string().replace("</", "<\\/"), text);
+    for l in data["layers"].as_array().unwrap() {
+        let name = l["name"].as_str().unwrap();
+        let layer = Layer::ALL.into_iter().find(|l| l.name() == name).unwrap();
+        let features: Vec<_> = plot
+            .data
+            .layer(layer)
+            .to_features()
+            .into_iter()
+            .filter(|f| f.geometry.is_some())
+            .collect();
+        let embedded = l["data"]["features"].as_array().unwrap();
+        assert_eq!(embedded.len(), features.len(), "{name}");
+        for (e, f) in embedded.iter().zip(&features) {
+            assert_eq!(
+                e["geometry"],
+                rounded(f.geometry.as_ref().unwrap()),
+                "{name}"
+            );
+            for (k, v) in e["properties"].as_object().unwrap() {
+                assert!(!v.is_null() && f.properties.get(k) == Some(v), "{name} {k}");
+            }
+        }
+    }
 }
 
 #[test]

@@ -283,7 +283,7 @@ fn plot(args: &[String]) -> Result<()> {
         println!("map        {}", out.display());
     }
     if let Some(path) = geojson {
-        hydroplot::output::write_atomically(&path, &layers_json(&data))?;
+        hydroplot::output::write_atomically_with(&path, |w| write_layers_json(w, &data))?;
         println!("geojson    {}", path.display());
     }
     if let Some(path) = html {
@@ -295,18 +295,21 @@ fn plot(args: &[String]) -> Result<()> {
     Ok(())
 }
 
-/// All layers as one JSON object `{ "flowline": FeatureCollection, ... }`.
-fn layers_json(data: &hydroplot::plot::PlotData) -> Vec<u8> {
-    let mut out = b"{".to_vec();
+/// All layers as one JSON object `{ "flowline": FeatureCollection, ... }`,
+/// streamed to `w` layer by layer, row by row.
+fn write_layers_json(
+    w: &mut dyn std::io::Write,
+    data: &hydroplot::plot::PlotData,
+) -> std::io::Result<()> {
+    w.write_all(b"{")?;
     for (i, layer) in Layer::ALL.iter().enumerate() {
         if i > 0 {
-            out.push(b',');
+            w.write_all(b",")?;
         }
-        out.extend_from_slice(format!("\"{}\":", layer.name()).as_bytes());
-        out.extend(hydroplot::feature::to_geojson(data.layer(*layer)));
+        write!(w, "\"{}\":", layer.name())?;
+        hydroplot::table::geojson::write_collection(w, data.layer(*layer))?;
     }
-    out.push(b'}');
-    out
+    w.write_all(b"}")
 }
 
 fn trace(args: &[String]) -> Result<()> {

@@ -151,7 +151,10 @@ pub extern "C" fn hydroplot_plot_data_layer_geojson(
         let pd = unsafe { arg_ref(pd, "pd") }?;
         let layer = layer_arg(layer)?;
         check_out(out, "out")?;
-        give(crate::feature::to_geojson(pd.data.layer(layer)), out)
+        let mut geojson = Vec::new();
+        crate::table::geojson::write_collection(&mut geojson, pd.data.layer(layer))
+            .expect("writing to a Vec never fails");
+        give(geojson, out)
     })
 }
 

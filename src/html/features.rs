@@ -1,33 +1,68 @@
 //! Features as the compact GeoJSON an HTML map embeds: coordinates rounded to
 //! 6 decimals (about 0.1 m), and only the properties its popups show.
+//!
+//! A plot data layer is written straight from its table's rows into the
+//! page ([`write_collection`]); the few trace features are small JSON values.
+//! Members are in the order a serde_json `Value` writes them (sorted).
 
-use crate::feature::Feature;
+use crate::table::column::Scalar;
+use crate::table::geojson::{has_geometry, write_geometry, write_scalar, write_str, GeometryForm};
+use crate::table::Table;
 use crate::trace::{Trace, TraceFeature};
-use geo::Geometry;
 use serde_json::{json, Map, Value};
+use std::io::{self, Write};
 
 /// Decimal places kept in coordinates (1e-6 degree is about 0.11 m).
 pub const COORD_DECIMALS: i32 = 6;
 
-/// A FeatureCollection of `features` keeping only the properties named in
-/// `keep` (in that order; absent or null ones are left out). Features
-/// without a geometry are skipped: a map cannot show them.
-pub fn collection(features: &[Feature], keep: &[&str]) -> Value {
-    let features: Vec<Value> = features
+/// Writes a FeatureCollection of the rows of `table`, keeping only the
+/// properties named in `keep` (sorted by name; absent or null ones are
+/// left out). Rows without a geometry are skipped: a map cannot show them.
+pub fn write_collection<W: Write + ?Sized>(
+    w: &mut W,
+    table: &Table,
+    keep: &[&str],
+) -> io::Result<()> {
+    let mut columns: Vec<_> = keep
         .iter()
-        .filter_map(|f| {
-            let geometry = geometry(f.geometry.as_ref()?);
-            let properties: Map<String, Value> = keep
-                .iter()
-                .filter_map(|k| {
-                    let v = f.properties.get(*k).filter(|v| !v.is_null())?;
-                    Some((k.to_string(), v.clone()))
-                })
-                .collect();
-            Some(json!({ "type": "Feature", "geometry": geometry, "properties": properties }))
-        })
+        .filter_map(|&k| Some((k, table.column(k)?)))
         .collect();
-    json!({ "type": "FeatureCollection", "features": features })
+    columns.sort_by_key(|&(k, _)| k);
+    columns.dedup_by_key(|&mut (k, _)| k);
+    let form = GeometryForm {
+        coord: round,
+        sorted_members: true,
+    };
+    w.write_all(br#"{"features":["#)?;
+    let mut first = true;
+    for row in (0..table.len()).filter(|&r| has_geometry(table.geometries(), r)) {
+        if !std::mem::take(&mut first) {
+            w.write_all(b",")?;
+        }
+        w.write_all(br#"{"geometry":"#)?;
+        write_geometry(w, table.geometries(), row, form)?;
+        w.write_all(br#","properties":{"#)?;
+        let values = columns.iter().map(|(k, c)| (k, c.scalar(row)));
+        for (i, (k, v)) in values.filter(|(_, v)| !is_null(*v)).enumerate() {
+            if i > 0 {
+                w.write_all(b",")?;
+            }
+            write_str(w, k)?;
+            w.write_all(b":")?;
+            write_scalar(w, v)?;
+        }
+        w.write_all(br#"},"type":"Feature"}"#)?;
+    }
+    w.write_all(br#"],"type":"FeatureCollection"}"#)
+}
+
+/// True for a value JSON writes as `null` (a non-finite float too).
+fn is_null(v: Scalar) -> bool {
+    match v {
+        Scalar::Null | Scalar::Json("null") => true,
+        Scalar::Float(f) => !f.is_finite(),
+        _ => false,
+    }
 }
 
 /// The LineString features of `trace` whose id is (`path` true) or is not
@@ -81,37 +116,6 @@ fn trace_properties(f: &TraceFeature) -> Value {
     Value::Object(p)
 }
 
-/// A geometry as GeoJSON with rounded coordinates.
-fn geometry(g: &Geometry<f64>) -> Value {
-    let mut v = serde_json::to_value(geojson::Geometry::new(geojson::GeometryValue::from(g)))
-        .expect("a GeoJSON geometry always serializes");
-    if let Some(coords) = v.get_mut("coordinates") {
-        round_all(coords);
-    }
-    if let Some(Value::Array(parts)) = v.get_mut("geometries") {
-        parts
-            .iter_mut()
-            .filter_map(|p| p.get_mut("coordinates"))
-            .for_each(round_all);
-    }
-    v
-}
-
-fn round_all(v: &mut Value) {
-    match v {
-        Value::Array(items) => items.iter_mut().for_each(round_all),
-        Value::Number(n) => {
-            if let Some(x) = n
-                .as_f64()
-                .and_then(|x| serde_json::Number::from_f64(round(x)))
-            {
-                *n = x;
-            }
-        }
-        _ => {}
-    }
-}
-
 /// `x` rounded to [`COORD_DECIMALS`] places.
 pub fn round(x: f64) -> f64 {
     let scale = 10f64.powi(COORD_DECIMALS);
@@ -121,6 +125,8 @@ pub fn round(x: f64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::feature::Feature;
+    use geo::Geometry;
 
     #[test]
     fn rounds_to_six_decimals_and_keeps_only_named_properties() {
@@ -134,20 +140,14 @@ mod tests {
         f.properties.insert("comid".into(), json!(13293970));
         f.properties.insert("gnis_name".into(), Value::Null);
         f.properties.insert("lengthkm".into(), json!(1.5));
-        let fc = collection(&[f, Feature::default()], &["comid", "gnis_name"]);
-        let text = fc.to_string();
+        let table = Table::from_features(&[f, Feature::default()]).unwrap();
+        let mut out = Vec::new();
+        write_collection(&mut out, &table, &["gnis_name", "comid", "absent"]).unwrap();
+        let text = String::from_utf8(out).unwrap();
         assert_eq!(
-            fc["features"].as_array().unwrap().len(),
-            1,
+            text,
+            r#"{"features":[{"geometry":{"coordinates":[[-89.123457,43.0],[-89.1,43.987654]],"type":"LineString"},"properties":{"comid":13293970},"type":"Feature"}],"type":"FeatureCollection"}"#,
             "no geometry, no feature"
-        );
-        assert!(
-            text.contains("[[-89.123457,43.0],[-89.1,43.987654]]"),
-            "{text}"
-        );
-        assert_eq!(
-            fc["features"][0]["properties"],
-            json!({ "comid": 13293970 })
         );
     }
 }

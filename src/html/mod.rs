@@ -26,9 +26,12 @@ use crate::plot::{Drawing, Layer, PlotData};
 use crate::render::colors::{self, RColor};
 use crate::render::style::Style;
 use crate::render::tiles::TileSource;
+use crate::table::geojson::write_str;
+use crate::table::Table;
 use crate::trace::{Trace, RAINDROP_PATH_ID};
 use crate::Result;
 use serde_json::{json, Value};
+use std::io::{self, Write};
 
 pub use features::COORD_DECIMALS;
 
@@ -107,8 +110,62 @@ fn catchment_style() -> Value {
 
 /// One layer of a page: its id, its label in the layer control, Leaflet
 /// path options, the GeoJSON, and for point layers the icons by `type`.
-fn layer(name: &str, label: &str, style: Value, data: Value, icons: Option<Value>) -> Value {
-    json!({ "name": name, "label": label, "style": style, "data": data, "icons": icons })
+/// Borrows the table it shows for the time the page is written.
+struct PageLayer<'a> {
+    name: &'a str,
+    label: &'a str,
+    style: Value,
+    data: LayerData<'a>,
+    icons: Option<Value>,
+}
+
+/// The GeoJSON of a page layer.
+enum LayerData<'a> {
+    /// The rows of a table, written straight into the page, with the
+    /// properties named in `keep` (see [`features::write_collection`]).
+    Rows {
+        table: &'a Table,
+        keep: &'a [&'a str],
+    },
+    /// A FeatureCollection already made (the trace page's few features).
+    Json(Value),
+}
+
+fn layer<'a>(
+    name: &'a str,
+    label: &'a str,
+    style: Value,
+    data: LayerData<'a>,
+    icons: Option<Value>,
+) -> PageLayer<'a> {
+    PageLayer {
+        name,
+        label,
+        style,
+        data,
+        icons,
+    }
+}
+
+impl PageLayer<'_> {
+    /// The layer as the JSON object the page script reads (members sorted,
+    /// as a serde_json `Value` writes them).
+    fn write<W: Write + ?Sized>(&self, w: &mut W) -> io::Result<()> {
+        w.write_all(br#"{"data":"#)?;
+        match &self.data {
+            LayerData::Rows { table, keep } => features::write_collection(w, table, keep)?,
+            LayerData::Json(v) => serde_json::to_writer(&mut *w, v)?,
+        }
+        w.write_all(br#","icons":"#)?;
+        serde_json::to_writer(&mut *w, &self.icons)?;
+        w.write_all(br#","label":"#)?;
+        write_str(w, self.label)?;
+        w.write_all(br#","name":"#)?;
+        write_str(w, self.name)?;
+        w.write_all(br#","style":"#)?;
+        serde_json::to_writer(&mut *w, &self.style)?;
+        w.write_all(b"}")
+    }
 }
 
 /// The HTML map of plot data: basin, catchments (unless left out), network
@@ -122,14 +179,15 @@ pub fn plot_data_html(
 ) -> Result<HtmlPage> {
     let s = &drawing.styles;
     let polygon = |st: &Style| style::path_options(st.border, st.col, st.lwd);
+    let rows = |l: Layer, keep| LayerData::Rows {
+        table: data.layer(l),
+        keep,
+    };
     let mut layers = vec![layer(
         Layer::Basin.name(),
         "Basin",
         polygon(&s.basin),
-        features::collection(
-            &data.layer(Layer::Basin).to_features(),
-            &["id", "comid", "identifier", "name"],
-        ),
+        rows(Layer::Basin, &["id", "comid", "identifier", "name"]),
         None,
     )];
     if options.catchments {
@@ -137,42 +195,39 @@ pub fn plot_data_html(
             Layer::Catchment.name(),
             "Catchments",
             catchment_style(),
-            features::collection(
-                &data.layer(Layer::Catchment).to_features(),
-                &["featureid", "areasqkm"],
-            ),
+            rows(Layer::Catchment, &["featureid", "areasqkm"]),
             None,
         ));
     }
-    let waterbody = ["comid", "gnis_name", "ftype", "reachcode", "areasqkm"];
+    let waterbody = &["comid", "gnis_name", "ftype", "reachcode", "areasqkm"];
     layers.push(layer(
         Layer::NetworkWtbd.name(),
         "Network waterbodies",
         polygon(&s.network_wtbd),
-        features::collection(&data.layer(Layer::NetworkWtbd).to_features(), &waterbody),
+        rows(Layer::NetworkWtbd, waterbody),
         None,
     ));
     layers.push(layer(
         Layer::OffNetworkWtbd.name(),
         "Off-network waterbodies",
         polygon(&s.off_network_wtbd),
-        features::collection(&data.layer(Layer::OffNetworkWtbd).to_features(), &waterbody),
+        rows(Layer::OffNetworkWtbd, waterbody),
         None,
     ));
     layers.push(layer(
         Layer::Flowline.name(),
         "Flowlines",
         style::path_options(s.flowline.col, None, s.flowline.lwd),
-        features::collection(
-            &data.layer(Layer::Flowline).to_features(),
+        rows(
+            Layer::Flowline,
             &["comid", "gnis_name", "streamorde", "reachcode"],
         ),
         None,
     ));
-    let outlets = data.layer(Layer::Outlets).to_features();
+    let outlets = data.layer(Layer::Outlets);
     let mut icons = serde_json::Map::new();
     icons.insert("default".into(), style::symbol_icon(s.outlet("default"))?);
-    for source in outlets.iter().filter_map(|f| f.get_str("type")) {
+    for source in (0..outlets.len()).filter_map(|r| outlets.get_str(r, "type")) {
         if !icons.contains_key(source) {
             icons.insert(source.to_string(), style::symbol_icon(s.outlet(source))?);
         }
@@ -181,7 +236,7 @@ pub fn plot_data_html(
         Layer::Outlets.name(),
         "Outlets",
         Value::Null,
-        features::collection(&outlets, &["type", "id", "comid"]),
+        rows(Layer::Outlets, &["type", "id", "comid"]),
         Some(Value::Object(icons)),
     ));
     let basemap = basemap(&drawing.basemap, drawing.tile_url.as_deref())?;
@@ -203,14 +258,14 @@ pub fn trace_html(
             "trace_flowline",
             "Flowline portion",
             line(style.flowline),
-            features::trace_lines(trace, false),
+            LayerData::Json(features::trace_lines(trace, false)),
             None,
         ),
         layer(
             "raindrop_path",
             "Raindrop path",
             line(style.path),
-            features::trace_lines(trace, true),
+            LayerData::Json(features::trace_lines(trace, true)),
             None,
         ),
     ];
@@ -227,7 +282,7 @@ pub fn trace_html(
             "point",
             "Point",
             Value::Null,
-            features::point(p, props),
+            LayerData::Json(features::point(p, props)),
             Some(icons),
         ));
     }
@@ -274,8 +329,68 @@ fn escape_html(s: &str) -> String {
         .replace('"', "&quot;")
 }
 
+/// Writes JSON into a `<script>` element: every `</` becomes `<\/` (which
+/// JSON reads back as `</`), so the data cannot end the element early.
+/// Borrows the page being written.
+struct ScriptSafe<'a> {
+    out: &'a mut Vec<u8>,
+    after_lt: bool,
+}
+
+impl Write for ScriptSafe<'_> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        for &b in buf {
+            if b == b'/' && self.after_lt {
+                self.out.push(b'\\');
+            }
+            self.out.push(b);
+            self.after_lt = b == b'<';
+        }
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+/// The page data: `{"basemap":…,"bbox":…,"layers":[…]}`, each layer's
+/// features written from its rows.
+fn write_config<W: Write + ?Sized>(
+    w: &mut W,
+    bbox: [f64; 4],
+    basemap: Option<&TileSource>,
+    layers: &[PageLayer],
+) -> io::Result<()> {
+    let basemap = basemap.map(|b| {
+        json!({
+            "template": b.template,
+            "subdomains": b.subdomains,
+            "maxZoom": b.max_zoom,
+            "attribution": escape_html(&b.attribution),
+        })
+    });
+    w.write_all(br#"{"basemap":"#)?;
+    serde_json::to_writer(&mut *w, &basemap)?;
+    w.write_all(br#","bbox":"#)?;
+    serde_json::to_writer(&mut *w, &bbox.map(features::round))?;
+    w.write_all(br#","layers":["#)?;
+    for (i, l) in layers.iter().enumerate() {
+        if i > 0 {
+            w.write_all(b",")?;
+        }
+        l.write(w)?;
+    }
+    w.write_all(b"]}")
+}
+
 /// The document: Leaflet and the page script inline, the page data as JSON.
-fn page(title: &str, bbox: [f64; 4], basemap: Option<&TileSource>, layers: Vec<Value>) -> HtmlPage {
+fn page(
+    title: &str,
+    bbox: [f64; 4],
+    basemap: Option<&TileSource>,
+    layers: Vec<PageLayer>,
+) -> HtmlPage {
     let img_src: Vec<String> = std::iter::once("data:".to_string())
         .chain(basemap.into_iter().flat_map(tile_origins))
         .collect();
@@ -283,34 +398,31 @@ fn page(title: &str, bbox: [f64; 4], basemap: Option<&TileSource>, layers: Vec<V
         "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src {}",
         img_src.join(" ")
     );
-    let config = json!({
-        "bbox": bbox.map(features::round),
-        "basemap": basemap.map(|b| json!({
-            "template": b.template,
-            "subdomains": b.subdomains,
-            "maxZoom": b.max_zoom,
-            "attribution": escape_html(&b.attribution),
-        })),
-        "layers": layers,
-    });
-    // JSON inside <script>: "</" would end the element early.
-    let config = config.to_string().replace("</", "<\\/");
     let leaflet_js = LEAFLET_JS
         .trim_end()
         .trim_end_matches("//# sourceMappingURL=leaflet.js.map");
-    let html = format!(
+    let head = format!(
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
          <meta http-equiv=\"Content-Security-Policy\" content=\"{csp}\">\n\
          <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
          <title>{title}</title>\n<!-- Leaflet 1.9.4, https://leafletjs.com\n{license}-->\n\
          <style>\n{css}\n{PAGE_CSS}\n</style>\n<script>\n{leaflet_js}\n</script>\n</head>\n<body>\n\
-         <div id=\"map\"></div>\n<script type=\"application/json\" id=\"hydroplot-data\">{config}</script>\n\
-         <script>\n{PAGE_JS}\n</script>\n</body>\n</html>\n",
+         <div id=\"map\"></div>\n<script type=\"application/json\" id=\"hydroplot-data\">",
         csp = escape_html(&csp),
         title = escape_html(title),
         license = LEAFLET_LICENSE.replace("--", "- -"),
         css = without_image_urls(LEAFLET_CSS),
     );
+    let mut out = head.into_bytes();
+    let mut data = ScriptSafe {
+        out: &mut out,
+        after_lt: false,
+    };
+    write_config(&mut data, bbox, basemap, &layers).expect("writing to a Vec never fails");
+    out.extend_from_slice(
+        format!("</script>\n<script>\n{PAGE_JS}\n</script>\n</body>\n</html>\n").as_bytes(),
+    );
+    let html = String::from_utf8(out).expect("every piece of the page is UTF-8");
     let mut warnings = Vec::new();
     if html.len() > SIZE_WARNING_BYTES {
         warnings.push(format!(
@@ -374,13 +486,8 @@ mod tests {
 
     #[test]
     fn pages_above_the_documented_size_warn() {
-        let big = layer(
-            "x",
-            &"x".repeat(SIZE_WARNING_BYTES),
-            Value::Null,
-            json!({}),
-            None,
-        );
+        let label = "x".repeat(SIZE_WARNING_BYTES);
+        let big = layer("x", &label, Value::Null, LayerData::Json(json!({})), None);
         let p = page("t", [0.0; 4], None, vec![big]);
         assert_eq!(p.warnings.len(), 1);
         assert!(
@@ -392,7 +499,13 @@ mod tests {
 
     #[test]
     fn script_data_cannot_close_its_element() {
-        let l = layer("x", "</script><b>", Value::Null, json!({}), None);
+        let l = layer(
+            "x",
+            "</script><b>",
+            Value::Null,
+            LayerData::Json(json!({})),
+            None,
+        );
         let p = page("t", [0.0; 4], None, vec![l]);
         assert!(p.html.contains("<\\/script><b>"));
         assert_eq!(p.html.matches("</script>").count(), 3);

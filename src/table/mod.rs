@@ -6,10 +6,12 @@
 //! `Arc`s); [`TableBuilder`] fills one row at a time, widening a column's
 //! type when a row needs it (see [`column`]), and freezes into a `Table`
 //! without copying. [`decode`] fills a builder straight from the bytes of an
-//! OGC API Features page.
+//! OGC API Features page; [`geojson`] writes one out as GeoJSON, row by
+//! row.
 
 pub mod column;
 pub mod decode;
+pub mod geojson;
 pub mod geometry;
 
 use crate::feature::{Feature, Properties};
