@@ -97,6 +97,20 @@ impl GeometryBuilder {
         self.xy.truncate(self.coords[rings] as usize * 2);
     }
 
+    /// Drops the last finished row (nothing when there is none), for a
+    /// filler that decides to keep a row only once it is built.
+    pub fn pop_row(&mut self) {
+        match self.kinds.pop() {
+            None => return,
+            Some(kind::COLLECTION) => {
+                self.collections.pop();
+            }
+            Some(_) => {}
+        }
+        self.parts.pop();
+        self.abandon_row();
+    }
+
     /// A row without geometry.
     pub fn push_none(&mut self) -> Result<(), String> {
         self.finish_row(kind::NONE)
