@@ -554,3 +554,145 @@ fn new_hope_sample_layers() {
     assert_eq!(counts, [746, 695, 16, 13, 99, 10]);
     assert_eq!(g.read_topology().unwrap().len(), 746);
 }
+
+/// One WKB geometry decoded by hand, independently of the library: its type
+/// (1 to 6; Z and M dropped) and its x, y in order. Reads from `at`.
+fn hand_wkb(b: &[u8], at: &mut usize) -> (u32, Vec<f64>) {
+    let little = b[*at] == 1;
+    let u32_at = |i: usize| {
+        let a: [u8; 4] = b[i..i + 4].try_into().unwrap();
+        if little {
+            u32::from_le_bytes(a)
+        } else {
+            u32::from_be_bytes(a)
+        }
+    };
+    let f64_at = |i: usize| {
+        let a: [u8; 8] = b[i..i + 8].try_into().unwrap();
+        if little {
+            f64::from_le_bytes(a)
+        } else {
+            f64::from_be_bytes(a)
+        }
+    };
+    let code = u32_at(*at + 1);
+    *at += 5;
+    let dims = 2 + usize::from(matches!(code / 1000, 1 | 2)) + 2 * usize::from(code / 1000 == 3);
+    let points = |at: &mut usize, n: usize, xy: &mut Vec<f64>| {
+        for _ in 0..n {
+            xy.extend([f64_at(*at), f64_at(*at + 8)]);
+            *at += 8 * dims;
+        }
+    };
+    let mut xy = Vec::new();
+    match code % 1000 {
+        1 => points(at, 1, &mut xy),
+        2 => {
+            let n = u32_at(*at) as usize;
+            *at += 4;
+            points(at, n, &mut xy);
+        }
+        3 => {
+            let rings = u32_at(*at);
+            *at += 4;
+            for _ in 0..rings {
+                let n = u32_at(*at) as usize;
+                *at += 4;
+                points(at, n, &mut xy);
+            }
+        }
+        4..=6 => {
+            let members = u32_at(*at);
+            *at += 4;
+            for _ in 0..members {
+                xy.extend(hand_wkb(b, at).1);
+            }
+        }
+        t => panic!("no such WKB type in the fixtures: {t}"),
+    }
+    (code % 1000, xy)
+}
+
+/// The WKB type and x, y of a GeoPackage blob, by hand: the header is 8
+/// bytes plus the envelope its flags announce.
+fn hand_blob(b: &[u8]) -> (u32, Vec<f64>) {
+    let envelope = [0, 32, 48, 48, 64][usize::from((b[3] >> 1) & 7)];
+    hand_wkb(b, &mut (8 + envelope))
+}
+
+/// Every layer of both samples read whole, against the rows read with plain
+/// SQLite (`SELECT *`) and blobs decoded by hand: one column per table
+/// column but the key and the geometry (lower-case, in name order), each
+/// value as SQLite holds it, the fid as the id, the geometry's type and
+/// coordinates (Z and M dropped).
+#[test]
+fn layers_read_as_tables_match_plain_sqlite_rows() {
+    use hydroplot::table::column::Scalar;
+    for file in ["yahara_sample.gpkg", "new_hope.gpkg"] {
+        let g = GeoPackage::open(&data(file)).unwrap();
+        let db = rusqlite::Connection::open_with_flags(
+            data(file),
+            rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
+        )
+        .unwrap();
+        for (table_name, c) in TABLES.iter().zip([
+            Collection::FlowlineNetwork,
+            Collection::Catchment,
+            Collection::Gage,
+            Collection::Area,
+            Collection::Waterbody,
+            Collection::FlowlineNonNetwork,
+        ]) {
+            let t = g.read_all(c).unwrap();
+            let at = format!("{file} {table_name}");
+            let mut stmt = db
+                .prepare(&format!("SELECT * FROM \"{table_name}\" ORDER BY fid"))
+                .unwrap();
+            let names: Vec<String> = stmt.column_names().iter().map(|n| n.to_string()).collect();
+            let mut properties: Vec<(String, usize)> = (names.iter().enumerate())
+                .filter(|(_, n)| *n != "fid" && *n != "geom")
+                .map(|(i, n)| (n.to_ascii_lowercase(), i))
+                .collect();
+            properties.sort();
+            let schema: Vec<&str> = t
+                .schema()
+                .fields()
+                .iter()
+                .map(|f| f.name().as_str())
+                .collect();
+            let want: Vec<&str> = properties.iter().map(|(n, _)| n.as_str()).collect();
+            assert_eq!(schema, want, "{at}");
+            let geom = names.iter().position(|n| n == "geom").unwrap();
+            let mut rows = stmt.query([]).unwrap();
+            let mut row = 0;
+            while let Some(r) = rows.next().unwrap() {
+                assert_eq!(t.id(row), Some(r.get::<_, i64>(0).unwrap().into()), "{at}");
+                for (col, (name, i)) in properties.iter().enumerate() {
+                    let got = t.column_at(col).unwrap().scalar(row);
+                    use rusqlite::types::ValueRef;
+                    let ok = match r.get_ref(*i).unwrap() {
+                        ValueRef::Null => got == Scalar::Null,
+                        ValueRef::Integer(v) => {
+                            got == Scalar::Int(v) || got == Scalar::Float(v as f64)
+                        }
+                        ValueRef::Real(v) => got == Scalar::Float(v),
+                        ValueRef::Text(s) => got == Scalar::Str(std::str::from_utf8(s).unwrap()),
+                        ValueRef::Blob(_) => got == Scalar::Null,
+                    };
+                    assert!(ok, "{at} row {row} {name}: {got:?}");
+                }
+                let (kind, xy) = hand_blob(r.get_ref(geom).unwrap().as_blob().unwrap());
+                let geometries = t.geometries();
+                assert_eq!(u32::from(geometries.kinds[row]), kind, "{at} row {row}");
+                let got = geometries.row_xy(row);
+                assert_eq!(got.len(), xy.len(), "{at} row {row}");
+                assert!(
+                    got.iter().zip(&xy).all(|(a, b)| (a - b).abs() <= 1e-9),
+                    "{at} row {row}"
+                );
+                row += 1;
+            }
+            assert_eq!(row, t.len(), "{at}");
+        }
+    }
+}
