@@ -585,7 +585,9 @@ fn wkb_row(g: &Geometries, row: usize, out: &mut Vec<u8>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use geo::{line_string, point, polygon, MultiLineString, MultiPolygon};
+    use geo::{
+        line_string, point, polygon, LineString, MultiLineString, MultiPoint, MultiPolygon, Polygon,
+    };
 
     /// A blob header: flags and envelope doubles, with the given byte order.
     fn blob(little: bool, kind: u8, empty: bool, envelope: &[f64], wkb: &[u8]) -> Vec<u8> {
@@ -695,6 +697,79 @@ mod tests {
         }
         let empty = Geometry::MultiPolygon(MultiPolygon(vec![]));
         assert_eq!(parse(&write(&empty, 4269)).unwrap(), None);
+    }
+
+    /// The WKB of each type as the standard lays it out, written by hand.
+    #[test]
+    fn rows_are_written_as_standard_wkb_and_read_back() {
+        let le =
+            |words: &[f64]| -> Vec<u8> { words.iter().flat_map(|v| v.to_le_bytes()).collect() };
+        let head = |code: u32, n: Option<u32>| {
+            let mut h = vec![1u8];
+            h.extend_from_slice(&code.to_le_bytes());
+            h.extend(n.map(u32::to_le_bytes).into_iter().flatten());
+            h
+        };
+        let ring = [0.0, 0.0, 4.0, 0.0, 4.0, 4.0, 0.0, 0.0];
+        let hole = [1.0, 1.0, 2.0, 1.0, 2.0, 2.0, 1.0, 1.0];
+        let holed = Polygon::new(
+            LineString::from(vec![(0.0, 0.0), (4.0, 0.0), (4.0, 4.0), (0.0, 0.0)]),
+            vec![LineString::from(vec![
+                (1.0, 1.0),
+                (2.0, 1.0),
+                (2.0, 2.0),
+                (1.0, 1.0),
+            ])],
+        );
+        let polygon_wkb = [
+            head(3, Some(2)),
+            4u32.to_le_bytes().to_vec(),
+            le(&ring),
+            4u32.to_le_bytes().to_vec(),
+            le(&hole),
+        ]
+        .concat();
+        let mut b = GeometryBuilder::default();
+        b.push(&Geometry::Polygon(holed.clone())).unwrap();
+        b.push(&Geometry::MultiPoint(MultiPoint(vec![
+            point!(x: 1.0, y: 2.0),
+            point!(x: 3.0, y: 4.0),
+        ])))
+        .unwrap();
+        b.push(&Geometry::MultiPolygon(MultiPolygon(vec![holed])))
+            .unwrap();
+        b.push_none().unwrap();
+        let g = b.finish();
+        let wkb = |row: usize| {
+            let mut out = Vec::new();
+            assert!(write_row(&g, row, 4269, &mut out));
+            let h = header(&out).unwrap();
+            assert_eq!(h.envelope, g.bbox(row), "row {row}");
+            (out[h.wkb_offset..].to_vec(), out)
+        };
+        assert_eq!(wkb(0).0, polygon_wkb);
+        let multipoint = [
+            head(4, Some(2)),
+            head(1, None),
+            le(&[1.0, 2.0]),
+            head(1, None),
+            le(&[3.0, 4.0]),
+        ];
+        assert_eq!(wkb(1).0, multipoint.concat());
+        assert_eq!(wkb(2).0, [head(6, Some(1)), polygon_wkb].concat());
+        assert!(
+            !write_row(&g, 3, 4269, &mut Vec::new()),
+            "no blob for a row without geometry"
+        );
+        // Each blob parses back into the same row.
+        let mut back = GeometryBuilder::default();
+        for row in 0..3 {
+            parse_into(&wkb(row).1, &mut back, None).unwrap();
+        }
+        let back = back.finish();
+        for row in 0..3 {
+            assert_eq!(back.get(row), g.get(row));
+        }
     }
 
     #[test]
