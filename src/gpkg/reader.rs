@@ -503,7 +503,7 @@ fn key_columns(c: Collection) -> &'static [&'static str] {
 fn integer(v: ValueRef) -> Option<i64> {
     match v {
         ValueRef::Integer(i) => Some(i),
-        ValueRef::Real(f) => crate::feature::value_as_i64(&serde_json::Number::from_f64(f)?.into()),
+        ValueRef::Real(f) => crate::table::column::exact_i64(f),
         ValueRef::Text(t) => std::str::from_utf8(t).ok()?.trim().parse().ok(),
         _ => None,
     }
