@@ -696,3 +696,60 @@ fn layers_read_as_tables_match_plain_sqlite_rows() {
         }
     }
 }
+
+/// Values of every column kind as a written file holds them: integers and
+/// booleans as INTEGER, floats as REAL, strings as TEXT; a column holding a
+/// nested value as its JSON text, with its plain strings unquoted; nulls as
+/// NULL; a feature without geometry as a NULL blob.
+#[test]
+fn written_values_by_column_kind() {
+    use hydroplot::feature::Feature;
+    use serde_json::json;
+    let feature = |p: serde_json::Value, geometry| Feature {
+        id: None,
+        geometry,
+        properties: p.as_object().unwrap().clone(),
+    };
+    let point = Some(geo::Geometry::Point(geo::point!(x: -89.4, y: 43.1)));
+    let table = Table::from_features(&[
+        feature(
+            json!({"n": 7, "x": 1.5, "b": true, "s": "a", "j": "plain"}),
+            point,
+        ),
+        feature(
+            json!({"n": null, "x": 2, "b": false, "s": null, "j": {"k": [1, 2]}}),
+            None,
+        ),
+    ])
+    .unwrap();
+    let dir = Scratch::new("values");
+    let path = dir.join("values.gpkg");
+    gpkg::write(&path, &[("t", &table)], false).unwrap();
+    let db = rusqlite::Connection::open(&path).unwrap();
+    let rows: Vec<(String, String, String, String, String, String)> = db
+        .prepare("SELECT typeof(n), typeof(x), b, typeof(s), j, typeof(geom) FROM t ORDER BY fid")
+        .unwrap()
+        .query_map([], |r| {
+            Ok((
+                r.get(0)?,
+                r.get(1)?,
+                r.get::<_, i64>(2)?.to_string(),
+                r.get(3)?,
+                r.get(4)?,
+                r.get(5)?,
+            ))
+        })
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    let row = |a: &str, b: &str, c: &str, d: &str, e: &str, f: &str| {
+        (a.into(), b.into(), c.into(), d.into(), e.into(), f.into())
+    };
+    assert_eq!(
+        rows,
+        [
+            row("integer", "real", "1", "text", "plain", "blob"),
+            row("null", "real", "0", "null", r#"{"k":[1,2]}"#, "null"),
+        ]
+    );
+}

@@ -228,8 +228,11 @@ fn bind(stmt: &mut Statement, i: usize, v: Scalar) -> rusqlite::Result<()> {
         Scalar::UInt(n) => stmt.raw_bind_parameter(i, i64::try_from(n).ok()),
         Scalar::Float(f) => stmt.raw_bind_parameter(i, f),
         Scalar::Str(s) => stmt.raw_bind_parameter(i, s),
-        Scalar::Json(s) => match serde_json::from_str::<String>(s) {
-            Ok(unquoted) if s.starts_with('"') => stmt.raw_bind_parameter(i, unquoted),
+        Scalar::Json(s) => match s
+            .starts_with('"')
+            .then(|| serde_json::from_str::<String>(s))
+        {
+            Some(Ok(unquoted)) => stmt.raw_bind_parameter(i, unquoted),
             _ => stmt.raw_bind_parameter(i, s),
         },
     }
