@@ -4,9 +4,9 @@ use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use hydroplot::collection::Collection;
-use hydroplot::feature::{bbox_of, Feature};
 use hydroplot::gpkg::{self, GeoPackage};
 use hydroplot::network::Reach;
+use hydroplot::table::Table;
 use hydroplot::Error;
 
 fn data(name: &str) -> PathBuf {
@@ -92,14 +92,13 @@ fn layers_and_counts_of_the_yahara_sample() {
     assert_eq!(counts, sql_counts("yahara_sample.gpkg"));
     assert_eq!(counts, [267, 266, 46, 3, 128, 49]);
     let flowlines = g.read_all(Collection::FlowlineNetwork).unwrap();
-    let f = flowlines
-        .iter()
-        .find(|f| f.get_i64("comid") == Some(13294312))
+    let f = (0..flowlines.len())
+        .find(|&r| flowlines.get_i64(r, "comid") == Some(13294312))
         .unwrap();
-    assert_eq!(f.get_str("gnis_name"), Some("Yahara River"));
-    assert!(!f.properties.contains_key("fid") && !f.properties.contains_key("geom"));
+    assert_eq!(flowlines.get_str(f, "gnis_name"), Some("Yahara River"));
+    assert!(flowlines.column("fid").is_none() && flowlines.column("geom").is_none());
     assert!(matches!(
-        f.geometry,
+        flowlines.geometry(f),
         Some(geo::Geometry::MultiLineString(_))
     ));
     let b = g.bounds(Collection::FlowlineNetwork).unwrap().unwrap();
@@ -115,15 +114,14 @@ fn upstream_of_13293970_with_its_neighbours() {
     let flowlines = g.read_by_ids(Collection::FlowlineNetwork, &ids).unwrap();
     assert_eq!(flowlines.len(), 251);
     assert_eq!(
-        flowlines[0].get_i64("comid"),
+        flowlines.get_i64(0, "comid"),
         Some(13293970),
         "in the order of ids"
     );
     let catchments = g.read_by_ids(Collection::Catchment, &ids).unwrap();
     assert_eq!(catchments.len(), 250);
-    let have: HashSet<i64> = catchments
-        .iter()
-        .filter_map(|f| f.get_i64("featureid"))
+    let have: HashSet<i64> = (0..catchments.len())
+        .filter_map(|r| catchments.get_i64(r, "featureid"))
         .collect();
     assert_eq!(
         ids.iter()
@@ -131,7 +129,7 @@ fn upstream_of_13293970_with_its_neighbours() {
             .collect::<Vec<_>>(),
         [&13294386]
     );
-    let bbox = bbox_of(&catchments).unwrap();
+    let bbox = catchments.bbox().unwrap();
     let n = |c| g.read_bbox(c, bbox).unwrap().len();
     assert_eq!(
         [
@@ -149,9 +147,8 @@ fn bbox_with_stream_order_2() {
     let g = yahara();
     let bbox = [-89.56684, 42.99816, -89.24681, 43.17192];
     let flowlines = g.read_bbox(Collection::FlowlineNetwork, bbox).unwrap();
-    let order2 = flowlines
-        .iter()
-        .filter(|f| f.get_i64("streamorde").unwrap_or(0) >= 2)
+    let order2 = (0..flowlines.len())
+        .filter(|&r| flowlines.get_i64(r, "streamorde").unwrap_or(0) >= 2)
         .count();
     assert_eq!(order2, 76);
 }
@@ -159,11 +156,12 @@ fn bbox_with_stream_order_2() {
 #[test]
 fn gage_by_site_number() {
     let g = yahara();
-    let gage = g.gage("05429500").unwrap().unwrap();
-    assert_eq!(gage.get_str("source_fea"), Some("05429500"));
-    assert!(gage.get_i64("flcomid").is_some());
-    assert!(matches!(gage.geometry, Some(geo::Geometry::Point(_))));
-    assert_eq!(g.gage("00000000").unwrap(), None);
+    let gage = g.gage("05429500").unwrap();
+    assert_eq!(gage.len(), 1);
+    assert_eq!(gage.get_str(0, "source_fea"), Some("05429500"));
+    assert!(gage.get_i64(0, "flcomid").is_some());
+    assert!(matches!(gage.geometry(0), Some(geo::Geometry::Point(_))));
+    assert!(g.gage("00000000").unwrap().is_empty());
 }
 
 /// A scratch directory of this test process, removed when dropped.
@@ -190,7 +188,7 @@ impl Drop for Scratch {
 }
 
 /// The upstream subset of 13293970: flowlines and catchments.
-fn subset() -> (Vec<Feature>, Vec<Feature>) {
+fn subset() -> (Table, Table) {
     let g = yahara();
     let ids = upstream(&g.read_topology().unwrap(), 13293970);
     (
@@ -216,6 +214,7 @@ fn round_trip_keeps_features_and_attributes() {
     let back = GeoPackage::open(&path).unwrap();
     let again = back.read_all(Collection::FlowlineNetwork).unwrap();
     assert_eq!(again.len(), 251);
+    let (flowlines, again) = (flowlines.to_features(), again.to_features());
     for (a, b) in flowlines.iter().zip(&again) {
         assert_eq!(a.geometry, b.geometry);
         assert_eq!(a.properties, b.properties);
@@ -230,6 +229,7 @@ fn round_trip_keeps_features_and_attributes() {
         yahara()
             .read_bbox(Collection::FlowlineNetwork, bbox)
             .unwrap()
+            .to_features()
             .iter()
             .filter(|f| flowlines.contains(f))
             .count()
@@ -269,7 +269,8 @@ fn round_trip_keeps_features_and_attributes() {
 fn write_refuses_bad_paths_and_existing_files() {
     let dir = Scratch::new("refuse");
     let (flowlines, _) = subset();
-    let layers: &[(&str, &[Feature])] = &[("NHDFlowline_Network", &flowlines[..3])];
+    let first3 = flowlines.take(&[0, 1, 2]);
+    let layers: &[(&str, &Table)] = &[("NHDFlowline_Network", &first3)];
     assert!(matches!(
         gpkg::write(&dir.join("out.sqlite"), layers, true),
         Err(Error::InvalidArgument(_))
@@ -292,12 +293,7 @@ fn write_refuses_bad_paths_and_existing_files() {
     );
     // A failure half-way (a layer name SQLite cannot take) leaves nothing behind.
     let failed = dir.join("failed.gpkg");
-    assert!(gpkg::write(
-        &failed,
-        &[("ok", &flowlines[..1]), ("bad\0name", &flowlines[..1])],
-        true
-    )
-    .is_err());
+    assert!(gpkg::write(&failed, &[("ok", &first3), ("bad\0name", &first3)], true).is_err());
     let mut left: Vec<String> = std::fs::read_dir(&dir.0)
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
@@ -365,7 +361,7 @@ fn broken_files_give_clear_errors() {
     );
     // A GeoPackage without the flowline layer.
     let no_flowlines = dir.join("no_flowlines.gpkg");
-    gpkg::write(&no_flowlines, &[("CatchmentSP", &[])], true).unwrap();
+    gpkg::write(&no_flowlines, &[("CatchmentSP", &Table::default())], true).unwrap();
     let g = GeoPackage::open(&no_flowlines).unwrap();
     assert!(!g.has_layer(Collection::FlowlineNetwork) && g.has_layer(Collection::Catchment));
     let e = g.read_topology().unwrap_err();
@@ -408,7 +404,7 @@ fn ogrinfo_reads_written_files() {
         &[
             ("flowline", &flowlines),
             ("catchment", &catchments),
-            ("outlets", &[]),
+            ("outlets", &Table::default()),
         ],
         true,
     )
@@ -447,7 +443,7 @@ fn ogrinfo_reads_written_files() {
 
 /// Rewrites every geometry of `table` (written by `gpkg::write`, fids 1..)
 /// in Conus Albers under a custom srs id whose WKT names EPSG:5070.
-fn reproject_to_albers(path: &Path, table: &str, features: &[Feature]) {
+fn reproject_to_albers(path: &Path, table: &str, features: &Table) {
     let to_albers = hydroplot::crs::Transformer::new("EPSG:4269", "EPSG:5070").unwrap();
     let mut conn = rusqlite::Connection::open(path).unwrap();
     let conn = conn.transaction().unwrap();
@@ -462,8 +458,8 @@ fn reproject_to_albers(path: &Path, table: &str, features: &[Feature]) {
            UPDATE gpkg_contents SET srs_id = 100001, min_x = NULL, min_y = NULL, max_x = NULL, max_y = NULL;"#,
     )
     .unwrap();
-    for (i, f) in features.iter().enumerate() {
-        let mut g = f.geometry.clone().unwrap();
+    for i in 0..features.len() {
+        let mut g = features.geometry(i).unwrap();
         to_albers.geometry(&mut g).unwrap();
         let b = geo::BoundingRect::bounding_rect(&g).unwrap();
         let fid = i as i64 + 1;
@@ -506,12 +502,16 @@ fn projected_files_read_as_nad83_with_and_without_rtree() {
     let check = |g: &GeoPackage| {
         let got = g.read_bbox(Collection::Catchment, bbox).unwrap();
         assert_eq!(got.len(), expected.len());
-        let (a, b) = (got[0].bbox().unwrap(), expected[0].bbox().unwrap());
+        let rows = |t: &Table| t.geometries().bbox(0).unwrap();
+        let (a, b) = (rows(&got), rows(&expected));
         assert!(
             a.iter().zip(b).all(|(x, y)| (x - y).abs() < 1e-7),
             "{a:?} vs {b:?}"
         );
-        assert_eq!(got[0].properties, expected[0].properties);
+        assert_eq!(
+            got.to_features()[0].properties,
+            expected.to_features()[0].properties
+        );
     };
     let projected = GeoPackage::open(&path).unwrap();
     check(&projected);
@@ -553,4 +553,203 @@ fn new_hope_sample_layers() {
     assert_eq!(counts, sql_counts("new_hope.gpkg"));
     assert_eq!(counts, [746, 695, 16, 13, 99, 10]);
     assert_eq!(g.read_topology().unwrap().len(), 746);
+}
+
+/// One WKB geometry decoded by hand, independently of the library: its type
+/// (1 to 6; Z and M dropped) and its x, y in order. Reads from `at`.
+fn hand_wkb(b: &[u8], at: &mut usize) -> (u32, Vec<f64>) {
+    let little = b[*at] == 1;
+    let u32_at = |i: usize| {
+        let a: [u8; 4] = b[i..i + 4].try_into().unwrap();
+        if little {
+            u32::from_le_bytes(a)
+        } else {
+            u32::from_be_bytes(a)
+        }
+    };
+    let f64_at = |i: usize| {
+        let a: [u8; 8] = b[i..i + 8].try_into().unwrap();
+        if little {
+            f64::from_le_bytes(a)
+        } else {
+            f64::from_be_bytes(a)
+        }
+    };
+    let code = u32_at(*at + 1);
+    *at += 5;
+    let dims = 2 + usize::from(matches!(code / 1000, 1 | 2)) + 2 * usize::from(code / 1000 == 3);
+    let points = |at: &mut usize, n: usize, xy: &mut Vec<f64>| {
+        for _ in 0..n {
+            xy.extend([f64_at(*at), f64_at(*at + 8)]);
+            *at += 8 * dims;
+        }
+    };
+    let mut xy = Vec::new();
+    match code % 1000 {
+        1 => points(at, 1, &mut xy),
+        2 => {
+            let n = u32_at(*at) as usize;
+            *at += 4;
+            points(at, n, &mut xy);
+        }
+        3 => {
+            let rings = u32_at(*at);
+            *at += 4;
+            for _ in 0..rings {
+                let n = u32_at(*at) as usize;
+                *at += 4;
+                points(at, n, &mut xy);
+            }
+        }
+        4..=6 => {
+            let members = u32_at(*at);
+            *at += 4;
+            for _ in 0..members {
+                xy.extend(hand_wkb(b, at).1);
+            }
+        }
+        t => panic!("no such WKB type in the fixtures: {t}"),
+    }
+    (code % 1000, xy)
+}
+
+/// The WKB type and x, y of a GeoPackage blob, by hand: the header is 8
+/// bytes plus the envelope its flags announce.
+fn hand_blob(b: &[u8]) -> (u32, Vec<f64>) {
+    let envelope = [0, 32, 48, 48, 64][usize::from((b[3] >> 1) & 7)];
+    hand_wkb(b, &mut (8 + envelope))
+}
+
+/// Every layer of both samples read whole, against the rows read with plain
+/// SQLite (`SELECT *`) and blobs decoded by hand: one column per table
+/// column but the key and the geometry (lower-case, in name order), each
+/// value as SQLite holds it, the fid as the id, the geometry's type and
+/// coordinates (Z and M dropped).
+#[test]
+fn layers_read_as_tables_match_plain_sqlite_rows() {
+    use hydroplot::table::column::Scalar;
+    for file in ["yahara_sample.gpkg", "new_hope.gpkg"] {
+        let g = GeoPackage::open(&data(file)).unwrap();
+        let db = rusqlite::Connection::open_with_flags(
+            data(file),
+            rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
+        )
+        .unwrap();
+        for (table_name, c) in TABLES.iter().zip([
+            Collection::FlowlineNetwork,
+            Collection::Catchment,
+            Collection::Gage,
+            Collection::Area,
+            Collection::Waterbody,
+            Collection::FlowlineNonNetwork,
+        ]) {
+            let t = g.read_all(c).unwrap();
+            let at = format!("{file} {table_name}");
+            let mut stmt = db
+                .prepare(&format!("SELECT * FROM \"{table_name}\" ORDER BY fid"))
+                .unwrap();
+            let names: Vec<String> = stmt.column_names().iter().map(|n| n.to_string()).collect();
+            let mut properties: Vec<(String, usize)> = (names.iter().enumerate())
+                .filter(|(_, n)| *n != "fid" && *n != "geom")
+                .map(|(i, n)| (n.to_ascii_lowercase(), i))
+                .collect();
+            properties.sort();
+            let schema: Vec<&str> = t
+                .schema()
+                .fields()
+                .iter()
+                .map(|f| f.name().as_str())
+                .collect();
+            let want: Vec<&str> = properties.iter().map(|(n, _)| n.as_str()).collect();
+            assert_eq!(schema, want, "{at}");
+            let geom = names.iter().position(|n| n == "geom").unwrap();
+            let mut rows = stmt.query([]).unwrap();
+            let mut row = 0;
+            while let Some(r) = rows.next().unwrap() {
+                assert_eq!(t.id(row), Some(r.get::<_, i64>(0).unwrap().into()), "{at}");
+                for (col, (name, i)) in properties.iter().enumerate() {
+                    let got = t.column_at(col).unwrap().scalar(row);
+                    use rusqlite::types::ValueRef;
+                    let ok = match r.get_ref(*i).unwrap() {
+                        ValueRef::Null => got == Scalar::Null,
+                        ValueRef::Integer(v) => {
+                            got == Scalar::Int(v) || got == Scalar::Float(v as f64)
+                        }
+                        ValueRef::Real(v) => got == Scalar::Float(v),
+                        ValueRef::Text(s) => got == Scalar::Str(std::str::from_utf8(s).unwrap()),
+                        ValueRef::Blob(_) => got == Scalar::Null,
+                    };
+                    assert!(ok, "{at} row {row} {name}: {got:?}");
+                }
+                let (kind, xy) = hand_blob(r.get_ref(geom).unwrap().as_blob().unwrap());
+                let geometries = t.geometries();
+                assert_eq!(u32::from(geometries.kinds[row]), kind, "{at} row {row}");
+                let got = geometries.row_xy(row);
+                assert_eq!(got.len(), xy.len(), "{at} row {row}");
+                assert!(
+                    got.iter().zip(&xy).all(|(a, b)| (a - b).abs() <= 1e-9),
+                    "{at} row {row}"
+                );
+                row += 1;
+            }
+            assert_eq!(row, t.len(), "{at}");
+        }
+    }
+}
+
+/// Values of every column kind as a written file holds them: integers and
+/// booleans as INTEGER, floats as REAL, strings as TEXT; a column holding a
+/// nested value as its JSON text, with its plain strings unquoted; nulls as
+/// NULL; a feature without geometry as a NULL blob.
+#[test]
+fn written_values_by_column_kind() {
+    use hydroplot::feature::Feature;
+    use serde_json::json;
+    let feature = |p: serde_json::Value, geometry| Feature {
+        id: None,
+        geometry,
+        properties: p.as_object().unwrap().clone(),
+    };
+    let point = Some(geo::Geometry::Point(geo::point!(x: -89.4, y: 43.1)));
+    let table = Table::from_features(&[
+        feature(
+            json!({"n": 7, "x": 1.5, "b": true, "s": "a", "j": "plain"}),
+            point,
+        ),
+        feature(
+            json!({"n": null, "x": 2, "b": false, "s": null, "j": {"k": [1, 2]}}),
+            None,
+        ),
+    ])
+    .unwrap();
+    let dir = Scratch::new("values");
+    let path = dir.join("values.gpkg");
+    gpkg::write(&path, &[("t", &table)], false).unwrap();
+    let db = rusqlite::Connection::open(&path).unwrap();
+    let rows: Vec<(String, String, String, String, String, String)> = db
+        .prepare("SELECT typeof(n), typeof(x), b, typeof(s), j, typeof(geom) FROM t ORDER BY fid")
+        .unwrap()
+        .query_map([], |r| {
+            Ok((
+                r.get(0)?,
+                r.get(1)?,
+                r.get::<_, i64>(2)?.to_string(),
+                r.get(3)?,
+                r.get(4)?,
+                r.get(5)?,
+            ))
+        })
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    let row = |a: &str, b: &str, c: &str, d: &str, e: &str, f: &str| {
+        (a.into(), b.into(), c.into(), d.into(), e.into(), f.into())
+    };
+    assert_eq!(
+        rows,
+        [
+            row("integer", "real", "1", "text", "plain", "blob"),
+            row("null", "real", "0", "null", r#"{"k":[1,2]}"#, "null"),
+        ]
+    );
 }

@@ -113,13 +113,13 @@ impl Data {
                     continue;
                 }
                 let items = layers.entry(collection).or_default();
-                for feature in gpkg.read_all(collection)? {
+                for feature in gpkg.read_all(collection)?.to_features() {
                     let row = items.len() as i64;
                     items.push(to_wire(collection, feature, row));
                 }
             }
             if gpkg.has_layer(Collection::Gage) {
-                gages.extend(gpkg.read_all(Collection::Gage)?);
+                gages.extend(gpkg.read_all(Collection::Gage)?.to_features());
             }
         }
         let index_by = |c: Collection, key: &str| -> HashMap<i64, usize> {

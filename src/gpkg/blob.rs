@@ -1,16 +1,18 @@
 //! GeoPackage geometry blobs (the `GP` header of the standard, section 2.1.3)
-//! and the WKB inside them.
+//! and the WKB inside them, read into and written from the flat buffers of
+//! [`crate::table::geometry`].
 //!
-//! [`parse`] reads any blob without panicking: every read is bounds-checked,
-//! counts are checked against the bytes left before anything is allocated and
-//! nesting is limited. Z and M ordinates are read and dropped. [`write`] produces
-//! little-endian blobs with an XY envelope (none for empty geometries).
+//! [`parse_into`] reads any blob without panicking: every read is
+//! bounds-checked, counts are checked against the bytes left before anything
+//! is allocated and nesting is limited. Z and M ordinates are read and
+//! dropped. [`write_row`] produces little-endian blobs with an XY envelope
+//! (none for empty geometries) from a row of [`Geometries`]. [`parse`] and
+//! [`write`] are the same for one `geo` geometry, for callers that hold one.
 
-use geo::{
-    Coord, Geometry, GeometryCollection, HasDimensions, LineString, MultiLineString, MultiPoint,
-    MultiPolygon, Point, Polygon,
-};
+use geo::{BoundingRect, Geometry, GeometryCollection, HasDimensions};
 
+use crate::crs::Transformer;
+use crate::table::geometry::{kind, Geometries, GeometryBuilder};
 use crate::{Error, Result};
 
 /// Deepest nesting of geometry collections accepted.
@@ -31,7 +33,7 @@ pub struct Header {
 
 /// Reads the header of a GeoPackage geometry blob.
 pub fn header(bytes: &[u8]) -> Result<Header> {
-    let mut r = Reader::new(bytes);
+    let mut r = Reader::new(bytes, None);
     if r.take(2)? != b"GP" {
         return Err(bad("it does not start with the magic bytes \"GP\""));
     }
@@ -77,44 +79,79 @@ pub fn header(bytes: &[u8]) -> Result<Header> {
     })
 }
 
-/// Parses a GeoPackage geometry blob. `Ok(None)` for an empty geometry (the
-/// empty flag, or WKB with no coordinates); an error names what is wrong.
-pub fn parse(bytes: &[u8]) -> Result<Option<Geometry<f64>>> {
+/// Parses a GeoPackage geometry blob into one new row of `out`, each
+/// coordinate passed through `to` when given. An empty geometry (the empty
+/// flag, or WKB with no coordinates) becomes a row without geometry. Returns
+/// the row's bounding box (after `to`), `None` for a row without geometry.
+/// On error nothing is added to `out`, and the error names what is wrong.
+pub fn parse_into(
+    bytes: &[u8],
+    out: &mut GeometryBuilder,
+    to: Option<&Transformer>,
+) -> Result<Option<[f64; 4]>> {
     let h = header(bytes)?;
     let wkb = &bytes[h.wkb_offset..];
     if h.empty && wkb.is_empty() {
+        out.push_none().map_err(|e| bad(&e))?;
         return Ok(None);
     }
-    let geometry = parse_wkb(wkb)?;
-    Ok((!h.empty && !geometry.is_empty()).then_some(geometry))
+    let mut r = Reader::new(wkb, to);
+    let read = r.geometry(0, out).and_then(|g| match r.pos {
+        end if end == wkb.len() => Ok(g),
+        end => Err(bad(&format!(
+            "{} bytes follow the WKB geometry",
+            wkb.len() - end
+        ))),
+    });
+    let pushed = match read {
+        Ok(Read::Kind(k)) if !h.empty && r.bbox.is_some() => out.finish_row(k).map(|()| r.bbox),
+        Ok(Read::Collection(g)) if !h.empty && !g.is_empty() => {
+            let bbox = g
+                .bounding_rect()
+                .map(|b| [b.min().x, b.min().y, b.max().x, b.max().y]);
+            out.push_collection(g).map(|()| bbox)
+        }
+        Ok(_) => {
+            out.abandon_row();
+            out.push_none().map(|()| None)
+        }
+        Err(e) => {
+            out.abandon_row();
+            return Err(e);
+        }
+    };
+    pushed.map_err(|e| {
+        out.abandon_row();
+        bad(&e)
+    })
 }
 
-/// Parses one WKB geometry (OGC/ISO, with ISO Z/M/ZM codes or EWKB flag bits).
-pub fn parse_wkb(bytes: &[u8]) -> Result<Geometry<f64>> {
-    let mut r = Reader::new(bytes);
-    let g = r.geometry(0)?;
-    if r.pos != bytes.len() {
-        return Err(bad(&format!(
-            "{} bytes follow the WKB geometry",
-            bytes.len() - r.pos
-        )));
-    }
-    Ok(g)
+/// Parses a GeoPackage geometry blob into a `geo` geometry. `Ok(None)` for
+/// an empty geometry; errors as [`parse_into`].
+pub fn parse(bytes: &[u8]) -> Result<Option<Geometry<f64>>> {
+    let mut b = GeometryBuilder::default();
+    parse_into(bytes, &mut b, None)?;
+    Ok(b.finish().get(0))
 }
 
 fn bad(why: &str) -> Error {
     Error::Gpkg(format!("A GeoPackage geometry blob is malformed: {why}."))
 }
 
-/// A bounds-checked cursor over WKB bytes.
+/// A bounds-checked cursor over WKB bytes, writing what it reads into a
+/// [`GeometryBuilder`].
 struct Reader<'a> {
     bytes: &'a [u8],
     pos: usize,
     little: bool,
+    /// Applied to each coordinate as it is read.
+    to: Option<&'a Transformer>,
+    /// The bounding box of the coordinates pushed so far.
+    bbox: Option<[f64; 4]>,
 }
 
 /// The WKB geometry kinds we read (WKB type codes 1 to 7).
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, PartialEq)]
 enum Kind {
     Point,
     LineString,
@@ -125,12 +162,21 @@ enum Kind {
     Collection,
 }
 
+/// What [`Reader::geometry`] read: the buffers of a row of this type code,
+/// to be finished by the caller, or a collection kept whole.
+enum Read {
+    Kind(u8),
+    Collection(Geometry<f64>),
+}
+
 impl<'a> Reader<'a> {
-    fn new(bytes: &'a [u8]) -> Self {
+    fn new(bytes: &'a [u8], to: Option<&'a Transformer>) -> Self {
         Reader {
             bytes,
             pos: 0,
             little: true,
+            to,
+            bbox: None,
         }
     }
 
@@ -236,232 +282,312 @@ impl<'a> Reader<'a> {
         Ok((kind, 2 + usize::from(z || ez) + usize::from(m || em)))
     }
 
-    fn geometry(&mut self, depth: usize) -> Result<Geometry<f64>> {
+    /// Reads one geometry: its parts, rings and coordinates go into `out`
+    /// (the row is left open for the caller); a collection is built whole.
+    fn geometry(&mut self, depth: usize, out: &mut GeometryBuilder) -> Result<Read> {
         if depth > MAX_DEPTH {
             return Err(bad("its geometry collections nest too deeply"));
         }
         let (kind, dims) = self.geometry_head()?;
-        Ok(match kind {
-            Kind::Point => match self.point(dims)? {
-                Some(p) => Geometry::Point(p),
-                None => Geometry::MultiPoint(MultiPoint(vec![])),
-            },
-            Kind::LineString => Geometry::LineString(self.line(dims)?),
-            Kind::Polygon => Geometry::Polygon(self.polygon(dims)?),
+        let code = match kind {
+            // An empty point (NaN coordinates) is an empty MultiPoint, as a
+            // `geo` Point cannot be empty.
+            Kind::Point => {
+                let code = if self.point(dims, out)? {
+                    kind::POINT
+                } else {
+                    kind::MULTIPOINT
+                };
+                self.close(out, code)?
+            }
+            Kind::LineString => {
+                self.line(dims, out)?;
+                self.close_part(out)?;
+                kind::LINESTRING
+            }
+            Kind::Polygon => {
+                self.rings(dims, out)?;
+                kind::POLYGON
+            }
             Kind::MultiPoint => {
-                let n = self.count(5)?;
-                let mut points = Vec::with_capacity(n);
-                for _ in 0..n {
-                    points.extend(self.member(Kind::Point, |r, d| r.point(d))?);
+                for _ in 0..self.count(5)? {
+                    let d = self.member(Kind::Point)?;
+                    self.point(d, out)?;
                 }
-                Geometry::MultiPoint(MultiPoint(points))
+                self.close(out, kind::MULTIPOINT)?
             }
             Kind::MultiLineString => {
-                let n = self.count(9)?;
-                let mut lines = Vec::with_capacity(n);
-                for _ in 0..n {
-                    lines.push(self.member(Kind::LineString, |r, d| r.line(d))?);
+                for _ in 0..self.count(9)? {
+                    let d = self.member(Kind::LineString)?;
+                    self.line(d, out)?;
                 }
-                Geometry::MultiLineString(MultiLineString(lines))
+                self.close_part(out)?;
+                kind::MULTILINESTRING
             }
             Kind::MultiPolygon => {
-                let n = self.count(9)?;
-                let mut polygons = Vec::with_capacity(n);
-                for _ in 0..n {
-                    polygons.push(self.member(Kind::Polygon, |r, d| r.polygon(d))?);
+                for _ in 0..self.count(9)? {
+                    let d = self.member(Kind::Polygon)?;
+                    self.rings(d, out)?;
                 }
-                Geometry::MultiPolygon(MultiPolygon(polygons))
+                kind::MULTIPOLYGON
             }
             Kind::Collection => {
                 let n = self.count(5)?;
-                let mut members = Vec::with_capacity(n);
+                let mut members = GeometryBuilder::default();
                 for _ in 0..n {
-                    members.push(self.geometry(depth + 1)?);
+                    match self.geometry(depth + 1, &mut members)? {
+                        Read::Kind(k) => members.finish_row(k),
+                        Read::Collection(g) => members.push_collection(g),
+                    }
+                    .map_err(|e| bad(&e))?;
                 }
-                Geometry::GeometryCollection(GeometryCollection(members))
+                let members = members.finish();
+                let gc = (0..n).filter_map(|i| members.get(i)).collect();
+                return Ok(Read::Collection(Geometry::GeometryCollection(
+                    GeometryCollection(gc),
+                )));
             }
-        })
+        };
+        Ok(Read::Kind(code))
     }
 
-    /// One member of a multi-geometry, which must be of kind `want`.
-    fn member<T>(
-        &mut self,
-        want: Kind,
-        read: impl FnOnce(&mut Self, usize) -> Result<T>,
-    ) -> Result<T> {
+    /// The head of one member of a multi-geometry, which must be of kind
+    /// `want`; its ordinate count.
+    fn member(&mut self, want: Kind) -> Result<usize> {
         let (kind, dims) = self.geometry_head()?;
-        if std::mem::discriminant(&kind) != std::mem::discriminant(&want) {
+        if kind != want {
             return Err(bad("a multi-geometry holds a member of another type"));
         }
-        read(self, dims)
+        Ok(dims)
     }
 
-    fn coord(&mut self, dims: usize) -> Result<(f64, f64)> {
+    /// Closes the open ring and part: the row of a point or point list.
+    fn close(&mut self, out: &mut GeometryBuilder, code: u8) -> Result<u8> {
+        out.close_ring().map_err(|e| bad(&e))?;
+        self.close_part(out)?;
+        Ok(code)
+    }
+
+    fn close_part(&mut self, out: &mut GeometryBuilder) -> Result<()> {
+        out.close_part().map_err(|e| bad(&e))
+    }
+
+    /// Reads one coordinate and pushes it (transformed) unless it is the
+    /// empty point (NaN, NaN): false then.
+    fn point(&mut self, dims: usize, out: &mut GeometryBuilder) -> Result<bool> {
         let (x, y) = (self.f64()?, self.f64()?);
         self.take((dims - 2) * 8)?;
-        Ok((x, y))
+        if x.is_nan() && y.is_nan() {
+            return Ok(false);
+        }
+        if !x.is_finite() || !y.is_finite() {
+            return Err(bad("it holds a coordinate that is not a finite number"));
+        }
+        let (x, y) = match self.to {
+            Some(t) => t.point(x, y)?,
+            None => (x, y),
+        };
+        self.bbox = Some(match self.bbox {
+            None => [x, y, x, y],
+            Some([a, b, c, d]) => [a.min(x), b.min(y), c.max(x), d.max(y)],
+        });
+        out.push_xy(x, y);
+        Ok(true)
     }
 
-    fn finite(&self, (x, y): (f64, f64)) -> Result<Coord<f64>> {
-        if x.is_finite() && y.is_finite() {
-            Ok(Coord { x, y })
-        } else {
-            Err(bad("it holds a coordinate that is not a finite number"))
+    /// A counted list of coordinates as one ring; an empty point inside it
+    /// is an error, as any non-finite coordinate.
+    fn line(&mut self, dims: usize, out: &mut GeometryBuilder) -> Result<()> {
+        for _ in 0..self.count(dims * 8)? {
+            if !self.point(dims, out)? {
+                return Err(bad("it holds a coordinate that is not a finite number"));
+            }
         }
+        out.close_ring().map_err(|e| bad(&e))
     }
 
-    /// A point; `None` for the empty point (NaN coordinates).
-    fn point(&mut self, dims: usize) -> Result<Option<Point<f64>>> {
-        let xy = self.coord(dims)?;
-        if xy.0.is_nan() && xy.1.is_nan() {
-            return Ok(None);
+    /// A polygon's counted rings as one part.
+    fn rings(&mut self, dims: usize, out: &mut GeometryBuilder) -> Result<()> {
+        for _ in 0..self.count(4)? {
+            self.line(dims, out)?;
         }
-        Ok(Some(Point(self.finite(xy)?)))
-    }
-
-    fn line(&mut self, dims: usize) -> Result<LineString<f64>> {
-        let n = self.count(dims * 8)?;
-        let mut coords = Vec::with_capacity(n);
-        for _ in 0..n {
-            let xy = self.coord(dims)?;
-            coords.push(self.finite(xy)?);
-        }
-        Ok(LineString(coords))
-    }
-
-    fn polygon(&mut self, dims: usize) -> Result<Polygon<f64>> {
-        let n = self.count(4)?;
-        let mut rings = Vec::with_capacity(n);
-        for _ in 0..n {
-            rings.push(self.line(dims)?);
-        }
-        let mut rings = rings.into_iter();
-        let exterior = rings.next().unwrap_or_else(|| LineString(vec![]));
-        Ok(Polygon::new(exterior, rings.collect()))
+        self.close_part(out)
     }
 }
 
-/// Encodes a geometry as a little-endian GeoPackage blob with an XY envelope
-/// (envelope-less with the empty flag when the geometry is empty). `Line`,
-/// `Rect` and `Triangle` are written as a LineString and Polygons.
-pub fn write(geometry: &Geometry<f64>, srs_id: i32) -> Vec<u8> {
-    let bbox = geo::BoundingRect::bounding_rect(geometry);
-    let mut out = Vec::with_capacity(64);
+/// Appends row `row` of `g` as a little-endian GeoPackage blob with an XY
+/// envelope (envelope-less with the empty flag when the row has no
+/// coordinates). A row without geometry appends nothing and returns false.
+pub fn write_row(g: &Geometries, row: usize, srs_id: i32, out: &mut Vec<u8>) -> bool {
+    if g.kinds[row] == kind::NONE {
+        return false;
+    }
     out.extend_from_slice(b"GP");
     out.push(0);
-    match bbox {
-        Some(r) if !geometry.is_empty() => {
+    match g.bbox(row) {
+        Some([x0, y0, x1, y1]) => {
             out.push(0b0000_0011); // little endian, envelope kind 1
             out.extend_from_slice(&srs_id.to_le_bytes());
-            for v in [r.min().x, r.max().x, r.min().y, r.max().y] {
+            for v in [x0, x1, y0, y1] {
                 out.extend_from_slice(&v.to_le_bytes());
             }
         }
-        _ => {
+        None => {
             out.push(0b0001_0001); // little endian, empty, no envelope
             out.extend_from_slice(&srs_id.to_le_bytes());
         }
     }
-    write_wkb(geometry, &mut out);
+    wkb_row(g, row, out);
+    true
+}
+
+/// Encodes a geometry as [`write_row`] does. `Line`, `Rect` and `Triangle`
+/// are written as a LineString and Polygons.
+pub fn write(geometry: &Geometry<f64>, srs_id: i32) -> Vec<u8> {
+    let mut out = Vec::with_capacity(64);
+    write_row(&single(geometry), 0, srs_id, &mut out);
     out
-}
-
-/// The OGC geometry type name of a geometry as written by [`write`].
-pub fn type_name(geometry: &Geometry<f64>) -> &'static str {
-    match geometry {
-        Geometry::Point(_) => "POINT",
-        Geometry::Line(_) | Geometry::LineString(_) => "LINESTRING",
-        Geometry::Polygon(_) | Geometry::Rect(_) | Geometry::Triangle(_) => "POLYGON",
-        Geometry::MultiPoint(_) => "MULTIPOINT",
-        Geometry::MultiLineString(_) => "MULTILINESTRING",
-        Geometry::MultiPolygon(_) => "MULTIPOLYGON",
-        Geometry::GeometryCollection(_) => "GEOMETRYCOLLECTION",
-    }
-}
-
-fn head(out: &mut Vec<u8>, code: u32) {
-    out.push(1);
-    out.extend_from_slice(&code.to_le_bytes());
-}
-
-fn coords<'a>(out: &mut Vec<u8>, cs: impl ExactSizeIterator<Item = &'a Coord<f64>>) {
-    out.extend_from_slice(&(cs.len() as u32).to_le_bytes());
-    for c in cs {
-        out.extend_from_slice(&c.x.to_le_bytes());
-        out.extend_from_slice(&c.y.to_le_bytes());
-    }
-}
-
-fn polygon_wkb(p: &Polygon<f64>, out: &mut Vec<u8>) {
-    head(out, 3);
-    // An empty polygon has no rings at all.
-    let rings: Vec<&LineString<f64>> = if p.exterior().0.is_empty() {
-        vec![]
-    } else {
-        std::iter::once(p.exterior()).chain(p.interiors()).collect()
-    };
-    out.extend_from_slice(&(rings.len() as u32).to_le_bytes());
-    for ring in rings {
-        coords(out, ring.0.iter());
-    }
 }
 
 /// Appends the little-endian XY WKB of `g` to `out` (the body of [`write`]'s
 /// blob; also the `geoarrow.wkb` column of the Arrow export).
 pub fn write_wkb(g: &Geometry<f64>, out: &mut Vec<u8>) {
-    match g {
-        Geometry::Point(p) => {
-            head(out, 1);
-            out.extend_from_slice(&p.x().to_le_bytes());
-            out.extend_from_slice(&p.y().to_le_bytes());
-        }
-        Geometry::Line(l) => {
-            head(out, 2);
-            coords(out, [l.start, l.end].iter());
-        }
-        Geometry::LineString(l) => {
-            head(out, 2);
-            coords(out, l.0.iter());
-        }
-        Geometry::Polygon(p) => polygon_wkb(p, out),
-        Geometry::Rect(r) => polygon_wkb(&r.to_polygon(), out),
-        Geometry::Triangle(t) => polygon_wkb(&t.to_polygon(), out),
-        Geometry::MultiPoint(mp) => {
-            head(out, 4);
-            out.extend_from_slice(&(mp.0.len() as u32).to_le_bytes());
-            for p in &mp.0 {
-                write_wkb(&Geometry::Point(*p), out);
+    wkb_row(&single(g), 0, out);
+}
+
+/// The OGC geometry type name of a row type code ([`kind`]), as written.
+pub fn type_name(code: u8) -> &'static str {
+    match code {
+        kind::POINT => "POINT",
+        kind::LINESTRING => "LINESTRING",
+        kind::POLYGON => "POLYGON",
+        kind::MULTIPOINT => "MULTIPOINT",
+        kind::MULTILINESTRING => "MULTILINESTRING",
+        kind::MULTIPOLYGON => "MULTIPOLYGON",
+        kind::COLLECTION => "GEOMETRYCOLLECTION",
+        _ => "GEOMETRY",
+    }
+}
+
+/// `g` as the one row of a [`Geometries`] (`Line`, `Rect` and `Triangle`
+/// as the LineString and Polygon they are).
+fn single(g: &Geometry<f64>) -> Geometries {
+    let g = match g {
+        Geometry::Line(l) => Geometry::LineString(geo::LineString(vec![l.start, l.end])),
+        Geometry::Rect(r) => Geometry::Polygon(r.to_polygon()),
+        Geometry::Triangle(t) => Geometry::Polygon(t.to_polygon()),
+        g => g.clone(),
+    };
+    let mut b = GeometryBuilder::default();
+    // One geometry holds fewer than 2^31 coordinates.
+    let _ = b.push(&g);
+    b.finish()
+}
+
+fn head(out: &mut Vec<u8>, code: u8) {
+    out.push(1);
+    out.extend_from_slice(&u32::from(code).to_le_bytes());
+}
+
+fn count(out: &mut Vec<u8>, n: usize) {
+    out.extend_from_slice(&(n as u32).to_le_bytes());
+}
+
+/// The interleaved coordinates of ring `ring` of `g`.
+fn ring_xy(g: &Geometries, ring: usize) -> &[f64] {
+    &g.xy[2 * g.coords[ring] as usize..2 * g.coords[ring + 1] as usize]
+}
+
+fn coords(out: &mut Vec<u8>, xy: &[f64]) {
+    count(out, xy.len() / 2);
+    for v in xy {
+        out.extend_from_slice(&v.to_le_bytes());
+    }
+}
+
+/// A polygon from part `part` of `g`; an empty polygon has no rings at all.
+fn polygon_wkb(g: &Geometries, part: usize, out: &mut Vec<u8>) {
+    head(out, kind::POLYGON);
+    let rings = g.rings[part] as usize..g.rings[part + 1] as usize;
+    if rings.is_empty() || ring_xy(g, rings.start).is_empty() {
+        count(out, 0);
+        return;
+    }
+    count(out, rings.len());
+    for r in rings {
+        coords(out, ring_xy(g, r));
+    }
+}
+
+/// Appends the little-endian XY WKB of row `row` of `g` (not a row without
+/// geometry).
+fn wkb_row(g: &Geometries, row: usize, out: &mut Vec<u8>) {
+    let parts = g.parts[row] as usize..g.parts[row + 1] as usize;
+    let rings = g.rings[parts.start] as usize..g.rings[parts.end] as usize;
+    match g.kinds[row] {
+        kind::POINT => {
+            head(out, kind::POINT);
+            // A point row without its coordinate is the empty point.
+            let xy = g.row_xy(row);
+            let p = xy.get(..2).unwrap_or(&[f64::NAN, f64::NAN]);
+            for v in p {
+                out.extend_from_slice(&v.to_le_bytes());
             }
         }
-        Geometry::MultiLineString(ml) => {
-            head(out, 5);
-            out.extend_from_slice(&(ml.0.len() as u32).to_le_bytes());
-            for l in &ml.0 {
-                head(out, 2);
-                coords(out, l.0.iter());
+        kind::LINESTRING => {
+            head(out, kind::LINESTRING);
+            coords(out, g.row_xy(row));
+        }
+        kind::POLYGON if parts.is_empty() => {
+            head(out, kind::POLYGON);
+            count(out, 0);
+        }
+        kind::POLYGON => polygon_wkb(g, parts.start, out),
+        kind::MULTIPOINT => {
+            head(out, kind::MULTIPOINT);
+            let xy = g.row_xy(row);
+            count(out, xy.len() / 2);
+            for p in xy.chunks_exact(2) {
+                head(out, kind::POINT);
+                out.extend_from_slice(&p[0].to_le_bytes());
+                out.extend_from_slice(&p[1].to_le_bytes());
             }
         }
-        Geometry::MultiPolygon(mp) => {
-            head(out, 6);
-            out.extend_from_slice(&(mp.0.len() as u32).to_le_bytes());
-            for p in &mp.0 {
-                polygon_wkb(p, out);
+        kind::MULTILINESTRING => {
+            head(out, kind::MULTILINESTRING);
+            count(out, rings.len());
+            for r in rings {
+                head(out, kind::LINESTRING);
+                coords(out, ring_xy(g, r));
             }
         }
-        Geometry::GeometryCollection(gc) => {
-            head(out, 7);
-            out.extend_from_slice(&(gc.0.len() as u32).to_le_bytes());
-            for m in &gc.0 {
-                write_wkb(m, out);
+        kind::MULTIPOLYGON => {
+            head(out, kind::MULTIPOLYGON);
+            count(out, parts.len());
+            for p in parts {
+                polygon_wkb(g, p, out);
             }
         }
+        _ => match g.get(row) {
+            Some(Geometry::GeometryCollection(gc)) => {
+                head(out, kind::COLLECTION);
+                count(out, gc.0.len());
+                for m in &gc.0 {
+                    write_wkb(m, out);
+                }
+            }
+            Some(other) => write_wkb(&other, out),
+            None => {}
+        },
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use geo::{line_string, point, polygon};
+    use geo::{
+        line_string, point, polygon, LineString, MultiLineString, MultiPoint, MultiPolygon, Polygon,
+    };
 
     /// A blob header: flags and envelope doubles, with the given byte order.
     fn blob(little: bool, kind: u8, empty: bool, envelope: &[f64], wkb: &[u8]) -> Vec<u8> {
@@ -571,6 +697,79 @@ mod tests {
         }
         let empty = Geometry::MultiPolygon(MultiPolygon(vec![]));
         assert_eq!(parse(&write(&empty, 4269)).unwrap(), None);
+    }
+
+    /// The WKB of each type as the standard lays it out, written by hand.
+    #[test]
+    fn rows_are_written_as_standard_wkb_and_read_back() {
+        let le =
+            |words: &[f64]| -> Vec<u8> { words.iter().flat_map(|v| v.to_le_bytes()).collect() };
+        let head = |code: u32, n: Option<u32>| {
+            let mut h = vec![1u8];
+            h.extend_from_slice(&code.to_le_bytes());
+            h.extend(n.map(u32::to_le_bytes).into_iter().flatten());
+            h
+        };
+        let ring = [0.0, 0.0, 4.0, 0.0, 4.0, 4.0, 0.0, 0.0];
+        let hole = [1.0, 1.0, 2.0, 1.0, 2.0, 2.0, 1.0, 1.0];
+        let holed = Polygon::new(
+            LineString::from(vec![(0.0, 0.0), (4.0, 0.0), (4.0, 4.0), (0.0, 0.0)]),
+            vec![LineString::from(vec![
+                (1.0, 1.0),
+                (2.0, 1.0),
+                (2.0, 2.0),
+                (1.0, 1.0),
+            ])],
+        );
+        let polygon_wkb = [
+            head(3, Some(2)),
+            4u32.to_le_bytes().to_vec(),
+            le(&ring),
+            4u32.to_le_bytes().to_vec(),
+            le(&hole),
+        ]
+        .concat();
+        let mut b = GeometryBuilder::default();
+        b.push(&Geometry::Polygon(holed.clone())).unwrap();
+        b.push(&Geometry::MultiPoint(MultiPoint(vec![
+            point!(x: 1.0, y: 2.0),
+            point!(x: 3.0, y: 4.0),
+        ])))
+        .unwrap();
+        b.push(&Geometry::MultiPolygon(MultiPolygon(vec![holed])))
+            .unwrap();
+        b.push_none().unwrap();
+        let g = b.finish();
+        let wkb = |row: usize| {
+            let mut out = Vec::new();
+            assert!(write_row(&g, row, 4269, &mut out));
+            let h = header(&out).unwrap();
+            assert_eq!(h.envelope, g.bbox(row), "row {row}");
+            (out[h.wkb_offset..].to_vec(), out)
+        };
+        assert_eq!(wkb(0).0, polygon_wkb);
+        let multipoint = [
+            head(4, Some(2)),
+            head(1, None),
+            le(&[1.0, 2.0]),
+            head(1, None),
+            le(&[3.0, 4.0]),
+        ];
+        assert_eq!(wkb(1).0, multipoint.concat());
+        assert_eq!(wkb(2).0, [head(6, Some(1)), polygon_wkb].concat());
+        assert!(
+            !write_row(&g, 3, 4269, &mut Vec::new()),
+            "no blob for a row without geometry"
+        );
+        // Each blob parses back into the same row.
+        let mut back = GeometryBuilder::default();
+        for row in 0..3 {
+            parse_into(&wkb(row).1, &mut back, None).unwrap();
+        }
+        let back = back.finish();
+        for row in 0..3 {
+            assert_eq!(back.get(row), g.get(row));
+        }
     }
 
     #[test]

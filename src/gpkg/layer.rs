@@ -20,6 +20,10 @@ pub(super) struct Layer {
     pub pk: String,
     /// Every column except the key and the geometry, as the file spells them.
     pub attributes: Vec<String>,
+    /// The property columns a row becomes: (index in `attributes`, lower-case
+    /// name), ordered by name; of names equal but for case, the first in the
+    /// file. (The order of the sorted property maps this reader once built.)
+    pub properties: Vec<(usize, String)>,
     /// The R-tree spatial index table, when the file has one.
     pub rtree: Option<String>,
     /// File CRS to NAD83 lon/lat; `None` when the file already is lon/lat.
@@ -80,11 +84,19 @@ impl Layer {
                 }
             }
         };
+        let mut properties: Vec<(usize, String)> = attributes
+            .iter()
+            .map(|a| a.to_ascii_lowercase())
+            .enumerate()
+            .collect();
+        properties.sort_by(|a, b| a.1.cmp(&b.1)); // stable: the first of equal names leads
+        properties.dedup_by(|later, first| later.1 == first.1);
         Ok(Layer {
             table: table.to_string(),
             geom,
             pk: pk.unwrap_or_else(|| "rowid".to_string()),
             attributes,
+            properties,
             rtree,
             to_lonlat,
             from_lonlat,

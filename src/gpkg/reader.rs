@@ -1,20 +1,25 @@
 //! Reading the NHDPlus layers of a GeoPackage: whole layers for small files,
 //! and for national files the topology columns alone, then features by key or
 //! by bounding box, so memory follows the subset rather than the file.
+//!
+//! Rows go straight into a [`TableBuilder`]: each SQLite value is pushed as
+//! a [`Scalar`] of its own type, and each geometry blob is parsed into the
+//! table's flat geometry buffers ([`blob::parse_into`]), so no per-row
+//! feature map or `geo` geometry is built.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use geo::{Geometry, Intersects, Rect};
+use geo::{Intersects, Rect};
 use rusqlite::types::ValueRef;
 use rusqlite::{Connection, OpenFlags, Row};
-use serde_json::Value;
 
 use super::blob;
 use super::layer::{quote, Layer};
 use crate::collection::Collection;
-use crate::feature::{Feature, Properties};
 use crate::network::Reach;
+use crate::table::column::Scalar;
+use crate::table::{Table, TableBuilder};
 use crate::{Error, Result};
 
 /// Every layer role, for discovery at open.
@@ -34,7 +39,9 @@ const IDS_PER_QUERY: usize = 20_000;
 
 /// A GeoPackage opened read-only. Layers are found once, at open, by their
 /// names in [`Collection::gpkg_names`] (case-insensitive); columns are matched
-/// case-insensitively and properties come out with lower-case keys.
+/// case-insensitively. A layer read is a [`Table`]: one column per table
+/// column (lower-case names, in name order; the key and geometry columns
+/// excluded), the `fid` as each row's id, geometries in NAD83 lon/lat.
 ///
 /// Not `Sync` (one SQLite connection): use from one thread at a time.
 pub struct GeoPackage {
@@ -94,10 +101,12 @@ impl GeoPackage {
     }
 
     /// Every feature of the layer, in primary-key order. Meant for small files.
-    pub fn read_all(&self, c: Collection) -> Result<Vec<Feature>> {
+    pub fn read_all(&self, c: Collection) -> Result<Table> {
         let layer = self.layer(c)?;
         let sql = format!("{} ORDER BY {}", layer.select(), quote(&layer.pk));
-        self.query(layer, &sql, &[], None)
+        let mut rows = Rows::new(layer);
+        self.query(&mut rows, &sql, [], None)?;
+        rows.finish()
     }
 
     /// The topology of the flowline layer, reading only the comid, hydroseq,
@@ -157,13 +166,12 @@ impl GeoPackage {
     /// The features whose key (`featureid` for catchments, `flcomid` for gages,
     /// else `comid`) is in `ids`, in the order of `ids` (duplicates once; ids
     /// without a feature are skipped).
-    pub fn read_by_ids(&self, c: Collection, ids: &[i64]) -> Result<Vec<Feature>> {
+    pub fn read_by_ids(&self, c: Collection, ids: &[i64]) -> Result<Table> {
         let layer = self.layer(c)?;
         let key = layer.require(key_columns(c)).map_err(|e| self.context(e))?;
-        let key_property = key.to_ascii_lowercase();
         let mut seen = std::collections::HashSet::with_capacity(ids.len());
         let unique: Vec<i64> = ids.iter().copied().filter(|id| seen.insert(*id)).collect();
-        let mut by_id: HashMap<i64, Vec<Feature>> = HashMap::with_capacity(unique.len());
+        let mut rows = Rows::new(layer);
         for chunk in unique.chunks(IDS_PER_QUERY) {
             let list = chunk
                 .iter()
@@ -176,23 +184,33 @@ impl GeoPackage {
                 quote(key),
                 quote(&layer.pk)
             );
-            for f in self.query(layer, &sql, &[], None)? {
-                if let Some(id) = f.get_i64(&key_property) {
-                    by_id.entry(id).or_default().push(f);
-                }
+            self.query(&mut rows, &sql, [], None)?;
+        }
+        let table = rows.finish()?;
+        // The rows in the order of `ids`: usually already so for flowlines
+        // (ids in file order), then without a copy.
+        let keys = table.column(&key.to_ascii_lowercase());
+        let mut by_id: HashMap<i64, Vec<usize>> = HashMap::with_capacity(unique.len());
+        for row in 0..table.len() {
+            if let Some(id) = keys.and_then(|k| k.i64(row)) {
+                by_id.entry(id).or_default().push(row);
             }
         }
-        Ok(unique
+        let order: Vec<usize> = unique
             .iter()
             .filter_map(|id| by_id.remove(id))
             .flatten()
-            .collect())
+            .collect();
+        if order.len() == table.len() && order.iter().enumerate().all(|(i, &row)| i == row) {
+            return Ok(table);
+        }
+        Ok(table.take(&order))
     }
 
     /// The features whose geometry intersects `bbox` (`[xmin, ymin, xmax, ymax]`,
     /// NAD83 lon/lat): an R-tree prefilter when the file has the index, then an
     /// exact intersection test. Features without a geometry never match.
-    pub fn read_bbox(&self, c: Collection, bbox: [f64; 4]) -> Result<Vec<Feature>> {
+    pub fn read_bbox(&self, c: Collection, bbox: [f64; 4]) -> Result<Table> {
         let [x0, y0, x1, y1] = bbox;
         if bbox.iter().any(|v| !v.is_finite()) || x0 > x1 || y0 > y1 {
             return Err(Error::InvalidArgument(format!(
@@ -206,8 +224,10 @@ impl GeoPackage {
         };
         let filter = Filter {
             rect: Rect::new((x0, y0), (x1, y1)),
+            bbox,
             file_bbox,
         };
+        let mut rows = Rows::new(layer);
         match &layer.rtree {
             Some(rtree) => {
                 let [fx0, fy0, fx1, fy1] = file_bbox;
@@ -218,18 +238,19 @@ impl GeoPackage {
                     quote(rtree),
                     quote(&layer.pk)
                 );
-                self.query(layer, &sql, &[fx0, fy0, fx1, fy1], Some(&filter))
+                self.query(&mut rows, &sql, [fx0, fy0, fx1, fy1], Some(&filter))?;
             }
             None => {
                 let sql = format!("{} ORDER BY {}", layer.select(), quote(&layer.pk));
-                self.query(layer, &sql, &[], Some(&filter))
+                self.query(&mut rows, &sql, [], Some(&filter))?;
             }
         }
+        rows.finish()
     }
 
-    /// The gage whose `SOURCE_FEA` (site number, e.g. `05429500`) is `site_no`,
-    /// `None` when the layer has no such row.
-    pub fn gage(&self, site_no: &str) -> Result<Option<Feature>> {
+    /// The gage whose `SOURCE_FEA` (site number, e.g. `05429500`) is
+    /// `site_no`: a table of that one row, empty when the layer has no such row.
+    pub fn gage(&self, site_no: &str) -> Result<Table> {
         let layer = self.layer(Collection::Gage)?;
         let col = layer
             .require(&["source_fea", "site_no"])
@@ -240,17 +261,9 @@ impl GeoPackage {
             quote(col),
             quote(&layer.pk)
         );
-        let mut stmt = self
-            .conn
-            .prepare(&sql)
-            .map_err(|e| self.context(e.into()))?;
-        let mut rows = stmt
-            .query([site_no.trim()])
-            .map_err(|e| self.context(e.into()))?;
-        match rows.next().map_err(|e| self.context(e.into()))? {
-            Some(row) => self.feature(layer, row, None),
-            None => Ok(None),
-        }
+        let mut rows = Rows::new(layer);
+        self.query(&mut rows, &sql, [site_no.trim()], None)?;
+        rows.finish()
     }
 
     /// The NAD83 lon/lat extent of the layer: from `gpkg_contents`, else the
@@ -285,8 +298,7 @@ impl GeoPackage {
             found = extent(&sql, &[])?;
         }
         if found.is_none() && layer.rtree.is_none() {
-            let features = self.read_all(c)?;
-            return Ok(crate::feature::bbox_of(&features));
+            return Ok(self.read_all(c)?.bbox());
         }
         match (found, &layer.to_lonlat) {
             (Some(b), Some(t)) => Ok(Some(t.bbox(b)?)),
@@ -311,68 +323,29 @@ impl GeoPackage {
         e.context(&self.path.display().to_string())
     }
 
-    /// Runs a `layer.select()` query; with `filter`, only the rows whose
-    /// geometry exists and passes it become features.
+    /// Runs a `layer.select()` query into `rows`; with `filter`, only the
+    /// rows whose geometry exists and passes it are kept.
     fn query(
         &self,
-        layer: &Layer,
+        rows: &mut Rows,
         sql: &str,
-        params: &[f64],
+        params: impl rusqlite::Params,
         filter: Option<&Filter>,
-    ) -> Result<Vec<Feature>> {
+    ) -> Result<()> {
         let mut stmt = self.conn.prepare(sql).map_err(|e| self.context(e.into()))?;
-        let mut rows = stmt
-            .query(rusqlite::params_from_iter(params.iter()))
-            .map_err(|e| self.context(e.into()))?;
-        let mut out = Vec::new();
-        while let Some(row) = rows.next().map_err(|e| self.context(e.into()))? {
-            out.extend(self.feature(layer, row, filter)?);
+        let mut results = stmt.query(params).map_err(|e| self.context(e.into()))?;
+        while let Some(row) = results.next().map_err(|e| self.context(e.into()))? {
+            self.row(rows, row, filter)?;
         }
-        Ok(out)
+        Ok(())
     }
 
-    /// One row as a feature; with `filter`, `None` unless the geometry exists
-    /// and passes it (attributes are only read for kept rows).
-    fn feature(
-        &self,
-        layer: &Layer,
-        row: &Row,
-        filter: Option<&Filter>,
-    ) -> Result<Option<Feature>> {
+    /// Adds one result row to `rows`; with `filter`, only when the geometry
+    /// exists and passes it (attributes are only read for kept rows, and
+    /// the WKB of a blob whose envelope is outside the box is never parsed).
+    fn row(&self, rows: &mut Rows, row: &Row, filter: Option<&Filter>) -> Result<()> {
+        let layer = rows.layer;
         let fid = row.get_ref(0).ok().and_then(integer);
-        let geometry = self.geometry(layer, row, fid, filter)?;
-        if let Some(filter) = filter {
-            if !geometry
-                .as_ref()
-                .is_some_and(|g| g.intersects(&filter.rect))
-            {
-                return Ok(None);
-            }
-        }
-        let mut properties = Properties::with_capacity(layer.attributes.len());
-        for (i, name) in layer.attributes.iter().enumerate() {
-            let v = row.get_ref(i + 2).map_err(|e| self.context(e.into()))?;
-            properties
-                .entry(name.to_ascii_lowercase())
-                .or_insert_with(|| json(v));
-        }
-        Ok(Some(Feature {
-            id: fid.map(Value::from),
-            geometry,
-            properties,
-        }))
-    }
-
-    /// The row's geometry in NAD83 lon/lat (`None` for NULL or empty, and
-    /// with `filter` when the blob's envelope is outside the box: the WKB of
-    /// far-away features is never decoded).
-    fn geometry(
-        &self,
-        layer: &Layer,
-        row: &Row,
-        fid: Option<i64>,
-        filter: Option<&Filter>,
-    ) -> Result<Option<Geometry<f64>>> {
         let where_ = || {
             format!(
                 "{}: layer {}, feature {}",
@@ -381,32 +354,88 @@ impl GeoPackage {
                 fid.unwrap_or(-1)
             )
         };
-        let bytes = match row.get_ref(1).map_err(|e| self.context(e.into()))? {
-            ValueRef::Null => return Ok(None),
-            ValueRef::Blob(b) => b,
+        let geometry = &mut rows.table.geometry;
+        match row.get_ref(1).map_err(|e| self.context(e.into()))? {
+            ValueRef::Null if filter.is_some() => return Ok(()),
+            ValueRef::Null => geometry.push_none().map_err(Error::Gpkg)?,
+            ValueRef::Blob(bytes) => {
+                let context = |e: Error| e.context(&where_());
+                if let Some(filter) = filter {
+                    let envelope = blob::header(bytes).map_err(context)?.envelope;
+                    if !envelope.is_none_or(|e| filter.envelope_may_intersect(e)) {
+                        return Ok(());
+                    }
+                }
+                let bbox =
+                    blob::parse_into(bytes, geometry, layer.to_lonlat.as_ref()).map_err(context)?;
+                if let Some(filter) = filter {
+                    if !filter.keeps(bbox, bytes, layer).map_err(context)? {
+                        geometry.pop_row();
+                        return Ok(());
+                    }
+                }
+            }
             _ => {
                 return Err(Error::Gpkg(format!(
                     "{}: the geometry is not a blob.",
                     where_()
                 )))
             }
-        };
-        if let Some(filter) = filter {
-            let envelope = blob::header(bytes)
-                .map_err(|e| e.context(&where_()))?
-                .envelope;
-            if !envelope.is_none_or(|e| filter.envelope_may_intersect(e)) {
-                return Ok(None);
-            }
         }
-        let mut g = match blob::parse(bytes).map_err(|e| e.context(&where_()))? {
-            Some(g) => g,
-            None => return Ok(None),
-        };
-        if let Some(t) = &layer.to_lonlat {
-            t.geometry(&mut g).map_err(|e| e.context(&where_()))?;
+        rows.properties(row).map_err(|e| self.context(e))?;
+        if let Some(fid) = fid {
+            rows.table.set_id(Scalar::Int(fid)).map_err(Error::Gpkg)?;
         }
-        Ok(Some(g))
+        rows.table.end_row();
+        Ok(())
+    }
+}
+
+/// The table a layer's queries fill, one result row at a time.
+struct Rows<'a> {
+    layer: &'a Layer,
+    table: TableBuilder,
+    /// The builder's key of each of `layer.properties`, interned at the
+    /// first row (a read of no rows has no columns).
+    keys: Vec<u32>,
+}
+
+impl<'a> Rows<'a> {
+    fn new(layer: &'a Layer) -> Rows<'a> {
+        Rows {
+            layer,
+            table: TableBuilder::default(),
+            keys: Vec::new(),
+        }
+    }
+
+    /// Sets the current row's properties from the attribute columns of `row`
+    /// (a `layer.select()` row): integers, finite reals and text as they
+    /// are; NULL, blobs and non-finite reals as null.
+    fn properties(&mut self, row: &Row) -> Result<()> {
+        if self.keys.len() != self.layer.properties.len() {
+            self.keys = (self.layer.properties.iter())
+                .map(|(_, name)| self.table.key(name))
+                .collect();
+        }
+        for (&key, (i, _)) in self.keys.iter().zip(&self.layer.properties) {
+            let text;
+            let value = match row.get_ref(i + 2)? {
+                ValueRef::Integer(v) => Scalar::Int(v),
+                ValueRef::Real(v) if v.is_finite() => Scalar::Float(v),
+                ValueRef::Text(t) => {
+                    text = String::from_utf8_lossy(t);
+                    Scalar::Str(&text)
+                }
+                _ => Scalar::Null,
+            };
+            self.table.set(key, value).map_err(Error::Gpkg)?;
+        }
+        Ok(())
+    }
+
+    fn finish(self) -> Result<Table> {
+        self.table.finish().map_err(Error::Gpkg)
     }
 }
 
@@ -414,10 +443,35 @@ impl GeoPackage {
 /// exact intersection, and in the file's CRS for blob envelopes.
 struct Filter {
     rect: Rect<f64>,
+    bbox: [f64; 4],
     file_bbox: [f64; 4],
 }
 
 impl Filter {
+    /// Whether a parsed row whose NAD83 bounding box is `row_bbox` (`None`:
+    /// no geometry) intersects the box: decided by the bounding box unless
+    /// it straddles an edge of the box, then by the exact test on the
+    /// geometry of the blob `bytes`, built for that row only.
+    fn keeps(&self, row_bbox: Option<[f64; 4]>, bytes: &[u8], layer: &Layer) -> Result<bool> {
+        let Some(r) = row_bbox else {
+            return Ok(false);
+        };
+        let b = self.bbox;
+        if r[2] < b[0] || r[0] > b[2] || r[3] < b[1] || r[1] > b[3] {
+            return Ok(false);
+        }
+        if r[0] >= b[0] && r[2] <= b[2] && r[1] >= b[1] && r[3] <= b[3] {
+            return Ok(true);
+        }
+        let Some(mut g) = blob::parse(bytes)? else {
+            return Ok(false);
+        };
+        if let Some(t) = &layer.to_lonlat {
+            t.geometry(&mut g)?;
+        }
+        Ok(g.intersects(&self.rect))
+    }
+
     /// False when the envelope `[minx, miny, maxx, maxy]` (file CRS) is
     /// disjoint from the box.
     fn envelope_may_intersect(&self, e: [f64; 4]) -> bool {
@@ -449,18 +503,8 @@ fn key_columns(c: Collection) -> &'static [&'static str] {
 fn integer(v: ValueRef) -> Option<i64> {
     match v {
         ValueRef::Integer(i) => Some(i),
-        ValueRef::Real(f) => crate::feature::value_as_i64(&serde_json::Number::from_f64(f)?.into()),
+        ValueRef::Real(f) => crate::table::column::exact_i64(f),
         ValueRef::Text(t) => std::str::from_utf8(t).ok()?.trim().parse().ok(),
         _ => None,
-    }
-}
-
-/// An SQLite value as JSON. Non-finite reals and blobs become null.
-fn json(v: ValueRef) -> Value {
-    match v {
-        ValueRef::Integer(i) => Value::from(i),
-        ValueRef::Real(f) => serde_json::Number::from_f64(f).map_or(Value::Null, Value::Number),
-        ValueRef::Text(t) => Value::String(String::from_utf8_lossy(t).into_owned()),
-        ValueRef::Null | ValueRef::Blob(_) => Value::Null,
     }
 }

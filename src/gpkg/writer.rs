@@ -1,5 +1,10 @@
 //! Writing layers to a new GeoPackage 1.2 file in NAD83 (EPSG:4269).
 //!
+//! Each layer is written from its [`Table`]: the SQLite column types come
+//! from the Arrow schema, each blob is encoded from the row's flat
+//! coordinates ([`blob::write_row`]) into one reused buffer, and the values
+//! are bound straight from the columns, so no feature is built.
+//!
 //! The file is built under a temporary name in the target's directory and
 //! renamed over the target only once complete, so a failure leaves no partial
 //! file and writing over the GeoPackage being read (even while it is open)
@@ -8,14 +13,15 @@
 use std::collections::HashSet;
 use std::path::Path;
 
-use rusqlite::types::Value as Sql;
-use rusqlite::{params, Connection};
-use serde_json::Value;
+use arrow_schema::DataType;
+use rusqlite::types::Null;
+use rusqlite::{params, Connection, Statement};
 
 use super::blob;
 use super::layer::quote;
-use crate::feature::{bbox_of, Feature};
 use crate::output::TempFile;
+use crate::table::column::Scalar;
+use crate::table::{Column, Table};
 use crate::{Error, Result};
 
 /// The SRS every layer is written in.
@@ -60,16 +66,18 @@ CREATE TABLE gpkg_extensions (table_name TEXT, column_name TEXT, extension_name 
   CONSTRAINT ge_tce UNIQUE (table_name, column_name, extension_name));
 ";
 
-/// Writes `layers` (table name, features in NAD83 lon/lat) to a new GeoPackage
-/// at `path`, each table with an integer key `fid`, a geometry column `geom`
-/// (SRS EPSG:4269) and one column per property (INTEGER, REAL or TEXT, inferred
-/// from the values; objects and arrays as JSON text), plus an R-tree index.
+/// Writes `layers` (table name, rows in NAD83 lon/lat) to a new GeoPackage
+/// at `path`, each table with an integer key `fid` (1, 2, ... in row order),
+/// a geometry column `geom` (SRS EPSG:4269) and one column per property
+/// column, in schema order (INTEGER for integer and boolean columns, REAL
+/// for float, TEXT otherwise; JSON columns as their JSON text, strings
+/// unquoted), plus an R-tree index.
 ///
 /// Errors: `InvalidArgument` when `path` does not end in `.gpkg` or a layer
 /// name is empty, reserved or repeated; `Exists` when the file exists and
 /// `overwrite` is false (the file is left untouched); `Io`/`Gpkg` on failure,
 /// after which no partial file remains.
-pub fn write(path: &Path, layers: &[(&str, &[Feature])], overwrite: bool) -> Result<()> {
+pub fn write(path: &Path, layers: &[(&str, &Table)], overwrite: bool) -> Result<()> {
     check_output_path(path, overwrite)?;
     check_names(layers)?;
     let temp = TempFile::beside(path)?;
@@ -93,7 +101,7 @@ pub fn check_output_path(path: &Path, overwrite: bool) -> Result<()> {
     crate::output::check_target(path, overwrite)
 }
 
-fn check_names(layers: &[(&str, &[Feature])]) -> Result<()> {
+fn check_names(layers: &[(&str, &Table)]) -> Result<()> {
     let mut seen = HashSet::new();
     for (name, _) in layers {
         let lower = name.to_ascii_lowercase();
@@ -116,7 +124,7 @@ fn check_names(layers: &[(&str, &[Feature])]) -> Result<()> {
 }
 
 /// Writes the whole GeoPackage into `file` (created empty) in one transaction.
-fn build(file: &Path, layers: &[(&str, &[Feature])]) -> Result<()> {
+fn build(file: &Path, layers: &[(&str, &Table)]) -> Result<()> {
     let mut conn = Connection::open(file)?;
     conn.execute_batch(&format!(
         "PRAGMA application_id = {APPLICATION_ID}; PRAGMA user_version = {USER_VERSION}; PRAGMA journal_mode = OFF;"
@@ -163,8 +171,8 @@ fn build(file: &Path, layers: &[(&str, &[Feature])]) -> Result<()> {
             params![name, id, org, code, def, desc],
         )?;
     }
-    for (name, features) in layers {
-        write_layer(&tx, name, features).map_err(|e| e.context(&format!("layer {name}")))?;
+    for (name, table) in layers {
+        write_layer(&tx, name, table).map_err(|e| e.context(&format!("layer {name}")))?;
     }
     tx.commit()?;
     conn.close().map_err(|(_, e)| Error::from(e))?;
@@ -173,106 +181,76 @@ fn build(file: &Path, layers: &[(&str, &[Feature])]) -> Result<()> {
         .map_err(|e| crate::error::io_error(file, e))
 }
 
-/// The SQLite type of a property column.
-#[derive(Clone, Copy, PartialEq, Debug)]
-enum ColumnType {
-    Integer,
-    Real,
-    Text,
-}
-
-impl ColumnType {
-    fn of(v: &Value) -> Option<ColumnType> {
-        match v {
-            Value::Null => None,
-            Value::Bool(_) => Some(ColumnType::Integer),
-            Value::Number(n) if n.is_i64() => Some(ColumnType::Integer),
-            Value::Number(_) => Some(ColumnType::Real),
-            _ => Some(ColumnType::Text),
-        }
-    }
-
-    /// The narrowest type holding both.
-    fn join(self, other: ColumnType) -> ColumnType {
-        use ColumnType::*;
-        match (self, other) {
-            (a, b) if a == b => a,
-            (Integer, Real) | (Real, Integer) => Real,
-            _ => Text,
-        }
-    }
-
-    fn sql(self) -> &'static str {
-        match self {
-            ColumnType::Integer => "INTEGER",
-            ColumnType::Real => "REAL",
-            ColumnType::Text => "TEXT",
-        }
-    }
-
-    fn value(self, v: &Value) -> Sql {
-        match (self, v) {
-            (_, Value::Null) => Sql::Null,
-            (ColumnType::Integer, Value::Bool(b)) => Sql::Integer(i64::from(*b)),
-            (ColumnType::Integer, Value::Number(n)) => n.as_i64().map_or(Sql::Null, Sql::Integer),
-            (ColumnType::Real, Value::Number(n)) => n.as_f64().map_or(Sql::Null, Sql::Real),
-            (_, Value::String(s)) => Sql::Text(s.clone()),
-            (_, other) => Sql::Text(other.to_string()),
-        }
+/// The SQLite type of a property column of this type.
+fn sql_type(t: &DataType) -> &'static str {
+    match t {
+        DataType::Int64 | DataType::Boolean => "INTEGER",
+        DataType::Float64 => "REAL",
+        _ => "TEXT",
     }
 }
 
-/// Property columns in the order of the property maps, with their inferred types. The key
-/// and geometry column names are taken, so properties called `fid` or `geom`
-/// (any case) are not written.
-fn columns(features: &[Feature]) -> Vec<(String, ColumnType)> {
-    let mut cols: Vec<(String, Option<ColumnType>)> = Vec::new();
-    let mut index = std::collections::HashMap::new();
-    for f in features {
-        for (k, v) in &f.properties {
-            let lower = k.to_ascii_lowercase();
-            if lower == "fid" || lower == GEOM {
-                continue;
-            }
-            let i = *index.entry(lower).or_insert_with(|| {
-                cols.push((k.clone(), None));
-                cols.len() - 1
-            });
-            if let Some(t) = ColumnType::of(v) {
-                cols[i].1 = Some(cols[i].1.map_or(t, |c| c.join(t)));
-            }
-        }
-    }
-    cols.into_iter()
-        .map(|(k, t)| (k, t.unwrap_or(ColumnType::Text)))
+/// The property columns written: every column of the schema except those
+/// named like the key and geometry columns (`fid`, `geom`, any case).
+fn columns(table: &Table) -> Vec<(&str, &'static str, Column<'_>)> {
+    (table.schema().fields().iter().enumerate())
+        .filter(|(_, f)| {
+            !f.name().eq_ignore_ascii_case("fid") && !f.name().eq_ignore_ascii_case(GEOM)
+        })
+        .filter_map(|(i, f)| {
+            Some((
+                f.name().as_str(),
+                sql_type(f.data_type()),
+                table.column_at(i)?,
+            ))
+        })
         .collect()
 }
 
-/// The declared geometry type of a layer: the common type, else GEOMETRY.
-fn layer_type(features: &[Feature]) -> &'static str {
-    let mut types = features
-        .iter()
-        .filter_map(|f| f.geometry.as_ref())
-        .map(blob::type_name);
-    match types.next() {
-        Some(first) if types.all(|t| t == first) => first,
+/// The declared geometry type of a layer: the common type of the rows
+/// with a geometry, else GEOMETRY.
+fn layer_type(table: &Table) -> &'static str {
+    let mut kinds =
+        (table.geometries().kinds.iter()).filter(|&&k| k != crate::table::geometry::kind::NONE);
+    match kinds.next() {
+        Some(&first) if kinds.all(|&k| k == first) => blob::type_name(first),
         _ => "GEOMETRY",
     }
 }
 
-fn write_layer(tx: &rusqlite::Transaction, name: &str, features: &[Feature]) -> Result<()> {
-    let cols = columns(features);
-    let (table, rtree) = (quote(name), quote(&format!("rtree_{name}_{GEOM}")));
-    let gtype = layer_type(features);
+/// Binds `v` as parameter `i` of `stmt`: booleans as 0 or 1, JSON text as
+/// is except a JSON string, which is bound unquoted.
+fn bind(stmt: &mut Statement, i: usize, v: Scalar) -> rusqlite::Result<()> {
+    match v {
+        Scalar::Null => stmt.raw_bind_parameter(i, Null),
+        Scalar::Bool(b) => stmt.raw_bind_parameter(i, i64::from(b)),
+        Scalar::Int(n) => stmt.raw_bind_parameter(i, n),
+        Scalar::UInt(n) => stmt.raw_bind_parameter(i, i64::try_from(n).ok()),
+        Scalar::Float(f) => stmt.raw_bind_parameter(i, f),
+        Scalar::Str(s) => stmt.raw_bind_parameter(i, s),
+        Scalar::Json(s) => match s
+            .starts_with('"')
+            .then(|| serde_json::from_str::<String>(s))
+        {
+            Some(Ok(unquoted)) => stmt.raw_bind_parameter(i, unquoted),
+            _ => stmt.raw_bind_parameter(i, s),
+        },
+    }
+}
+
+fn write_layer(tx: &rusqlite::Transaction, name: &str, table: &Table) -> Result<()> {
+    let cols = columns(table);
+    let (quoted, rtree) = (quote(name), quote(&format!("rtree_{name}_{GEOM}")));
+    let gtype = layer_type(table);
     let defs: String = cols
         .iter()
-        .map(|(c, t)| format!(", {} {}", quote(c), t.sql()))
+        .map(|(c, t, _)| format!(", {} {t}", quote(c)))
         .collect();
     tx.execute_batch(&format!(
-        "CREATE TABLE {table} (fid INTEGER PRIMARY KEY AUTOINCREMENT NOT NULL, {GEOM} {gtype}{defs});
+        "CREATE TABLE {quoted} (fid INTEGER PRIMARY KEY AUTOINCREMENT NOT NULL, {GEOM} {gtype}{defs});
          CREATE VIRTUAL TABLE {rtree} USING rtree(id, minx, maxx, miny, maxy);"
     ))?;
-    let bbox = bbox_of(features);
+    let bbox = table.bbox();
     tx.execute(
         "INSERT INTO gpkg_contents (table_name, data_type, identifier, min_x, min_y, max_x, max_y, srs_id)
          VALUES (?1, 'features', ?1, ?2, ?3, ?4, ?5, ?6)",
@@ -289,26 +267,29 @@ fn write_layer(tx: &rusqlite::Transaction, name: &str, features: &[Feature]) -> 
     let placeholders: String = (0..cols.len()).map(|i| format!(", ?{}", i + 3)).collect();
     let names: String = cols
         .iter()
-        .map(|(c, _)| format!(", {}", quote(c)))
+        .map(|(c, _, _)| format!(", {}", quote(c)))
         .collect();
     let mut insert = tx.prepare(&format!(
-        "INSERT INTO {table} (fid, {GEOM}{names}) VALUES (?1, ?2{placeholders})"
+        "INSERT INTO {quoted} (fid, {GEOM}{names}) VALUES (?1, ?2{placeholders})"
     ))?;
     let mut index = tx.prepare(&format!("INSERT INTO {rtree} VALUES (?1, ?2, ?3, ?4, ?5)"))?;
-    for (i, f) in features.iter().enumerate() {
-        let fid = i as i64 + 1;
-        let mut values = vec![
-            Sql::Integer(fid),
-            f.geometry
-                .as_ref()
-                .map_or(Sql::Null, |g| Sql::Blob(blob::write(g, SRS_ID))),
-        ];
-        for (c, t) in &cols {
-            values.push(f.properties.get(c).map_or(Sql::Null, |v| t.value(v)));
+    let geometries = table.geometries();
+    let mut geom = Vec::new();
+    for row in 0..table.len() {
+        let fid = row as i64 + 1;
+        insert.raw_bind_parameter(1, fid)?;
+        geom.clear();
+        if blob::write_row(geometries, row, SRS_ID, &mut geom) {
+            insert.raw_bind_parameter(2, geom.as_slice())?;
+        } else {
+            insert.raw_bind_parameter(2, Null)?;
         }
-        insert.execute(rusqlite::params_from_iter(values))?;
+        for (i, (_, _, c)) in cols.iter().enumerate() {
+            bind(&mut insert, i + 3, c.scalar(row))?;
+        }
+        insert.raw_execute()?;
         // No bounding box for NULL or empty geometries: they stay out of the index.
-        if let Some(b) = f.bbox() {
+        if let Some(b) = geometries.bbox(row) {
             index.execute(params![fid, b[0], b[2], b[1], b[3]])?;
         }
     }
@@ -350,32 +331,35 @@ fn rtree_triggers(name: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::feature::Feature;
     use geo::{line_string, point, Geometry};
-    use serde_json::json;
+    use serde_json::{json, Value};
+
+    fn table(features: &[Feature]) -> Table {
+        Table::from_features(features).unwrap()
+    }
 
     #[test]
-    fn column_types_are_inferred_from_all_values() {
+    fn column_types_come_from_the_schema() {
         let f = |p: Value| Feature {
             properties: p.as_object().unwrap().clone(),
             ..Default::default()
         };
-        let features = [
+        let t = table(&[
             f(json!({"comid": 1, "len": 1, "name": "a", "mix": 1, "none": null, "FID": 3})),
             f(json!({"comid": 2, "len": 2.5, "name": null, "mix": "x", "flag": true})),
-        ];
-        let cols = columns(&features);
-        let mut got: Vec<(&str, ColumnType)> = cols.iter().map(|(c, t)| (c.as_str(), *t)).collect();
+        ]);
+        let mut got: Vec<(&str, &str)> = columns(&t).iter().map(|(c, t, _)| (*c, *t)).collect();
         got.sort_by_key(|(c, _)| *c);
-        use ColumnType::*;
         assert_eq!(
             got,
             [
-                ("comid", Integer),
-                ("flag", Integer),
-                ("len", Real),
-                ("mix", Text),
-                ("name", Text),
-                ("none", Text)
+                ("comid", "INTEGER"),
+                ("flag", "INTEGER"),
+                ("len", "REAL"),
+                ("mix", "TEXT"),
+                ("name", "TEXT"),
+                ("none", "TEXT")
             ]
         );
     }
@@ -386,14 +370,17 @@ mod tests {
             geometry: Some(Geometry::Point(point!(x: x, y: 0.0))),
             ..Default::default()
         };
-        assert_eq!(layer_type(&[p(1.0), p(2.0)]), "POINT");
+        assert_eq!(
+            layer_type(&table(&[p(1.0), p(2.0), Feature::default()])),
+            "POINT"
+        );
         let l = Feature {
             geometry: Some(Geometry::LineString(
                 line_string![(x: 0.0, y: 0.0), (x: 1.0, y: 1.0)],
             )),
             ..Default::default()
         };
-        assert_eq!(layer_type(&[p(1.0), l]), "GEOMETRY");
-        assert_eq!(layer_type(&[]), "GEOMETRY");
+        assert_eq!(layer_type(&table(&[p(1.0), l])), "GEOMETRY");
+        assert_eq!(layer_type(&Table::default()), "GEOMETRY");
     }
 }

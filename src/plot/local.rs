@@ -12,7 +12,6 @@ use crate::feature::{union_bbox, Feature};
 use crate::gpkg::GeoPackage;
 use crate::network::{Network, Reach};
 use crate::services::index;
-use crate::table::Table;
 use crate::{Error, Result};
 use geo::Point;
 use std::collections::HashSet;
@@ -91,7 +90,7 @@ fn with_flowlines(
         .filter(|r| keep.contains(&r.comid))
         .map(|r| r.comid)
         .collect();
-    let catchments = table(gpkg.read_by_ids(Collection::Catchment, &ids)?)?;
+    let catchments = gpkg.read_by_ids(Collection::Catchment, &ids)?;
     let basins: Vec<Feature> = match &per_outlet {
         Some(sets) => outlets
             .iter()
@@ -113,7 +112,7 @@ fn with_flowlines(
             .collect(),
         None => ids,
     };
-    let flowlines = table(gpkg.read_by_ids(Collection::FlowlineNetwork, &ids)?)?;
+    let flowlines = gpkg.read_by_ids(Collection::FlowlineNetwork, &ids)?;
     if flowlines.is_empty() {
         return Err(Error::not_found(
             "no network flowline of the request is in the GeoPackage",
@@ -140,7 +139,7 @@ fn with_flowlines(
 /// Everything in a box, no download: flowlines (by stream order), with the
 /// waterbody split by the `wbareacomi` of every flowline in the box.
 fn in_bbox(gpkg: &GeoPackage, req: &PlotRequest, bbox: [f64; 4]) -> Result<Subset> {
-    let mut flowlines = table(gpkg.read_bbox(Collection::FlowlineNetwork, bbox)?)?;
+    let mut flowlines = gpkg.read_bbox(Collection::FlowlineNetwork, bbox)?;
     let wbareacomi = wbareacomi_of(&flowlines);
     if let Some(n) = req.streamorder.filter(|&n| n > 0) {
         let order = flowlines.column("streamorde");
@@ -160,7 +159,7 @@ fn in_bbox(gpkg: &GeoPackage, req: &PlotRequest, bbox: [f64; 4]) -> Result<Subse
         ..Default::default()
     };
     if !req.flowline_only.unwrap_or(false) {
-        subset.catchments = table(gpkg.read_bbox(Collection::Catchment, bbox)?)?;
+        subset.catchments = gpkg.read_bbox(Collection::Catchment, bbox)?;
         add_bbox_layers(gpkg, &mut subset, bbox)?;
     }
     Ok(subset)
@@ -176,16 +175,10 @@ fn add_bbox_layers(gpkg: &GeoPackage, subset: &mut Subset, bbox: [f64; 4]) -> Re
         (Collection::Gage, &mut subset.gages),
     ] {
         if gpkg.has_layer(collection) {
-            *target = table(gpkg.read_bbox(collection, bbox)?)?;
+            *target = gpkg.read_bbox(collection, bbox)?;
         }
     }
     Ok(())
-}
-
-/// The GeoPackage reader's features as a table: this source's boundary
-/// until the reader fills tables itself.
-fn table(features: Vec<Feature>) -> Result<Table> {
-    Table::from_features(&features).map_err(Error::Gpkg)
 }
 
 /// Resolves an outlet locally: comids directly, gauge sites through the
@@ -195,9 +188,8 @@ fn resolve(ctx: &Context, gpkg: &GeoPackage, outlet: &Outlet) -> Result<Resolved
     if let Outlet::Point { x, y, crs } = outlet {
         let (lon, lat) = Transformer::new(crs, super::data::PLOT_DATA_CRS)?.point(*x, *y)?;
         let hits = gpkg.read_bbox(Collection::Catchment, [lon, lat, lon, lat])?;
-        let comid = hits
-            .iter()
-            .find_map(|c| c.get_i64("featureid"))
+        let comid = (0..hits.len())
+            .find_map(|row| hits.get_i64(row, "featureid"))
             .ok_or_else(|| {
                 Error::not_found(format!(
                     "no catchment of the GeoPackage holds the point ({x}, {y}) in {crs}"
@@ -217,9 +209,10 @@ fn resolve(ctx: &Context, gpkg: &GeoPackage, outlet: &Outlet) -> Result<Resolved
             .parse()
             .map_err(|_| Error::InvalidArgument(format!("comid {id:?} is not an integer")))?;
         let flowline = gpkg.read_by_ids(Collection::FlowlineNetwork, &[comid])?;
-        let point = flowline
-            .first()
-            .and_then(|f| f.geometry.as_ref())
+        let point = (!flowline.is_empty())
+            .then(|| flowline.geometry(0))
+            .flatten()
+            .as_ref()
             .and_then(outlet_point);
         return Ok(Resolved {
             source,
@@ -229,15 +222,16 @@ fn resolve(ctx: &Context, gpkg: &GeoPackage, outlet: &Outlet) -> Result<Resolved
         });
     }
     if source == ctx.config.names.gauge_source() && gpkg.has_layer(Collection::Gage) {
-        let gage = gpkg.gage(site_number(&id))?.ok_or_else(|| {
-            Error::not_found(format!(
+        let gage = gpkg.gage(site_number(&id))?;
+        if gage.is_empty() {
+            return Err(Error::not_found(format!(
                 "gauge site {id} is not in the GeoPackage's Gage layer"
-            ))
-        })?;
-        let comid = gage.get_i64("flcomid").ok_or_else(|| {
+            )));
+        }
+        let comid = gage.get_i64(0, "flcomid").ok_or_else(|| {
             Error::Gpkg(format!("gauge site {id} has no FLComID in the Gage layer"))
         })?;
-        let point = gage.geometry.as_ref().and_then(outlet_point);
+        let point = gage.geometry(0).as_ref().and_then(outlet_point);
         return Ok(Resolved {
             source,
             id,

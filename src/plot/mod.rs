@@ -17,8 +17,8 @@ pub use outlets::site_id;
 pub use request::{CacheSetting, Outlet, PlotRequest};
 
 use crate::context::Context;
-use crate::feature::Feature;
 use crate::render::{Map, TileCacheMode};
+use crate::table::Table;
 use crate::Result;
 
 /// Runs plot_hydro: builds the plot data of `req` (from `hydro_data` or the
@@ -81,29 +81,28 @@ fn plot_data(ctx: &Context, req: &PlotRequest) -> Result<PlotData> {
 }
 
 /// Writes the subset as a GeoPackage with the NHDPlus layer names (so it can
-/// serve as `hydro_data` again), plus the basins and outlets.
+/// serve as `hydro_data` again), plus the basins and outlets. The layers are
+/// written from their tables; only the two waterbody layers are joined (copied)
+/// into the one `NHDWaterbody` table.
 fn write_gpkg(data: &PlotData, path: &std::path::Path, overwrite: bool) -> Result<()> {
-    // The writer still takes features: each layer converts here.
-    let features = |l: Layer| data.layer(l).to_features();
-    let mut waterbodies = features(Layer::NetworkWtbd);
-    waterbodies.extend(features(Layer::OffNetworkWtbd));
-    let owned: Vec<(&str, Vec<Feature>)> = vec![
-        ("NHDFlowline_Network", features(Layer::Flowline)),
-        ("CatchmentSP", features(Layer::Catchment)),
-        ("NHDWaterbody", waterbodies),
-        ("NHDArea", features(Layer::Area)),
+    let waterbodies = Table::concat(&[
+        data.layer(Layer::NetworkWtbd).clone(),
+        data.layer(Layer::OffNetworkWtbd).clone(),
+    ])
+    .map_err(crate::Error::Gpkg)?;
+    let all: [(&str, &Table); 8] = [
+        ("NHDFlowline_Network", data.layer(Layer::Flowline)),
+        ("CatchmentSP", data.layer(Layer::Catchment)),
+        ("NHDWaterbody", &waterbodies),
+        ("NHDArea", data.layer(Layer::Area)),
         (
             "NHDFlowline_NonNetwork",
-            features(Layer::FlowlineNonNetwork),
+            data.layer(Layer::FlowlineNonNetwork),
         ),
-        ("Gage", features(Layer::Gage)),
-        ("basin", features(Layer::Basin)),
-        ("outlets", features(Layer::Outlets)),
+        ("Gage", data.layer(Layer::Gage)),
+        ("basin", data.layer(Layer::Basin)),
+        ("outlets", data.layer(Layer::Outlets)),
     ];
-    let layers: Vec<(&str, &[Feature])> = owned
-        .iter()
-        .filter(|(_, features)| !features.is_empty())
-        .map(|(name, features)| (*name, features.as_slice()))
-        .collect();
+    let layers: Vec<(&str, &Table)> = all.into_iter().filter(|(_, t)| !t.is_empty()).collect();
     crate::gpkg::write(path, &layers, overwrite)
 }

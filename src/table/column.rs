@@ -413,6 +413,13 @@ pub fn scalar_of(array: &ArrayRef, json: bool, i: usize) -> Scalar<'_> {
     }
 }
 
+/// `f` as an integer when it is integral and exact as a float (|f| < 2^53):
+/// how a float reads as an integer ([`crate::table::Column::i64`], the
+/// GeoPackage topology), as [`crate::feature::value_as_i64`] reads one.
+pub fn exact_i64(f: f64) -> Option<i64> {
+    (f.fract() == 0.0 && f.abs() < 9.007_199_254_740_992e15).then_some(f as i64)
+}
+
 /// A scalar as text in a `Text` column: strings as they are, the rest as JSON.
 fn scalar_text(v: Scalar) -> String {
     match v {

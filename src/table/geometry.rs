@@ -97,6 +97,20 @@ impl GeometryBuilder {
         self.xy.truncate(self.coords[rings] as usize * 2);
     }
 
+    /// Drops the last finished row (nothing when there is none), for a
+    /// filler that decides to keep a row only once it is built.
+    pub fn pop_row(&mut self) {
+        match self.kinds.pop() {
+            None => return,
+            Some(kind::COLLECTION) => {
+                self.collections.pop();
+            }
+            Some(_) => {}
+        }
+        self.parts.pop();
+        self.abandon_row();
+    }
+
     /// A row without geometry.
     pub fn push_none(&mut self) -> Result<(), String> {
         self.finish_row(kind::NONE)
@@ -366,5 +380,26 @@ mod tests {
         assert_eq!(c.get(0).as_ref(), Some(&all[6]));
         assert_eq!(c.get(1).as_ref(), Some(&all[5]));
         assert_eq!(c.get(2).as_ref(), Some(&all[0]));
+    }
+
+    #[test]
+    fn pop_row_drops_the_last_row_only() {
+        let line = Geometry::LineString(line_string![(x: 5., y: 5.), (x: 6., y: 7.)]);
+        let gc = Geometry::GeometryCollection(geo::GeometryCollection(vec![line.clone()]));
+        let mut b = GeometryBuilder::default();
+        b.push(&line).unwrap();
+        b.push(&gc).unwrap();
+        b.pop_row();
+        b.push(&Geometry::Point(point!(x: 1., y: 2.))).unwrap();
+        b.pop_row();
+        b.push(&gc).unwrap();
+        let g = b.finish();
+        assert_eq!(g.len(), 2);
+        assert_eq!(g.get(0), Some(line));
+        assert_eq!(g.get(1), Some(gc));
+        assert_eq!(g.coordinate_count(), 2);
+        let mut empty = GeometryBuilder::default();
+        empty.pop_row();
+        assert_eq!(empty.rows(), 0);
     }
 }

@@ -70,9 +70,7 @@ impl<'a> Column<'a> {
     pub fn i64(&self, row: usize) -> Option<i64> {
         match self.scalar(row) {
             Scalar::Int(i) => Some(i),
-            Scalar::Float(f) => {
-                (f.fract() == 0.0 && f.abs() < 9.007_199_254_740_992e15).then_some(f as i64)
-            }
+            Scalar::Float(f) => column::exact_i64(f),
             Scalar::Str(s) => s.trim().parse().ok(),
             _ => None,
         }

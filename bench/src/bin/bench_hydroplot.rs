@@ -19,7 +19,6 @@
 //! Figures go to stdout as `name value unit` lines and, as a JSON object, to OUT.json.
 
 use hydroplot::config::Config;
-use hydroplot::feature::Feature;
 use hydroplot::network::{Network, Reach};
 use hydroplot::plot::{plot_hydro, Layer, Outlet, PlotData, PlotRequest};
 use hydroplot::render::{Map, TileCacheMode};
@@ -231,19 +230,12 @@ fn fast_png(ctx: &Context, data: &PlotData, cache: &Path, figures: &mut Figures)
 
 fn gpkg_io(data: &PlotData, figures: &mut Figures) {
     let path = std::env::temp_dir().join(format!("bench-{}.gpkg", std::process::id()));
-    let owned: Vec<(&str, Vec<Feature>)> = vec![
-        (
-            "NHDFlowline_Network",
-            data.layer(Layer::Flowline).to_features(),
-        ),
-        ("CatchmentSP", data.layer(Layer::Catchment).to_features()),
-        (
-            "NHDWaterbody",
-            data.layer(Layer::OffNetworkWtbd).to_features(),
-        ),
-        ("NHDArea", data.layer(Layer::Area).to_features()),
+    let layers: Vec<(&str, &hydroplot::table::Table)> = vec![
+        ("NHDFlowline_Network", data.layer(Layer::Flowline)),
+        ("CatchmentSP", data.layer(Layer::Catchment)),
+        ("NHDWaterbody", data.layer(Layer::OffNetworkWtbd)),
+        ("NHDArea", data.layer(Layer::Area)),
     ];
-    let layers: Vec<(&str, &[Feature])> = owned.iter().map(|(n, f)| (*n, f.as_slice())).collect();
     let features: usize = layers.iter().map(|(_, f)| f.len()).sum();
     let t = Instant::now();
     hydroplot::gpkg::write(&path, &layers, true).expect("gpkg write");
