@@ -200,7 +200,7 @@ pub extern "C" fn hydroplot_plot_data_layer_arrow(
         let pd = unsafe { arg_ref(pd, "pd") }?;
         let layer = layer_arg(layer)?;
         arrow_stream::check(out)?;
-        let batch = crate::arrow::layer_batch(&pd.data.layer(layer).to_features(), PLOT_DATA_CRS)?;
+        let batch = crate::arrow::layer_batch(pd.data.layer(layer), PLOT_DATA_CRS)?;
         arrow_stream::export(batch, out)
     })
 }

@@ -10,7 +10,9 @@
 
 pub mod column;
 pub mod decode;
+pub mod export;
 pub mod geometry;
+mod import;
 
 use crate::feature::{Feature, Properties};
 use arrow_array::{Array, ArrayRef, UInt32Array};
