@@ -349,7 +349,7 @@ mod tests {
     fn the_wkb_of_every_type_is_what_the_geopackage_writer_writes() {
         let line = line_string![(x: 5., y: 5.), (x: 6., y: 7.)];
         let poly = polygon![(x: 0., y: 0.), (x: 1., y: 0.), (x: 1., y: 1.), (x: 0., y: 0.)];
-        let all = vec![
+        let all = [
             Geometry::Point(point!(x: 1.5, y: -2.5)),
             Geometry::MultiPoint(vec![point!(x: 1., y: 2.), point!(x: 3., y: 4.)].into()),
             Geometry::LineString(line.clone()),
