@@ -14,9 +14,11 @@
 
 use super::geometry::{kind, Geometries, GeometryBuilder};
 use super::Table;
+use arrow_array::cast::AsArray;
+use arrow_array::types::Float64Type;
 use arrow_array::{
-    new_null_array, ArrayRef, BinaryArray, FixedSizeListArray, Float64Array, ListArray,
-    RecordBatch, StringArray, UInt8Array,
+    new_null_array, Array, ArrayRef, BinaryArray, FixedSizeListArray, Float64Array, Int64Array,
+    ListArray, RecordBatch, StringArray, UInt8Array,
 };
 use arrow_buffer::{NullBuffer, OffsetBuffer, ScalarBuffer};
 use arrow_schema::{DataType, Field, Schema};
@@ -44,10 +46,13 @@ pub(super) mod role {
 impl Table {
     /// The table as the C stream export gives it: `geometry` first (WKB, in
     /// `crs`, e.g. `"EPSG:4269"`), then the property columns in schema
-    /// order, sharing the table's arrays. A property named `geometry` is
-    /// exported as `geometry_property`; a column with no value at all (Arrow
-    /// `Null`) as utf8 nulls, as the bindings read it. The `id` is not
-    /// exported (for the fabric's layers it equals the comid or featureid).
+    /// order, sharing the table's arrays, with the types the header
+    /// documents: a float64 column whose values are all integral (below
+    /// 2^53, such as a comid sent as `13293970.0`) is int64 (the one
+    /// column kind that is converted, not shared), a column with no value
+    /// at all (Arrow `Null`) is utf8 nulls. A property named `geometry` is
+    /// exported as `geometry_property`. The `id` is not exported (for the
+    /// fabric's layers it equals the comid or featureid).
     pub fn to_record_batch(&self, crs: &str) -> Result<RecordBatch, String> {
         let mut fields = vec![wkb_field(crs)];
         let mut columns = vec![wkb_array(&self.geometry)?];
@@ -56,13 +61,13 @@ impl Table {
             if field.name() == GEOMETRY {
                 field = field.with_name(format!("{GEOMETRY}_property"));
             }
-            if column.data_type() == &DataType::Null {
-                fields.push(field.with_data_type(DataType::Utf8));
-                columns.push(new_null_array(&DataType::Utf8, self.len()));
-            } else {
-                fields.push(field);
-                columns.push(column.clone());
-            }
+            let column = match column.data_type() {
+                DataType::Null => new_null_array(&DataType::Utf8, self.len()),
+                DataType::Float64 => integral(column).unwrap_or_else(|| column.clone()),
+                _ => column.clone(),
+            };
+            fields.push(field.with_data_type(column.data_type().clone()));
+            columns.push(column);
         }
         RecordBatch::try_new(Arc::new(Schema::new(fields)), columns).map_err(|e| e.to_string())
     }
@@ -107,6 +112,20 @@ impl Table {
         RecordBatch::try_new_with_options(Arc::new(Schema::new(fields)), columns, &options)
             .map_err(|e| e.to_string())
     }
+}
+
+/// A float64 column as int64 when every value is an integer an `f64` holds
+/// exactly (|v| <= 2^53); `None` otherwise.
+fn integral(column: &ArrayRef) -> Option<ArrayRef> {
+    let floats = column.as_primitive_opt::<Float64Type>()?;
+    let exact = |v: f64| v.fract() == 0.0 && v.abs() <= 9.007_199_254_740_992e15;
+    let all = (0..floats.len()).all(|i| floats.is_null(i) || exact(floats.value(i)));
+    all.then(|| -> ArrayRef {
+        Arc::new(Int64Array::new(
+            floats.values().iter().map(|&v| v as i64).collect(),
+            floats.nulls().cloned(),
+        ))
+    })
 }
 
 /// Interleaved coordinates: a `FixedSizeList<f64, 2>` named `xy`.
@@ -292,7 +311,7 @@ mod tests {
             .enumerate()
             .map(|(i, geometry)| Feature {
                 geometry,
-                properties: serde_json::json!({"comid": i, "geometry": "x", "none": null})
+                properties: serde_json::json!({"comid": i, "geometry": "x", "none": null, "order": i as f64, "len": 0.5 + i as f64})
                     .as_object()
                     .unwrap()
                     .clone(),
@@ -326,12 +345,37 @@ mod tests {
         let batch = t.to_record_batch("EPSG:4269").unwrap();
         let schema = batch.schema();
         let names: Vec<&str> = schema.fields().iter().map(|f| f.name().as_str()).collect();
-        assert_eq!(names, ["geometry", "comid", "geometry_property", "none"]);
+        assert_eq!(
+            names,
+            [
+                "geometry",
+                "comid",
+                "geometry_property",
+                "len",
+                "none",
+                "order"
+            ]
+        );
+        let types: Vec<String> = schema
+            .fields()
+            .iter()
+            .map(|f| f.data_type().to_string())
+            .collect();
+        assert_eq!(
+            types,
+            ["Binary", "Int64", "Utf8", "Float64", "Utf8", "Int64"]
+        );
+        assert_eq!(
+            batch
+                .column(5)
+                .as_primitive::<arrow_array::types::Int64Type>()
+                .value(3),
+            3
+        );
         let meta = schema.field(0).metadata();
         assert_eq!(meta["ARROW:extension:name"], "geoarrow.wkb");
         assert!(meta["ARROW:extension:metadata"].contains("\"crs\":\"EPSG:4269\""));
-        assert_eq!(schema.field(3).data_type(), &arrow_schema::DataType::Utf8);
-        assert_eq!(batch.column(3).null_count(), 4);
+        assert_eq!(batch.column(4).null_count(), 4);
         let g = batch.column(0).as_binary::<i32>();
         assert_eq!(g.value(0), wkb(2, &[2], &[1., 2., 3., 4.]));
         assert!(g.is_null(1));
