@@ -6,7 +6,9 @@
 //! `Arc`s); [`TableBuilder`] fills one row at a time, widening a column's
 //! type when a row needs it (see [`column`]), and freezes into a `Table`
 //! without copying. [`decode`] fills a builder straight from the bytes of an
-//! OGC API Features page.
+//! OGC API Features page. [`export`] turns a table into the record batches
+//! of the Arrow export and of the plot-data cache, and back from the
+//! latter.
 
 pub mod column;
 pub mod decode;
