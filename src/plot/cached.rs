@@ -211,7 +211,52 @@ pub fn decode_stream(stream: Vec<u8>) -> Result<Table> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::feature::Feature;
     use crate::plot::CacheSetting;
+
+    /// A heterogeneous layer through the IPC bytes: a JSON column, a column
+    /// mixing numbers, strings and booleans, integers widened to floats,
+    /// nulls, a row without geometry, a collection and mixed ids.
+    #[test]
+    fn a_heterogeneous_layer_round_trips_through_its_ipc_part() {
+        let line = geo::Geometry::LineString(vec![(1.0, 2.0), (3.0, 4.0)].into());
+        let collection = geo::Geometry::GeometryCollection(geo::GeometryCollection(vec![
+            line.clone(),
+            geo::Geometry::Point(geo::point!(x: 5.0, y: 6.0)),
+        ]));
+        let rows = [
+            (
+                json!({"n": 1, "mixed": 2, "nested": [1, {"a": null}], "flag": true}),
+                Some(json!(10)),
+                Some(line),
+            ),
+            (
+                json!({"n": 2.5, "mixed": "two", "nested": "s", "none": null}),
+                Some(json!("b")),
+                None,
+            ),
+            (json!({"mixed": false}), None, Some(collection)),
+        ];
+        let features: Vec<Feature> = rows
+            .into_iter()
+            .map(|(p, id, geometry)| Feature {
+                id,
+                geometry,
+                properties: p.as_object().unwrap().clone(),
+            })
+            .collect();
+        let table = Table::from_features(&features).unwrap();
+        let back = decode_layer(encode_layer(&table).unwrap()).unwrap();
+        assert_eq!(back.schema(), table.schema());
+        assert_eq!(back.to_features(), table.to_features());
+        assert_eq!(back.geometries().kinds, table.geometries().kinds);
+        assert_eq!(back.id(0), Some(json!("10")));
+        assert_eq!(
+            back.column("nested").unwrap().value(0),
+            json!([1, {"a": null}])
+        );
+        assert_eq!(back.get_str(1, "mixed"), Some("two"));
+    }
 
     /// Every field that changes the data changes the key; every field that
     /// only changes the drawing or the outputs leaves it. (A new field of
