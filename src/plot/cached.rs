@@ -258,6 +258,29 @@ mod tests {
         assert_eq!(back.get_str(1, "mixed"), Some("two"));
     }
 
+    /// The decoded coordinates and property values point into the blob read
+    /// from the cache: nothing is copied.
+    #[test]
+    fn a_decoded_layer_shares_the_blob() {
+        let features: Vec<Feature> = (0..100)
+            .map(|i| Feature {
+                geometry: Some(geo::Geometry::LineString(
+                    vec![(i as f64, 0.5), (i as f64 + 1.0, 1.5)].into(),
+                )),
+                properties: json!({"comid": i}).as_object().unwrap().clone(),
+                ..Default::default()
+            })
+            .collect();
+        let blob = encode_layer(&Table::from_features(&features).unwrap()).unwrap();
+        let range = blob.as_ptr_range();
+        let inside = |p: *const u8| range.contains(&p);
+        let back = decode_layer(blob).unwrap();
+        assert!(inside(back.geometries().xy.as_ptr().cast()));
+        assert!(inside(back.geometries().coords.as_ptr().cast()));
+        let comid = back.column("comid").unwrap().array().to_data();
+        assert!(inside(comid.buffers()[0].as_ptr()));
+    }
+
     /// Every field that changes the data changes the key; every field that
     /// only changes the drawing or the outputs leaves it. (A new field of
     /// `PlotRequest` does not compile in `request_key` until it is sorted
