@@ -1010,8 +1010,10 @@ enum hydroplot_status hydroplot_plot_data_layer_geojson(const struct hydroplot_p
  * without geometry), then one column per property in first-seen order:
  * int64 (integers, and floats that are all integral, such as comid), float64
  * (other numbers), bool, utf8 (strings; a column of mixed types or of arrays
- * holds their JSON text). A missing or null value is a null. The values are
- * those of `hydroplot_plot_data_layer_geojson`.
+ * holds their JSON text; a column holding arrays or objects is marked with
+ * the canonical `arrow.json` extension, and its strings are JSON text too,
+ * quoted). A column without any value is utf8 nulls. A missing or null value
+ * is a null. The values are those of `hydroplot_plot_data_layer_geojson`.
  *
  * \param pd    The plot data.
  * \param layer `outlets`, `flowline`, `basin`, `catchment`, `network_wtbd`,

@@ -1,6 +1,10 @@
 //! The plot-data cache file (`cache_data = path`): a store of byte entries
 //! under string keys in one SQLite file. It keeps what it is given: the
 //! plot module owns the key (the normalized request) and the entry format.
+//! An entry is a body (`plot_data`) and any number of named parts
+//! (`plot_data_part`, one row each), written in one transaction but one
+//! part at a time, so that a writer holds one part in memory, not the
+//! whole entry; the plot data stores one layer per part.
 //!
 //! Why SQLite: commits are atomic (a crash never leaves half an entry), and
 //! several processes may read and write one file at once (the busy timeout
@@ -30,8 +34,9 @@ use std::time::Duration;
 
 /// Marks our files (`PRAGMA application_id`), "HYDP".
 const APPLICATION_ID: i32 = 0x4859_4450;
-/// The entry format; a file with a newer one is left alone, never misread.
-const FORMAT_VERSION: i32 = 1;
+/// The file format; a file with a newer one is left alone, never misread,
+/// one with an older one is replaced. 2: entries have parts.
+const FORMAT_VERSION: i32 = 2;
 /// How long a writer waits for another process's transaction.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
 
@@ -184,16 +189,16 @@ impl PlotCache {
         let version: i64 = conn
             .query_row("PRAGMA user_version", [], |r| r.get(0))
             .map_err(sqlite_error)?;
-        let has_table: i64 = conn
+        let tables: i64 = conn
             .query_row(
-                "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'plot_data'",
+                "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name IN ('plot_data', 'plot_data_part')",
                 [],
                 |r| r.get(0),
             )
             .map_err(sqlite_error)?;
-        if version != i64::from(FORMAT_VERSION) || has_table != 1 {
+        if version != i64::from(FORMAT_VERSION) || tables != 2 {
             return Err(Error::Service(format!(
-                "format {version} without the plot_data table"
+                "format {version} without the plot_data and plot_data_part tables"
             )));
         }
         Ok(PlotCache { conn })
@@ -211,18 +216,69 @@ impl PlotCache {
             .ok()?
     }
 
+    /// Part `part` of the entry under `key`, or `None` (a miss).
+    pub fn get_part(&self, key: &str, part: &str) -> Option<Vec<u8>> {
+        self.conn
+            .query_row(
+                "SELECT body FROM plot_data_part WHERE key = ?1 AND part = ?2",
+                params![key, part],
+                |r| r.get(0),
+            )
+            .optional()
+            .ok()?
+    }
+
+    /// Runs `read` (calls of [`PlotCache::get`] and [`PlotCache::get_part`])
+    /// in one read transaction, so that an entry's body and parts come from
+    /// one write even while another process replaces it.
+    pub fn read<T>(&self, read: impl FnOnce(&Self) -> Option<T>) -> Option<T> {
+        let tx = self.conn.unchecked_transaction().ok()?;
+        let out = read(self);
+        drop(tx); // a read-only transaction: rolling back changes nothing
+        out
+    }
+
     /// Stores `body` under `key` in one transaction, replacing any entry there.
     pub fn put(&self, key: &str, body: &[u8]) -> Result<()> {
+        self.put_entry(key, body, std::iter::empty())
+    }
+
+    /// Stores `body` and `parts` (`(name, bytes)`, each made only when the
+    /// one before is written) under `key` in one transaction, replacing any
+    /// entry there. A part that fails to be made aborts the whole entry.
+    pub fn put_entry(
+        &self,
+        key: &str,
+        body: &[u8],
+        parts: impl Iterator<Item = Result<(String, Vec<u8>)>>,
+    ) -> Result<()> {
         let created = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_secs() as i64);
-        self.conn
-            .execute(
-                "INSERT OR REPLACE INTO plot_data (key, created, body) VALUES (?1, ?2, ?3)",
-                params![key, created, body],
+        let write = |e: rusqlite::Error| Error::Io(format!("writing the plot-data cache: {e}"));
+        // IMMEDIATE: take the write lock first, so two writers queue on the
+        // busy timeout instead of deadlocking on a lock upgrade.
+        let tx = rusqlite::Transaction::new_unchecked(
+            &self.conn,
+            rusqlite::TransactionBehavior::Immediate,
+        )
+        .map_err(write)?;
+        tx.execute("DELETE FROM plot_data_part WHERE key = ?1", params![key])
+            .map_err(write)?;
+        tx.execute(
+            "INSERT OR REPLACE INTO plot_data (key, created, body) VALUES (?1, ?2, ?3)",
+            params![key, created, body],
+        )
+        .map_err(write)?;
+        for part in parts {
+            let (name, bytes) = part?;
+            tx.execute(
+                "INSERT INTO plot_data_part (key, part, body) VALUES (?1, ?2, ?3)",
+                params![key, name, bytes],
             )
-            .map(drop)
-            .map_err(|e| Error::Io(format!("writing the plot-data cache: {e}")))
+            .map_err(write)?;
+        }
+        tx.commit().map_err(write)
     }
 }
 
@@ -258,6 +314,7 @@ fn initialized_temp(path: &Path) -> std::result::Result<TempFile, String> {
         let conn = connect(temp.path())?;
         conn.execute_batch(&format!(
             "CREATE TABLE plot_data (key TEXT PRIMARY KEY, created INTEGER NOT NULL, body BLOB NOT NULL);
+             CREATE TABLE plot_data_part (key TEXT NOT NULL, part TEXT NOT NULL, body BLOB NOT NULL, PRIMARY KEY (key, part));
              PRAGMA application_id = {APPLICATION_ID};
              PRAGMA user_version = {FORMAT_VERSION};"
         ))

@@ -339,3 +339,167 @@ fn many_first_openers_of_one_new_file_lose_nothing() {
         }
     }
 }
+
+/// `a` and `b` hold the same data, compared independently of the entry
+/// format: every layer's schema (names and types), then row by row the id,
+/// every property's value, the geometry type and every coordinate to 1e-9.
+fn same_feature_by_feature(a: &PlotData, b: &PlotData) {
+    use hydroplot::table::Table;
+    let close = |x: f64, y: f64| (x - y).abs() <= 1e-9;
+    for l in Layer::ALL {
+        let (s, t): (&Table, &Table) = (a.layer(l), b.layer(l));
+        let name = l.name();
+        assert_eq!(s.len(), t.len(), "{name}: rows");
+        assert_eq!(s.schema(), t.schema(), "{name}: columns");
+        for row in 0..s.len() {
+            assert_eq!(s.id(row), t.id(row), "{name} row {row}: id");
+            for (i, field) in s.schema().fields().iter().enumerate() {
+                let (x, y) = (s.column_at(i).unwrap(), t.column_at(i).unwrap());
+                assert_eq!(
+                    x.value(row),
+                    y.value(row),
+                    "{name} row {row}: {}",
+                    field.name()
+                );
+            }
+            let (g, h) = (s.geometries(), t.geometries());
+            assert_eq!(g.kinds[row], h.kinds[row], "{name} row {row}: type");
+            let (p, q) = (g.row_xy(row), h.row_xy(row));
+            assert_eq!(p.len(), q.len(), "{name} row {row}: vertices");
+            assert!(
+                p.iter().zip(q).all(|(u, v)| close(*u, *v)),
+                "{name} row {row}: coordinates"
+            );
+            // The ring and part structure too.
+            assert_eq!(s.geometry(row), t.geometry(row), "{name} row {row}");
+        }
+    }
+    assert_eq!(a.bbox, b.bbox);
+    assert_eq!(a.warnings, b.warnings);
+    assert_eq!(a.flowline_comids, b.flowline_comids);
+}
+
+/// The published counts of the Yahara sample upstream of 13293970.
+fn yahara_counts(d: &PlotData) {
+    assert_eq!(d.layer(Layer::Flowline).len(), 251);
+    assert_eq!(d.layer(Layer::Catchment).len(), 250);
+    assert_eq!(d.layer(Layer::Area).len(), 3);
+    assert_eq!(
+        d.layer(Layer::NetworkWtbd).len() + d.layer(Layer::OffNetworkWtbd).len(),
+        117
+    );
+    assert_eq!(d.layer(Layer::FlowlineNonNetwork).len(), 48);
+    assert_eq!(d.layer(Layer::Gage).len(), 44);
+}
+
+#[test]
+fn an_entry_reads_back_feature_by_feature_in_local_and_download_mode() {
+    let server = MockServer::start();
+    let ctx = context(&server);
+    let dir = tmpdir("round-trip");
+    let sample = PathBuf::from(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/data/yahara_sample.gpkg"
+    ));
+    let local = PlotRequest {
+        hydro_data: Some(sample),
+        ..cached(13293970, &dir.join("local.cache"))
+    };
+    let download = cached(13293970, &dir.join("download.cache"));
+    for (mode, req) in [("local", &local), ("download", &download)] {
+        let built = plot_hydro(&ctx, req, None).unwrap().data;
+        server.clear_requests();
+        let hit = plot_hydro(&ctx, req, None).unwrap().data;
+        assert!(server.requests().is_empty(), "{mode}: a hit");
+        if mode == "local" {
+            yahara_counts(&hit);
+        } else {
+            assert_eq!(hit.layer(Layer::Flowline).len(), 251);
+            assert_eq!(hit.layer(Layer::Catchment).len(), 250);
+        }
+        same_feature_by_feature(&built, &hit);
+    }
+}
+
+#[test]
+fn a_damaged_layer_is_a_miss_and_is_written_again() {
+    let server = MockServer::start();
+    let ctx = context(&server);
+    let file = tmpdir("damaged-part").join("plot.cache");
+    let built = plot_hydro(&ctx, &cached(13293970, &file), None)
+        .unwrap()
+        .data;
+    let conn = rusqlite::Connection::open(&file).unwrap();
+    let damage = [
+        "UPDATE plot_data_part SET body = substr(body, 1, length(body) / 2) WHERE part = 'flowline'",
+        "UPDATE plot_data_part SET body = zeroblob(length(body)) WHERE part = 'catchment'",
+        "UPDATE plot_data_part SET body = x'' WHERE part = 'basin'",
+        "DELETE FROM plot_data_part WHERE part = 'outlets'",
+    ];
+    for sql in damage {
+        conn.execute(sql, []).unwrap();
+        server.clear_requests();
+        let d = plot_hydro(&ctx, &cached(13293970, &file), None)
+            .unwrap()
+            .data;
+        assert!(!server.requests().is_empty(), "{sql}: a miss");
+        same_feature_by_feature(&built, &d);
+        server.clear_requests();
+        plot_hydro(&ctx, &cached(13293970, &file), None).unwrap();
+        assert!(server.requests().is_empty(), "{sql}: written again");
+    }
+}
+
+#[test]
+fn a_layer_blob_damaged_anywhere_is_an_error_never_a_panic() {
+    use hydroplot::plot::cached::{decode_layer, encode_layer};
+    let ctx = hydroplot::Context::new(hydroplot::config::Config::default()).unwrap();
+    let req = PlotRequest {
+        outlets: vec![Outlet::Comid(13293970)],
+        hydro_data: Some(
+            concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/yahara_sample.gpkg").into(),
+        ),
+        actually_plot: false,
+        cache: CacheSetting::Disabled,
+        ..Default::default()
+    };
+    let data = plot_hydro(&ctx, &req, None).unwrap().data;
+    let blob = encode_layer(data.layer(Layer::Gage)).unwrap();
+    assert!(decode_layer(blob.clone()).is_ok());
+    for cut in [0, 1, 4, blob.len() / 2, blob.len() - 1] {
+        assert!(decode_layer(blob[..cut].to_vec()).is_err(), "cut at {cut}");
+    }
+    for at in (0..blob.len()).step_by(7) {
+        let mut bad = blob.clone();
+        bad[at] ^= 0x5a;
+        assert!(decode_layer(bad).is_err(), "byte {at} changed");
+    }
+    // Damage that passes the CRC (a stream changed and its CRC recomputed)
+    // reaches the Arrow reader: an error or the data, never a panic.
+    let stream = blob.len() - 4;
+    let mut errors = 0;
+    for at in (0..stream).step_by(3) {
+        let mut bad = blob[..stream].to_vec();
+        bad[at] ^= 0xff;
+        let crc = crc32(&bad);
+        bad.extend_from_slice(&crc.to_le_bytes());
+        errors += decode_layer(bad).is_err() as usize;
+    }
+    assert!(errors > 0);
+}
+
+/// CRC-32 (IEEE), bit by bit: the checksum of a cached layer.
+fn crc32(bytes: &[u8]) -> u32 {
+    let mut crc = !0u32;
+    for &b in bytes {
+        crc ^= u32::from(b);
+        for _ in 0..8 {
+            crc = if crc & 1 == 1 {
+                (crc >> 1) ^ 0xEDB8_8320
+            } else {
+                crc >> 1
+            };
+        }
+    }
+    !crc
+}

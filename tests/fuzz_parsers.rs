@@ -13,8 +13,6 @@
 #[path = "../fuzz/src/targets.rs"]
 mod targets;
 
-use hydroplot::feature::to_geojson;
-use hydroplot::plot::{Layer, PlotData};
 use hydroplot::render::tile_cache::TileCache;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
@@ -210,18 +208,17 @@ fn fuzz_gpkg_blobs() {
 
 #[test]
 fn fuzz_plot_cache_entries() {
-    // A real entry's shape: bbox, warnings and layers of GeoJSON.
+    // A real layer's cache part (the Arrow IPC stream of a fabric page's
+    // table), fuzzed past its CRC: malformed streams reach the Arrow reader.
     let page =
         std::fs::read(data_dir().join("responses/flowline_items_comid_13293454.json")).unwrap();
     let features = hydroplot::services::fabric::parse_items_page(&page).unwrap();
     assert_eq!(features.len(), 1);
-    let mut data = PlotData::default();
-    data.set_features(Layer::Flowline, &features).unwrap();
-    let fc: serde_json::Value =
-        serde_json::from_slice(&to_geojson(data.layer(Layer::Flowline))).unwrap();
-    let entry = serde_json::json!({"bbox": [-89.4, 43.0, -89.3, 43.1], "warnings": ["w"], "layers": {"flowline": fc}});
-    let entry = serde_json::to_vec(&entry).unwrap();
-    assert!(hydroplot::plot::cached::decode(&entry).is_ok());
+    let table = hydroplot::table::Table::from_features(&features).unwrap();
+    let mut entry = hydroplot::plot::cached::encode_layer(&table).unwrap();
+    let back = hydroplot::plot::cached::decode_layer(entry.clone()).unwrap();
+    assert_eq!(back.to_features(), table.to_features());
+    entry.truncate(entry.len() - 4); // the stream, without its CRC
     assert!(fuzz("plot_cache_entry", vec![entry], targets::plot_cache_entry) > 0);
 }
 

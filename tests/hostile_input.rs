@@ -441,7 +441,7 @@ fn deeply_nested_and_malformed_json_is_an_error_not_a_stack_overflow() {
             hydroplot::trace::Trace::parse(&body),
             Err(hydroplot::Error::Service(_))
         ));
-        assert!(hydroplot::plot::cached::decode(&body).is_err());
+        assert!(hydroplot::plot::cached::decode_layer(body.clone()).is_err());
     }
     let ctx = context(None);
     let map = small_map(ctx);

@@ -39,9 +39,10 @@ pub fn gpkg_blob(data: &[u8]) {
     }
 }
 
-/// A plot-data cache entry.
+/// A layer of a plot-data cache entry: the Arrow IPC stream, past the CRC
+/// (which would reject almost every mutation before the reader).
 pub fn plot_cache_entry(data: &[u8]) {
-    let _ = hydroplot::plot::cached::decode(data);
+    let _ = hydroplot::plot::cached::decode_stream(data.to_vec());
 }
 
 /// A basemap tile (PNG or JPEG).

@@ -8,112 +8,136 @@
 //!
 //! Schema of every batch: a `geometry` column first, GeoArrow `geoarrow.wkb`
 //! (binary WKB, null for a feature without geometry, CRS in the extension
-//! metadata), then one column per property in first-seen order, typed as
-//! [`columns`] infers. [`layer_batch`] and [`trace_batch`] are the only places
-//! that turn features into columns.
+//! metadata), then one column per property. A layer's batch is
+//! [`crate::table::Table::to_record_batch`]: its property arrays are the
+//! table's own (shared, not copied) and the WKB is written from the flat
+//! coordinate buffers. No `Feature` is built on the way.
 
-mod columns;
-
-use crate::feature::Feature;
+use crate::table::export::{wkb_array, wkb_field};
+use crate::table::geometry::{kind, GeometryBuilder};
+use crate::table::Table;
+use crate::trace::{Trace, TraceFeature};
 use crate::{Error, Result};
-use arrow_array::builder::BinaryBuilder;
-use arrow_array::{ArrayRef, RecordBatch};
-use arrow_schema::{DataType, Field, Schema};
-use std::collections::HashMap;
+use arrow_array::{ArrayRef, Float64Array, Int64Array, RecordBatch, StringArray};
+use arrow_schema::{Field, Schema};
 use std::sync::Arc;
 
-/// The name of the geometry column.
-pub const GEOMETRY: &str = "geometry";
-
 /// The batch of one layer: geometry as WKB in `crs` (an authority string such
-/// as `"EPSG:4269"`), then the properties. A property named `geometry` is
-/// kept as `geometry_property`, so no value is lost to the name clash.
+/// as `"EPSG:4269"`), then the properties in the table's schema order. A
+/// property named `geometry` is kept as `geometry_property`, so no value is
+/// lost to the name clash.
 ///
 /// Errors: `Internal` if Arrow refuses the columns (a bug).
-pub fn layer_batch(features: &[Feature], crs: &str) -> Result<RecordBatch> {
-    let mut fields = vec![geometry_field(crs)];
-    let mut arrays = vec![geometry_column(features)];
-    for (name, data_type, values) in columns::property_columns(features) {
-        let name = if name == GEOMETRY {
-            format!("{GEOMETRY}_property")
-        } else {
-            name
-        };
-        fields.push(Field::new(name, data_type, true));
-        arrays.push(values);
-    }
-    RecordBatch::try_new(Arc::new(Schema::new(fields)), arrays)
-        .map_err(|e| Error::Internal(format!("building an Arrow batch: {e}")))
+pub fn layer_batch(table: &Table, crs: &str) -> Result<RecordBatch> {
+    table.to_record_batch(crs).map_err(internal)
 }
 
 /// The batch of a raindrop trace: one row per feature (flowline first, then
-/// the raindrop path), geometry in WGS 84 (the trace's CRS); the columns are
-/// those of [`crate::trace::Trace::to_features`] (`id`, `comid`, ...).
-pub fn trace_batch(trace: &crate::trace::Trace) -> Result<RecordBatch> {
-    layer_batch(&trace.to_features(), crate::trace::TRACE_CRS)
-}
-
-/// The GeoArrow WKB field, its CRS given as an authority code (GeoArrow's
-/// `crs_type` `"authority_code"`, read by pyproj, GDAL and sf alike).
-fn geometry_field(crs: &str) -> Field {
-    let metadata = serde_json::json!({ "crs": crs, "crs_type": "authority_code" });
-    Field::new(GEOMETRY, DataType::Binary, true).with_metadata(HashMap::from([
-        (
-            "ARROW:extension:name".to_string(),
-            "geoarrow.wkb".to_string(),
-        ),
-        ("ARROW:extension:metadata".to_string(), metadata.to_string()),
-    ]))
-}
-
-fn geometry_column(features: &[Feature]) -> ArrayRef {
-    let mut builder = BinaryBuilder::with_capacity(features.len(), 64 * features.len());
-    let mut wkb = Vec::new();
-    for f in features {
-        match &f.geometry {
-            Some(g) => {
-                wkb.clear();
-                crate::gpkg::blob::write_wkb(g, &mut wkb);
-                builder.append_value(&wkb);
-            }
-            None => builder.append_null(),
-        }
+/// the raindrop path), geometry in WGS 84 (the trace's CRS); then `id` and
+/// the properties the trace's GeoJSON has, in its spelling
+/// (`raindrop_pathDist`), each typed from its field: a column only when
+/// some feature has a value. `intersection_point` is its JSON text `[lon, lat]`.
+///
+/// Built from the trace's fields directly: a [`Table`] lower-cases its
+/// column names, and `raindrop_pathDist` is part of the documented schema.
+pub fn trace_batch(trace: &Trace) -> Result<RecordBatch> {
+    let fs = &trace.features;
+    let mut geometry = GeometryBuilder::default();
+    for f in fs {
+        f.coords
+            .chunks_exact(2)
+            .for_each(|c| geometry.push_xy(c[0], c[1]));
+        geometry.close_ring().map_err(internal)?;
+        geometry.close_part().map_err(internal)?;
+        geometry.finish_row(kind::LINESTRING).map_err(internal)?;
     }
-    Arc::new(builder.finish())
+    let mut fields = vec![wkb_field(crate::trace::TRACE_CRS)];
+    let mut columns = vec![wkb_array(&geometry.finish()).map_err(internal)?];
+    let mut column = |name: &str, array: ArrayRef| {
+        if array.null_count() < array.len() || name == "id" {
+            fields.push(Field::new(name, array.data_type().clone(), true));
+            columns.push(array);
+        }
+    };
+    let text = |get: fn(&TraceFeature) -> Option<String>| -> ArrayRef {
+        Arc::new(fs.iter().map(get).collect::<StringArray>())
+    };
+    let number = |get: fn(&TraceFeature) -> Option<f64>| -> ArrayRef {
+        Arc::new(fs.iter().map(get).collect::<Float64Array>())
+    };
+    column("id", text(|f| Some(f.id.clone())));
+    column("gnis_name", text(|f| f.gnis_name.clone()));
+    column(
+        "comid",
+        Arc::new(fs.iter().map(|f| f.comid).collect::<Int64Array>()),
+    );
+    column("reachcode", text(|f| f.reachcode.clone()));
+    column("raindrop_pathDist", number(|f| f.raindrop_path_dist));
+    column("measure", number(|f| f.measure));
+    column(
+        "intersection_point",
+        text(|f| {
+            f.intersection_point
+                .map(|p| serde_json::json!(p).to_string())
+        }),
+    );
+    RecordBatch::try_new(Arc::new(Schema::new(fields)), columns).map_err(internal)
+}
+
+fn internal(e: impl std::fmt::Display) -> Error {
+    Error::Internal(format!("building an Arrow batch: {e}"))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use arrow_array::cast::AsArray;
+    use arrow_array::types::{Float64Type, Int64Type};
     use arrow_array::Array;
-    use geo::{point, Geometry};
+
+    fn feature(id: &str, comid: Option<i64>, coords: Vec<f64>) -> TraceFeature {
+        TraceFeature {
+            id: id.into(),
+            gnis_name: None,
+            comid,
+            reachcode: None,
+            raindrop_path_dist: comid.is_none().then_some(12.5),
+            measure: None,
+            intersection_point: comid.map(|_| [-89.25, 43.0]),
+            coords,
+        }
+    }
 
     #[test]
-    fn geometry_first_with_geoarrow_metadata_then_properties() {
-        let features = vec![
-            Feature {
-                geometry: Some(Geometry::Point(point!(x: -89.4, y: 43.1))),
-                properties: serde_json::json!({"comid": 1.0, "geometry": "x"})
-                    .as_object()
-                    .unwrap()
-                    .clone(),
-                ..Feature::default()
-            },
-            Feature::default(),
-        ];
-        let batch = layer_batch(&features, "EPSG:4269").unwrap();
+    fn a_trace_batch_has_the_geojson_columns_and_line_wkb() {
+        let trace = Trace {
+            features: vec![
+                feature("upstreamFlowline", Some(13297178), vec![0., 0., 1., 1.]),
+                feature("raindropPath", None, vec![2., 2., 3., 3., 4., 4.]),
+            ],
+        };
+        let batch = trace_batch(&trace).unwrap();
         let schema = batch.schema();
         let names: Vec<&str> = schema.fields().iter().map(|f| f.name().as_str()).collect();
-        assert_eq!(names, ["geometry", "comid", "geometry_property"]);
-        let meta = schema.field(0).metadata();
-        assert_eq!(meta["ARROW:extension:name"], "geoarrow.wkb");
-        let ext: serde_json::Value =
-            serde_json::from_str(&meta["ARROW:extension:metadata"]).unwrap();
-        assert_eq!(ext["crs"], "EPSG:4269");
-        let geometry = batch.column(0).as_binary::<i32>();
-        assert_eq!(geometry.value(0).len(), 21);
-        assert!(geometry.is_null(1));
-        assert_eq!(batch.num_rows(), 2);
+        assert_eq!(
+            names,
+            [
+                "geometry",
+                "id",
+                "comid",
+                "raindrop_pathDist",
+                "intersection_point"
+            ]
+        );
+        let wkb = batch.column(0).as_binary::<i32>();
+        // Byte order, type 2 (LineString), the count, 16 bytes a vertex.
+        assert_eq!(wkb.value(0)[..5], [1, 2, 0, 0, 0]);
+        assert_eq!((wkb.value(0).len(), wkb.value(1).len()), (9 + 32, 9 + 48));
+        let comid = batch.column(2).as_primitive::<Int64Type>();
+        assert!(comid.value(0) == 13297178 && comid.is_null(1));
+        let dist = batch.column(3).as_primitive::<Float64Type>();
+        assert!(dist.is_null(0) && dist.value(1) == 12.5);
+        let point = batch.column(4).as_string::<i32>();
+        assert_eq!(point.value(0), "[-89.25,43.0]");
     }
 }

@@ -164,8 +164,10 @@ pub extern "C" fn hydroplot_plot_data_layer_geojson(
 /// without geometry), then one column per property in first-seen order:
 /// int64 (integers, and floats that are all integral, such as comid), float64
 /// (other numbers), bool, utf8 (strings; a column of mixed types or of arrays
-/// holds their JSON text). A missing or null value is a null. The values are
-/// those of `hydroplot_plot_data_layer_geojson`.
+/// holds their JSON text; a column holding arrays or objects is marked with
+/// the canonical `arrow.json` extension, and its strings are JSON text too,
+/// quoted). A column without any value is utf8 nulls. A missing or null value
+/// is a null. The values are those of `hydroplot_plot_data_layer_geojson`.
 ///
 /// \param pd    The plot data.
 /// \param layer `outlets`, `flowline`, `basin`, `catchment`, `network_wtbd`,
@@ -203,7 +205,7 @@ pub extern "C" fn hydroplot_plot_data_layer_arrow(
         let pd = unsafe { arg_ref(pd, "pd") }?;
         let layer = layer_arg(layer)?;
         arrow_stream::check(out)?;
-        let batch = crate::arrow::layer_batch(&pd.data.layer(layer).to_features(), PLOT_DATA_CRS)?;
+        let batch = crate::arrow::layer_batch(pd.data.layer(layer), PLOT_DATA_CRS)?;
         arrow_stream::export(batch, out)
     })
 }

@@ -1,19 +1,29 @@
 //! The plot-data cache as plot_hydro uses it: the key of a request (the
 //! normalized request) and the entry format, over the byte store of
 //! [`crate::cache`]. Cache trouble is a warning, never a failed plot.
+//!
+//! An entry is a JSON body (bbox, warnings, the names of its layers) and
+//! one part per layer: the layer's table as an Arrow IPC stream of one
+//! batch in the lossless store layout (`Table::to_store_batch`). Layers are
+//! encoded and written one at a time; a hit decodes each part from one
+//! buffer, its arrays pointing into that buffer (no copy when aligned).
 
 use super::data::{Layer, PlotData};
 use super::outlets::site_id;
 use super::request::{Outlet, PlotRequest};
 use crate::cache::PlotCache;
 use crate::context::{Context, LogLevel};
-use crate::feature::{from_geojson_feature, to_geojson};
+use crate::table::Table;
 use crate::{Error, Result};
+use arrow_buffer::Buffer;
+use arrow_ipc::reader::StreamDecoder;
+use arrow_ipc::writer::StreamWriter;
 use serde_json::{json, Value};
 use std::path::Path;
 
 /// The entry format, part of every key: a new one never reads an old entry.
-const ENTRY_FORMAT: u32 = 1;
+/// 2: layers as Arrow IPC parts (1 was one GeoJSON document).
+const ENTRY_FORMAT: u32 = 2;
 
 /// The plot data of `req` from the cache file at `path`, or built by
 /// `build` and added to it.
@@ -26,10 +36,7 @@ pub fn cached_plot_data(
     let key = request_key(ctx, req)?;
     let mut warnings = Vec::new();
     let cache = PlotCache::open(ctx, path, &mut warnings);
-    let hit = cache
-        .as_ref()
-        .and_then(|c| c.get(&key))
-        .and_then(|body| decode(&body).ok());
+    let hit = cache.as_ref().and_then(|c| read(c, &key));
     if let Some(mut hit) = hit {
         ctx.log(
             LogLevel::Info,
@@ -40,7 +47,7 @@ pub fn cached_plot_data(
     }
     let mut data = build()?;
     if let Some(cache) = &cache {
-        if let Err(e) = cache.put(&key, &encode(&data)) {
+        if let Err(e) = write(cache, &key, &data) {
             warnings.push(ctx.warn(e.to_string()));
         }
     }
@@ -109,50 +116,170 @@ pub fn request_key(ctx: &Context, req: &PlotRequest) -> Result<String> {
     .to_string())
 }
 
-/// The cache entry of `data`: its layers as GeoJSON, bbox and warnings.
-pub fn encode(data: &PlotData) -> Vec<u8> {
-    let mut layers = serde_json::Map::new();
-    for layer in Layer::ALL {
-        let fc: Value =
-            serde_json::from_slice(&to_geojson(data.layer(layer))).expect("our own GeoJSON parses");
-        layers.insert(layer.name().into(), fc);
-    }
-    serde_json::to_vec(&json!({"bbox": data.bbox, "warnings": data.warnings, "layers": layers}))
-        .expect("JSON values always serialize")
+/// Stores `data` under `key`: the body, then each layer as it is encoded.
+pub fn write(cache: &PlotCache, key: &str, data: &PlotData) -> Result<()> {
+    let names: Vec<&str> = Layer::ALL.iter().map(|l| l.name()).collect();
+    let body = json!({"bbox": data.bbox, "warnings": data.warnings, "layers": names});
+    let parts = Layer::ALL
+        .iter()
+        .map(|&l| Ok((l.name().to_string(), encode_layer(data.layer(l))?)));
+    cache.put_entry(key, body.to_string().as_bytes(), parts)
 }
 
-/// Decodes a cache entry; any defect is an error (treated as a miss).
-pub fn decode(body: &[u8]) -> Result<PlotData> {
+/// The plot data stored under `key`, or `None` when it is absent or any
+/// part of it is unreadable (a miss).
+pub fn read(cache: &PlotCache, key: &str) -> Option<PlotData> {
     #[derive(serde::Deserialize)]
-    struct Entry {
+    struct Body {
         bbox: [f64; 4],
         warnings: Vec<String>,
-        layers: std::collections::BTreeMap<String, geojson::FeatureCollection>,
+        layers: Vec<String>,
     }
-    let entry: Entry = serde_json::from_slice(body)
-        .map_err(|e| Error::Service(format!("bad cache entry: {e}")))?;
-    let mut data = PlotData {
-        bbox: entry.bbox,
-        warnings: entry.warnings,
-        ..Default::default()
+    cache.read(|c| {
+        let body: Body = serde_json::from_slice(&c.get(key)?).ok()?;
+        let mut data = PlotData {
+            bbox: body.bbox,
+            warnings: body.warnings,
+            ..Default::default()
+        };
+        for name in &body.layers {
+            let layer = Layer::from_name(name)?;
+            data.set_layer(layer, decode_layer(c.get_part(key, name)?).ok()?);
+        }
+        Some(data)
+    })
+}
+
+/// A layer as an Arrow IPC stream (one batch, the store layout) followed
+/// by the CRC-32 of the stream (4 bytes, little-endian).
+pub fn encode_layer(table: &Table) -> Result<Vec<u8>> {
+    let internal = |e: String| Error::Internal(format!("encoding a cache entry: {e}"));
+    let batch = table.to_store_batch().map_err(internal)?;
+    let mut writer =
+        StreamWriter::try_new(Vec::new(), &batch.schema()).map_err(|e| internal(e.to_string()))?;
+    writer.write(&batch).map_err(|e| internal(e.to_string()))?;
+    let mut blob = writer.into_inner().map_err(|e| internal(e.to_string()))?;
+    let crc = crc32fast::hash(&blob);
+    blob.extend_from_slice(&crc.to_le_bytes());
+    Ok(blob)
+}
+
+/// A layer back from [`encode_layer`]'s bytes; any defect (a wrong CRC,
+/// truncation, another layout, a second batch) is an error, treated as a
+/// miss. The arrays share `blob`'s memory (the CRC is a trailer, so the
+/// stream keeps the writer's 8-byte alignment).
+pub fn decode_layer(mut blob: Vec<u8>) -> Result<Table> {
+    let bad = |e: &str| Error::Service(format!("bad cache entry: {e}"));
+    let stream = blob.len().checked_sub(4).ok_or_else(|| bad("cut short"))?;
+    let crc = u32::from_le_bytes(blob[stream..].try_into().expect("4 bytes"));
+    if crc32fast::hash(&blob[..stream]) != crc {
+        return Err(bad("its CRC does not match"));
+    }
+    blob.truncate(stream);
+    decode_stream(blob)
+}
+
+/// The table of the one batch of an Arrow IPC stream in the store layout
+/// (no CRC trailer), sharing `stream`'s memory.
+///
+/// arrow-ipc 59's reader panics on some malformed streams (a buffer outside
+/// its message, a short validity bitmap, a malformed schema: the fuzzer
+/// finds each within seconds). [`decode_layer`]'s CRC rejects any damaged blob before the
+/// reader sees it, and the reader runs under `catch_unwind`, so that even a
+/// stream crafted to pass the CRC is an error (a miss), never a failed plot.
+pub fn decode_stream(stream: Vec<u8>) -> Result<Table> {
+    let read = || -> std::result::Result<Table, String> {
+        let mut buffer = Buffer::from_vec(stream);
+        let mut decoder = StreamDecoder::new();
+        let mut batches = Vec::new();
+        while !buffer.is_empty() {
+            if let Some(b) = decoder.decode(&mut buffer).map_err(|e| e.to_string())? {
+                batches.push(b);
+            }
+        }
+        decoder.finish().map_err(|e| e.to_string())?;
+        match batches.as_slice() {
+            [batch] => Table::from_store_batch(batch),
+            other => Err(format!("{} batches in a layer", other.len())),
+        }
     };
-    for (name, fc) in entry.layers {
-        let layer = Layer::from_name(&name)
-            .ok_or_else(|| Error::Service(format!("bad cache entry: layer {name}")))?;
-        let features = fc
-            .features
-            .into_iter()
-            .map(from_geojson_feature)
-            .collect::<Result<Vec<_>>>()?;
-        data.set_features(layer, &features)?;
-    }
-    Ok(data)
+    std::panic::catch_unwind(read)
+        .unwrap_or_else(|_| Err("the Arrow IPC reader failed".into()))
+        .map_err(|e| Error::Service(format!("bad cache entry: {e}")))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::feature::Feature;
     use crate::plot::CacheSetting;
+
+    /// A heterogeneous layer through the IPC bytes: a JSON column, a column
+    /// mixing numbers, strings and booleans, integers widened to floats,
+    /// nulls, a row without geometry, a collection and mixed ids.
+    #[test]
+    fn a_heterogeneous_layer_round_trips_through_its_ipc_part() {
+        let line = geo::Geometry::LineString(vec![(1.0, 2.0), (3.0, 4.0)].into());
+        let collection = geo::Geometry::GeometryCollection(geo::GeometryCollection(vec![
+            line.clone(),
+            geo::Geometry::Point(geo::point!(x: 5.0, y: 6.0)),
+        ]));
+        let rows = [
+            (
+                json!({"n": 1, "mixed": 2, "nested": [1, {"a": null}], "flag": true}),
+                Some(json!(10)),
+                Some(line),
+            ),
+            (
+                json!({"n": 2.5, "mixed": "two", "nested": "s", "none": null}),
+                Some(json!("b")),
+                None,
+            ),
+            (json!({"mixed": false}), None, Some(collection)),
+        ];
+        let features: Vec<Feature> = rows
+            .into_iter()
+            .map(|(p, id, geometry)| Feature {
+                id,
+                geometry,
+                properties: p.as_object().unwrap().clone(),
+            })
+            .collect();
+        let table = Table::from_features(&features).unwrap();
+        let back = decode_layer(encode_layer(&table).unwrap()).unwrap();
+        assert_eq!(back.schema(), table.schema());
+        assert_eq!(back.to_features(), table.to_features());
+        assert_eq!(back.geometries().kinds, table.geometries().kinds);
+        assert_eq!(back.id(0), Some(json!("10")));
+        assert_eq!(
+            back.column("nested").unwrap().value(0),
+            json!([1, {"a": null}])
+        );
+        assert_eq!(back.get_str(1, "mixed"), Some("two"));
+    }
+
+    /// The decoded coordinates and property values point into the blob read
+    /// from the cache: nothing is copied.
+    #[test]
+    fn a_decoded_layer_shares_the_blob() {
+        let features: Vec<Feature> = (0..100)
+            .map(|i| Feature {
+                geometry: Some(geo::Geometry::LineString(
+                    vec![(i as f64, 0.5), (i as f64 + 1.0, 1.5)].into(),
+                )),
+                properties: json!({"comid": i}).as_object().unwrap().clone(),
+                ..Default::default()
+            })
+            .collect();
+        let blob = encode_layer(&Table::from_features(&features).unwrap()).unwrap();
+        let range = blob.as_ptr_range();
+        let inside = |p: *const u8| range.contains(&p);
+        let back = decode_layer(blob).unwrap();
+        assert!(inside(back.geometries().xy.as_ptr().cast()));
+        assert!(inside(back.geometries().coords.as_ptr().cast()));
+        let comid = back.column("comid").unwrap().array().to_data();
+        assert!(inside(comid.buffers()[0].as_ptr()));
+    }
 
     /// Every field that changes the data changes the key; every field that
     /// only changes the drawing or the outputs leaves it. (A new field of

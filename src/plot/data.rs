@@ -124,7 +124,7 @@ impl PlotData {
     }
 
     /// Sets a layer from features: the boundary of the sources that still
-    /// produce `Feature`s (the local GeoPackage reader, the cache entry).
+    /// produce `Feature`s (the local GeoPackage reader, outlets and basins).
     pub fn set_features(&mut self, layer: Layer, features: &[Feature]) -> Result<()> {
         let table = Table::from_features(features)
             .map_err(|e| Error::Internal(format!("layer {}: {e}", layer.name())))?;

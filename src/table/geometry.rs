@@ -242,6 +242,40 @@ impl Default for Geometries {
 }
 
 impl Geometries {
+    /// Geometries from their buffers (as [`Geometries`] documents them) and
+    /// the GeometryCollection rows, checked so that every accessor stays in
+    /// bounds: one type code per row, each offset level indexing the next.
+    pub(super) fn from_buffers(
+        kinds: ScalarBuffer<u8>,
+        parts: OffsetBuffer<i32>,
+        rings: OffsetBuffer<i32>,
+        coords: OffsetBuffer<i32>,
+        xy: ScalarBuffer<f64>,
+        collections: Vec<(usize, Geometry<f64>)>,
+    ) -> Result<Geometries, String> {
+        let ends = |o: &OffsetBuffer<i32>| *o.last().unwrap_or(&0) as usize;
+        let fits = kinds.len() + 1 == parts.len()
+            && ends(&parts) < rings.len()
+            && ends(&rings) < coords.len()
+            && 2 * ends(&coords) <= xy.len()
+            && kinds.iter().all(|&k| k <= kind::COLLECTION)
+            && collections.windows(2).all(|w| w[0].0 < w[1].0)
+            && collections
+                .iter()
+                .all(|(row, _)| kinds.get(*row) == Some(&kind::COLLECTION));
+        if !fits {
+            return Err("inconsistent geometry buffers".into());
+        }
+        Ok(Geometries {
+            kinds,
+            parts,
+            rings,
+            coords,
+            xy,
+            collections,
+        })
+    }
+
     /// Rows.
     pub fn len(&self) -> usize {
         self.kinds.len()

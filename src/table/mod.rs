@@ -7,12 +7,15 @@
 //! type when a row needs it (see [`column`]), and freezes into a `Table`
 //! without copying. [`decode`] fills a builder straight from the bytes of an
 //! OGC API Features page; [`geojson`] writes one out as GeoJSON, row by
-//! row.
+//! row. [`export`] turns a table into the record batches of the Arrow
+//! export and of the plot-data cache, and back from the latter.
 
 pub mod column;
 pub mod decode;
+pub mod export;
 pub mod geojson;
 pub mod geometry;
+mod import;
 
 use crate::feature::{Feature, Properties};
 use arrow_array::{Array, ArrayRef, UInt32Array};
