@@ -122,8 +122,17 @@ impl Default for ColumnBuilder {
 
 impl ColumnBuilder {
     /// Rows held so far.
+    #[inline]
     pub fn rows(&self) -> usize {
-        self.valid.len()
+        // Typed values hold one entry per row, null or not (and are read
+        // here rather than `valid`, whose `len` is not inlined across crates).
+        match &self.values {
+            Values::Null => self.valid.len(),
+            Values::Bool(v) => v.len(),
+            Values::Int(v) => v.len(),
+            Values::Float(v) => v.len(),
+            Values::Text(t) | Values::Json(t) => t.offsets.len() - 1,
+        }
     }
 
     /// The column's current kind.
