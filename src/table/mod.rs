@@ -394,8 +394,9 @@ impl TableBuilder {
         let c = &mut self.columns[column];
         if c.rows() == self.rows {
             // The common case: the column's first value in this row.
+            c.push(v)?;
             self.setter[column] = key;
-            return c.push(v);
+            return Ok(());
         }
         if c.rows() > self.rows {
             let prev = self.setter[column];
