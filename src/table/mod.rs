@@ -338,6 +338,8 @@ pub struct TableBuilder {
     ids: ColumnBuilder,
     /// The decoder's scratch: the coordinates of the geometry being read.
     coords: Vec<decode::Step>,
+    /// How the decoder reads property keys.
+    keys: decode::KeyMode,
     /// The geometry of each row; pushed by the filler.
     pub geometry: GeometryBuilder,
     rows: usize,
@@ -382,6 +384,28 @@ impl TableBuilder {
         };
         self.order.push(id);
         id
+    }
+
+    /// [`TableBuilder::key`] of a key's bytes as serde_json's bytes parse
+    /// gives them: escapes decoded, nothing checked. The predicted key
+    /// needs no check (its spelling was checked when first seen); any other
+    /// is checked as a string parse would (no control character, UTF-8).
+    /// The decoder reads a key whose escapes decode to a control character
+    /// as text instead (see `decode::KeyMode`).
+    #[inline]
+    pub(super) fn key_bytes(&mut self, bytes: &[u8]) -> Result<u32, String> {
+        if let Some(&id) = self.last_order.get(self.order.len()) {
+            if same_key(self.raw[id as usize].text.as_bytes(), bytes) {
+                self.order.push(id);
+                return Ok(id);
+            }
+        }
+        if bytes.iter().any(|&b| b < 0x20) {
+            return Err("a control character in a property key".into());
+        }
+        let text = std::str::from_utf8(bytes)
+            .map_err(|_| "a property key that is not UTF-8".to_string())?;
+        Ok(self.key(text))
     }
 
     /// Sets property `key` of the current row. Keys that differ only in
