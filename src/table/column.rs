@@ -15,7 +15,9 @@
 //! the Arrow array without copying.
 
 use arrow_array::{ArrayRef, BooleanArray, Float64Array, Int64Array, NullArray, StringArray};
-use arrow_buffer::{BooleanBuffer, Buffer, NullBuffer, OffsetBuffer, ScalarBuffer};
+use arrow_buffer::{
+    BooleanBuffer, Buffer, NullBuffer, NullBufferBuilder, OffsetBuffer, ScalarBuffer,
+};
 use std::sync::Arc;
 
 /// Integers up to this magnitude are exact as `f64`.
@@ -95,15 +97,16 @@ enum Values {
     Json(TextBuf),
 }
 
-/// A column under construction: `len` rows, nulls where `valid` is false.
-#[derive(Debug, Clone)]
+/// A column under construction: `len` rows, nulls where `valid` is unset.
+#[derive(Debug)]
 pub struct ColumnBuilder {
     values: Values,
-    valid: Vec<bool>,
+    /// Validity bits, allocated only once a row is null (Arrow's builder).
+    valid: NullBufferBuilder,
     /// Rows whose value arrived in another kind than the column's: an
     /// integer in a float column, a number or boolean in a text column. So
     /// that widening further keeps the sent text (`7`, not `7.0`; `1`, not
-    /// `"1"`). Empty while no row is such; shorter rows are `false`.
+    /// `"1"`). Empty while no row is such; rows past its end are `false`.
     alt: Vec<bool>,
 }
 
@@ -111,7 +114,7 @@ impl Default for ColumnBuilder {
     fn default() -> Self {
         ColumnBuilder {
             values: Values::Null,
-            valid: Vec::new(),
+            valid: NullBufferBuilder::new(0),
             alt: Vec::new(),
         }
     }
@@ -119,8 +122,17 @@ impl Default for ColumnBuilder {
 
 impl ColumnBuilder {
     /// Rows held so far.
+    #[inline]
     pub fn rows(&self) -> usize {
-        self.valid.len()
+        // Typed values hold one entry per row, null or not (and are read
+        // here rather than `valid`, whose `len` is not inlined across crates).
+        match &self.values {
+            Values::Null => self.valid.len(),
+            Values::Bool(v) => v.len(),
+            Values::Int(v) => v.len(),
+            Values::Float(v) => v.len(),
+            Values::Text(t) | Values::Json(t) => t.offsets.len() - 1,
+        }
     }
 
     /// The column's current kind.
@@ -137,8 +149,12 @@ impl ColumnBuilder {
 
     /// Appends nulls up to `rows` rows.
     pub fn pad_to(&mut self, rows: usize) -> Result<(), String> {
-        while self.rows() < rows {
-            self.push(Scalar::Null)?;
+        let n = rows.saturating_sub(self.rows());
+        if n > 0 {
+            for _ in 0..n {
+                self.push_default()?;
+            }
+            self.valid.append_n_nulls(n);
         }
         Ok(())
     }
@@ -158,21 +174,34 @@ impl ColumnBuilder {
 
     /// Appends one value, widening the column when its kind does not fit.
     /// Fails only when a text column would pass 2 GiB.
+    #[inline]
     pub fn push(&mut self, v: Scalar) -> Result<(), String> {
-        let v = match v {
-            Scalar::UInt(u) => match i64::try_from(u) {
-                Ok(i) => Scalar::Int(i),
-                Err(_) => return self.push_text_of(v),
-            },
-            v => v,
-        };
+        // The common case first: a value of the column's own kind.
+        match (&mut self.values, v) {
+            (Values::Float(f), Scalar::Float(x)) => f.push(x),
+            (Values::Int(i), Scalar::Int(x)) => i.push(x),
+            (Values::Text(t), Scalar::Str(s)) => t.push(s.as_bytes())?,
+            (Values::Bool(b), Scalar::Bool(x)) => b.push(x),
+            _ => return self.push_other(v),
+        }
+        self.valid.append_non_null();
+        Ok(())
+    }
+
+    /// [`ColumnBuilder::push`] of a null, or of a value whose kind is not
+    /// the column's (widening the column first when needed).
+    #[inline(never)]
+    fn push_other(&mut self, v: Scalar) -> Result<(), String> {
+        if let Scalar::UInt(u) = v {
+            return match i64::try_from(u) {
+                Ok(i) => self.push(Scalar::Int(i)),
+                Err(_) => self.push_text_of(v),
+            };
+        }
         let mut alt = false;
         match (&mut self.values, v) {
             (Values::Null, Scalar::Null) => {}
             (_, Scalar::Null) => self.push_default()?,
-            (Values::Bool(b), Scalar::Bool(x)) => b.push(x),
-            (Values::Int(i), Scalar::Int(x)) => i.push(x),
-            (Values::Float(f), Scalar::Float(x)) => f.push(x),
             (Values::Float(f), Scalar::Int(x)) if x.unsigned_abs() <= F64_EXACT => {
                 f.push(x as f64);
                 alt = true;
@@ -183,10 +212,9 @@ impl ColumnBuilder {
                 let f = i.iter().map(|&i| i as f64).collect();
                 self.values = Values::Float(f);
                 // Every value so far was an integer.
-                self.alt = self.valid.clone();
+                self.alt = (0..self.rows()).map(|r| self.valid.is_valid(r)).collect();
                 return self.push(v);
             }
-            (Values::Text(t), Scalar::Str(s)) => t.push(s.as_bytes())?,
             (Values::Null, _) => {
                 let rows = self.rows();
                 self.values = match v {
@@ -216,10 +244,10 @@ impl ColumnBuilder {
     /// Records the validity of a pushed row, and whether its value came in
     /// another kind than the column's (see `alt`).
     fn push_flags(&mut self, valid: bool, alt: bool) {
-        self.valid.push(valid);
-        if alt || !self.alt.is_empty() {
+        self.valid.append(valid);
+        if alt {
             self.alt.resize(self.valid.len() - 1, false);
-            self.alt.push(alt);
+            self.alt.push(true);
         }
     }
 
@@ -258,7 +286,7 @@ impl ColumnBuilder {
 
     /// The value at `row` (a null row gives `Scalar::Null`).
     pub fn get(&self, row: usize) -> Scalar<'_> {
-        if !self.valid[row] {
+        if !self.valid.is_valid(row) {
             return Scalar::Null;
         }
         match &self.values {
@@ -310,7 +338,6 @@ impl ColumnBuilder {
     pub fn append_array(&mut self, array: &ArrayRef, json: bool) -> Result<(), String> {
         let rows = array.len();
         let nulls = array.logical_nulls();
-        let is_valid = |i: usize| nulls.as_ref().is_none_or(|n| n.is_valid(i));
         let any = array.as_any();
         let same = match (&mut self.values, json) {
             (Values::Int(v), _) => any
@@ -336,8 +363,9 @@ impl ColumnBuilder {
             _ => None,
         };
         if same.is_some() {
-            for i in 0..rows {
-                self.push_flags(is_valid(i), false);
+            match &nulls {
+                Some(n) => self.valid.append_buffer(n),
+                None => self.valid.append_n_non_nulls(rows),
             }
             return Ok(());
         }
@@ -349,13 +377,9 @@ impl ColumnBuilder {
 
     /// Freezes the column into an Arrow array (buffers moved, not copied);
     /// the flag says whether it holds JSON text.
-    pub fn finish(self) -> (ArrayRef, bool) {
+    pub fn finish(mut self) -> (ArrayRef, bool) {
         let rows = self.valid.len();
-        let nulls = if self.valid.iter().all(|&v| v) {
-            None
-        } else {
-            Some(NullBuffer::new(BooleanBuffer::from(self.valid)))
-        };
+        let nulls = self.valid.finish().filter(|n| n.null_count() > 0);
         match self.values {
             Values::Null => (Arc::new(NullArray::new(rows)), false),
             Values::Bool(b) => (

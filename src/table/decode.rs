@@ -34,26 +34,63 @@ pub struct Page {
 
 /// Decodes one page. Any malformed input is an error (never a panic).
 pub fn decode_page(bytes: &[u8]) -> Result<Page, String> {
+    let mut b = TableBuilder {
+        keys: KeyMode::Bytes,
+        ..TableBuilder::default()
+    };
+    let head = match decode_slice(bytes, &mut b) {
+        Err(_) if b.keys == KeyMode::Ambiguous => {
+            b = TableBuilder::default();
+            decode_slice(bytes, &mut b)
+        }
+        head => head,
+    }?;
+    page(head, b)
+}
+
+/// Decodes one page of serde_json into `b`, with nothing after the document.
+fn decode_slice(bytes: &[u8], b: &mut TableBuilder) -> Result<Head, String> {
     let mut de = serde_json::Deserializer::from_slice(bytes);
-    let page = decode_with(&mut de)?;
+    let head = PageSeed { b }
+        .deserialize(&mut de)
+        .map_err(|e| e.to_string())?;
     de.end().map_err(|e| e.to_string())?;
-    Ok(page)
+    Ok(head)
 }
 
 /// Decodes one page from any serde deserializer (the caller checks that
-/// nothing follows the document).
+/// nothing follows the document). Keys are read as text.
 pub fn decode_with<'de, D: Deserializer<'de>>(d: D) -> Result<Page, String> {
-    let mut builder = TableBuilder::default();
-    let head = PageSeed { b: &mut builder }
+    let mut b = TableBuilder::default();
+    let head = PageSeed { b: &mut b }
         .deserialize(d)
         .map_err(|e| e.to_string())?;
+    page(head, b)
+}
+
+fn page(head: Head, b: TableBuilder) -> Result<Page, String> {
     Ok(Page {
-        table: builder.finish()?,
+        table: b.finish()?,
         kind: head.kind,
         number_matched: head.number_matched,
         number_returned: head.number_returned,
         has_next: head.has_next,
     })
+}
+
+/// How the decoder reads property keys.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub(super) enum KeyMode {
+    /// As checked strings, from any deserializer.
+    #[default]
+    Text,
+    /// As serde_json's unchecked string bytes, which saves checking UTF-8
+    /// of the predicted key ([`TableBuilder::key_bytes`]).
+    Bytes,
+    /// Bytes met a key whose escapes decode to a control character. The
+    /// bytes parse lets a raw control character through too, so only a
+    /// text parse tells the two apart: the page is read again as text.
+    Ambiguous,
 }
 
 /// The page's members other than `features`.
@@ -83,6 +120,32 @@ impl<'de> Deserialize<'de> for Key<'de> {
             }
         }
         d.deserialize_str(V)
+    }
+}
+
+/// A property key as serde_json's bytes parse gives it: the page's own
+/// bytes, or bytes decoded from escapes; UTF-8 not checked.
+enum KeyBytes<'de> {
+    Verbatim(&'de [u8]),
+    Decoded(Vec<u8>),
+}
+
+impl<'de> Deserialize<'de> for KeyBytes<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = KeyBytes<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a string")
+            }
+            fn visit_borrowed_bytes<E>(self, b: &'de [u8]) -> Result<KeyBytes<'de>, E> {
+                Ok(KeyBytes::Verbatim(b))
+            }
+            fn visit_bytes<E>(self, b: &[u8]) -> Result<KeyBytes<'de>, E> {
+                Ok(KeyBytes::Decoded(b.to_vec()))
+            }
+        }
+        d.deserialize_bytes(V)
     }
 }
 
@@ -277,8 +340,24 @@ impl<'de> Visitor<'de> for Properties<'_> {
         Ok(())
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
-        while let Some(Key(key)) = map.next_key()? {
-            let key = self.b.key(&key);
+        loop {
+            let key = if self.b.keys == KeyMode::Text {
+                match map.next_key()? {
+                    Some(Key(key)) => self.b.key(&key),
+                    None => break,
+                }
+            } else {
+                let bytes = match map.next_key()? {
+                    Some(KeyBytes::Verbatim(bytes)) => Cow::Borrowed(bytes),
+                    Some(KeyBytes::Decoded(bytes)) if bytes.iter().any(|&c| c < 0x20) => {
+                        self.b.keys = KeyMode::Ambiguous;
+                        return Err(de::Error::custom("a key to read again as text"));
+                    }
+                    Some(KeyBytes::Decoded(bytes)) => Cow::Owned(bytes),
+                    None => break,
+                };
+                self.b.key_bytes(&bytes).map_err(de::Error::custom)?
+            };
             map.next_value_seed(ValueSeed {
                 b: &mut *self.b,
                 key,
@@ -644,6 +723,37 @@ mod tests {
             Some(2),
             "a repeated key keeps its last value"
         );
+    }
+
+    #[test]
+    fn keys_are_checked_as_json_strings() {
+        let doc = |props: &[u8]| {
+            let mut d = br#"{"type":"FeatureCollection","features":[{"type":"Feature","properties":{"a":1},"geometry":null},{"type":"Feature","properties":{"#.to_vec();
+            d.extend_from_slice(props);
+            d.extend_from_slice(br#"},"geometry":null}]}"#);
+            d
+        };
+        // JSON allows an escaped control character in a string.
+        let t = decode_page(&doc(br#""a":2,"x\ty":3"#)).unwrap().table;
+        assert_eq!(t.get_i64(1, "x\ty"), Some(3));
+        assert_eq!(t.get_i64(1, "a"), Some(2));
+        // A raw control character, bytes that are not UTF-8, a lone
+        // surrogate: with or without an escape elsewhere in the key, and
+        // in the predicted key's place or not.
+        for bad in [
+            &b"\"x\ty\":3"[..],
+            b"\"x\ty\\u0041\":3",
+            b"\"a\":2,\"x\xffy\":3",
+            b"\"\xff\":3",
+            b"\"x\xff\\u0041\":3",
+            br#""x\ud800":3"#,
+        ] {
+            assert!(
+                decode_page(&doc(bad)).is_err(),
+                "{}",
+                String::from_utf8_lossy(bad)
+            );
+        }
     }
 
     #[test]

@@ -300,6 +300,28 @@ struct RawKey {
     column: usize,
 }
 
+/// True when two keys are equal; inline for the short keys of property
+/// names, where calling `memcmp` costs more than the comparison.
+#[inline]
+fn same_key(a: &[u8], b: &[u8]) -> bool {
+    let n = a.len();
+    if n != b.len() {
+        return false;
+    }
+    // Two possibly overlapping words cover the whole key.
+    let word =
+        |s: &[u8], at: usize| u64::from_le_bytes(s[at..at + 8].try_into().unwrap_or_default());
+    let half =
+        |s: &[u8], at: usize| u32::from_le_bytes(s[at..at + 4].try_into().unwrap_or_default());
+    match n {
+        0 => true,
+        1..=3 => a[0] == b[0] && a[n / 2] == b[n / 2] && a[n - 1] == b[n - 1],
+        4..=7 => half(a, 0) == half(b, 0) && half(a, n - 4) == half(b, n - 4),
+        8..=16 => word(a, 0) == word(b, 0) && word(a, n - 8) == word(b, n - 8),
+        _ => a == b,
+    }
+}
+
 /// Builds a [`Table`] row by row: `key`/`set` the properties, `set_id`,
 /// push one geometry row, then `end_row`. Owns growing buffers.
 #[derive(Debug, Default)]
@@ -319,6 +341,8 @@ pub struct TableBuilder {
     ids: ColumnBuilder,
     /// The decoder's scratch: the coordinates of the geometry being read.
     coords: Vec<decode::Step>,
+    /// How the decoder reads property keys.
+    keys: decode::KeyMode,
     /// The geometry of each row; pushed by the filler.
     pub geometry: GeometryBuilder,
     rows: usize,
@@ -346,7 +370,7 @@ impl TableBuilder {
     pub fn key(&mut self, raw: &str) -> u32 {
         let pos = self.order.len();
         let id = match self.last_order.get(pos) {
-            Some(&id) if *self.raw[id as usize].text == *raw => id,
+            Some(&id) if same_key(self.raw[id as usize].text.as_bytes(), raw.as_bytes()) => id,
             _ => match self.raw_index.get(raw) {
                 Some(&id) => id,
                 None => {
@@ -365,13 +389,42 @@ impl TableBuilder {
         id
     }
 
+    /// [`TableBuilder::key`] of a key's bytes as serde_json's bytes parse
+    /// gives them: escapes decoded, nothing checked. The predicted key
+    /// needs no check (its spelling was checked when first seen); any other
+    /// is checked as a string parse would (no control character, UTF-8).
+    /// The decoder reads a key whose escapes decode to a control character
+    /// as text instead (see `decode::KeyMode`).
+    #[inline]
+    pub(super) fn key_bytes(&mut self, bytes: &[u8]) -> Result<u32, String> {
+        if let Some(&id) = self.last_order.get(self.order.len()) {
+            if same_key(self.raw[id as usize].text.as_bytes(), bytes) {
+                self.order.push(id);
+                return Ok(id);
+            }
+        }
+        if bytes.iter().any(|&b| b < 0x20) {
+            return Err("a control character in a property key".into());
+        }
+        let text = std::str::from_utf8(bytes)
+            .map_err(|_| "a property key that is not UTF-8".to_string())?;
+        Ok(self.key(text))
+    }
+
     /// Sets property `key` of the current row. Keys that differ only in
     /// case fill one column: the smallest spelling wins (as the sorted
     /// property maps of [`crate::feature::lowercase_keys`] keep it), and a
     /// repeated key keeps its last value (as `serde_json` does).
+    #[inline]
     pub fn set(&mut self, key: u32, v: Scalar) -> Result<(), String> {
         let RawKey { column, .. } = self.raw[key as usize];
         let c = &mut self.columns[column];
+        if c.rows() == self.rows {
+            // The common case: the column's first value in this row.
+            c.push(v)?;
+            self.setter[column] = key;
+            return Ok(());
+        }
         if c.rows() > self.rows {
             let prev = self.setter[column];
             let wins = prev == key || self.raw[key as usize].text < self.raw[prev as usize].text;
@@ -468,6 +521,20 @@ mod tests {
         assert_eq!(back[0].id, Some(json!("1")), "mixed ids become text");
         assert_eq!(back[1].id, Some(json!("two")));
         assert_eq!(back[0].geometry, fs[0].geometry);
+    }
+
+    #[test]
+    fn same_key_agrees_with_byte_equality_at_every_length() {
+        for n in 0..24 {
+            let a: Vec<u8> = (0..n as u8).map(|i| b'a' + i).collect();
+            assert!(same_key(&a, &a.clone()));
+            for at in 0..n {
+                let mut b = a.clone();
+                b[at] = b'_';
+                assert!(!same_key(&a, &b), "length {n}, differing at {at}");
+            }
+            assert!(!same_key(&a, &[a.as_slice(), b"x"].concat()));
+        }
     }
 
     #[test]
