@@ -44,19 +44,31 @@ pub struct LayerView<'a> {
     pub symbol: Option<&'a Style>,
 }
 
-/// Buffers reused from row to row and draw to draw, owned by the map: the
-/// pixel positions of the row being drawn and the path builder.
+/// Buffers reused from row to row of one draw: the pixel positions of the
+/// row being drawn and the path builder. Freed with the draw, so a map
+/// holds no buffer sized by its largest row.
 #[derive(Debug, Default)]
-pub(super) struct Scratch {
+struct Scratch {
     px: Vec<(f32, f32)>,
     path: PathBuilder,
 }
 
 /// Where a layer is drawn: the pixels, their view, the reused buffers.
 pub(super) struct Canvas<'a> {
-    pub pixmap: &'a mut Pixmap,
-    pub view: &'a View,
-    pub scratch: &'a mut Scratch,
+    pixmap: &'a mut Pixmap,
+    view: &'a View,
+    scratch: Scratch,
+}
+
+impl<'a> Canvas<'a> {
+    /// A canvas drawing onto `pixmap`, whose view is `view`.
+    pub fn new(pixmap: &'a mut Pixmap, view: &'a View) -> Canvas<'a> {
+        Canvas {
+            pixmap,
+            view,
+            scratch: Scratch::default(),
+        }
+    }
 }
 
 impl Canvas<'_> {
@@ -234,13 +246,7 @@ mod tests {
             height: 100,
             scale: 1.0,
         };
-        let mut scratch = Scratch::default();
-        let done = Canvas {
-            pixmap: &mut pixmap,
-            view: &view,
-            scratch: &mut scratch,
-        }
-        .draw(layer);
+        let done = Canvas::new(&mut pixmap, &view).draw(layer);
         (pixmap, done)
     }
 

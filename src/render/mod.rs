@@ -58,8 +58,6 @@ pub struct Map {
     pixmap: Pixmap,
     view: View,
     attribution: Option<String>,
-    /// Buffers reused by every draw.
-    scratch: layer::Scratch,
 }
 
 impl Map {
@@ -119,7 +117,6 @@ impl Map {
             pixmap,
             view,
             attribution: source.map(|s| s.attribution),
-            scratch: layer::Scratch::default(),
         })
     }
 
@@ -137,12 +134,7 @@ impl Map {
     /// paint; points as its symbol (none: not drawn). A row that cannot be
     /// transformed is an error; the rows before it stay drawn.
     pub fn draw(&mut self, layer: &LayerView) -> Result<()> {
-        layer::Canvas {
-            pixmap: &mut self.pixmap,
-            view: &self.view,
-            scratch: &mut self.scratch,
-        }
-        .draw(layer)
+        layer::Canvas::new(&mut self.pixmap, &self.view).draw(layer)
     }
 
     /// Draws any GeoJSON (a geometry, Feature or FeatureCollection) in `crs`:
