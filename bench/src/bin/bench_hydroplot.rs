@@ -345,6 +345,7 @@ fn services(network: &Path, figures: &mut Figures) {
 fn map_from_cache(network: &Path, figures: &mut Figures) {
     let mut mock = Mock::start(network);
     let dir = std::env::temp_dir().join(format!("bench-map-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("the cache directory");
     let tiles = dir.join("tiles");
     let ctx = mock.context(&tiles);
     let (_, comid) = outlets(network).pop().expect("the all-flowline basin");
@@ -355,7 +356,11 @@ fn map_from_cache(network: &Path, figures: &mut Figures) {
         ..PlotRequest::default()
     };
     mock.take_log();
-    plot_hydro(&ctx, &req, None).expect("the first plot");
+    let first = plot_hydro(&ctx, &req, None).expect("the first plot");
+    for w in &first.data.warnings {
+        eprintln!("first plot: {w}");
+    }
+    drop(first);
     let (bound, bytes, _) = replay(&mock.take_log());
     mock.take_log(); // the replay's own requests
     let bytes = bytes as f64 / 1e6;
