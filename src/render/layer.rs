@@ -119,9 +119,8 @@ impl Canvas<'_> {
                 kind::POINT | kind::MULTIPOINT => {
                     let Some(style) = layer.symbol else { continue };
                     let (a, b) = (first_coord(g, row), first_coord(g, row + 1));
-                    let paint = SymbolPaint::of(style);
+                    let (paint, scale) = (SymbolPaint::of(style), self.view.scale);
                     for &(x, y) in &self.scratch.px[a - base..b - base] {
-                        let scale = self.view.scale;
                         symbols::draw(self.pixmap, x, y, style.pch, paint, style.cex, scale);
                     }
                 }
