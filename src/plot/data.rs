@@ -123,8 +123,9 @@ impl PlotData {
         self.layers.insert(layer, table);
     }
 
-    /// Sets a layer from features: the boundary of the sources that still
-    /// produce `Feature`s (the local GeoPackage reader, outlets and basins).
+    /// Sets a layer from features: the boundary of the one source that still
+    /// produces `Feature`s, the cache entry decode (`plot::cached`), until
+    /// the cache stores tables (docs/columnar.md, step 4).
     pub fn set_features(&mut self, layer: Layer, features: &[Feature]) -> Result<()> {
         let table = Table::from_features(features)
             .map_err(|e| Error::Internal(format!("layer {}: {e}", layer.name())))?;

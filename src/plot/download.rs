@@ -3,12 +3,12 @@
 
 use super::outlets::{linked_data_id, outlet_point, Resolved};
 use super::request::{Outlet, PlotRequest};
-use super::subset::{retain_keys, union_basin, Subset};
+use super::subset::{retain_keys, union_basin, Basins, Subset};
 use super::thinning::Thinning;
 use crate::collection::Collection;
 use crate::context::Context;
 use crate::crs::Transformer;
-use crate::feature::{bbox_of, union_bbox, Feature};
+use crate::feature::{union_bbox, Feature};
 use crate::network::{upstream_comids, Reach};
 use crate::services::fabric::{self, ItemsQuery};
 use crate::services::index;
@@ -80,14 +80,15 @@ fn upstream_of_outlets(ctx: &Context, req: &PlotRequest) -> Result<Subset> {
         },
     );
     let mut resolved = Vec::new();
-    let mut basins = Vec::new();
+    let mut basins = Basins::default();
     for r in lookups {
-        let (outlet, mut basin) = r?;
-        basin.properties.extend(outlet.basin_properties());
+        let (outlet, basin) = r?;
+        basins.push_sent(&basin, &outlet)?;
         resolved.push(outlet);
-        basins.push(basin);
     }
-    let bbox = bbox_of(basins.iter())
+    let basins = basins.finish()?;
+    let bbox = basins
+        .bbox()
         .or_else(|| {
             resolved
                 .iter()
@@ -116,7 +117,7 @@ fn upstream_of_outlets(ctx: &Context, req: &PlotRequest) -> Result<Subset> {
     let flowlines = retain_keys(&flowlines, "comid", &upstream);
 
     let mut subset = Subset {
-        outlets: resolved.iter().map(Resolved::to_feature).collect(),
+        outlets: resolved,
         basins,
         flowlines,
         warnings,
@@ -162,7 +163,9 @@ fn comid_set(ctx: &Context, req: &PlotRequest, comids: &[i64]) -> Result<Subset>
             "catchment",
         )?;
         if !subset.catchments.is_empty() {
-            subset.basins = vec![union_basin(&subset.catchments, Default::default())];
+            let mut basins = Basins::default();
+            basins.push(union_basin(&subset.catchments).as_ref(), None)?;
+            subset.basins = basins.finish()?;
         }
         let bbox = [subset.catchments.bbox(), subset.flowlines.bbox()]
             .into_iter()

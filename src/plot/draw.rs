@@ -1,5 +1,6 @@
 //! Plot data on a map: turns layers and plot_config into the render
-//! module's [`LayerView`]s, in the reference order.
+//! module's [`LayerView`]s, in the reference order. The views borrow the
+//! tables' geometry buffers: nothing is copied per row.
 
 use super::data::{Layer, PlotData, PLOT_DATA_CRS};
 use crate::render::style::{PlotStyles, Style};
@@ -18,9 +19,9 @@ pub fn draw_plot_data(map: &mut Map, data: &PlotData, styles: &PlotStyles) -> Re
     ];
     for (layer, style) in layers {
         let table = data.layer(layer);
-        let geometries: Vec<_> = (0..table.len()).filter_map(|r| table.geometry(r)).collect();
         map.draw(&LayerView {
-            geometries: geometries.iter().collect(),
+            geometries: table.geometries(),
+            rows: 0..table.len(),
             crs: PLOT_DATA_CRS,
             paint: layer_paint(layer, style),
             symbol: None,
@@ -33,9 +34,9 @@ pub fn draw_plot_data(map: &mut Map, data: &PlotData, styles: &PlotStyles) -> Re
     };
     let outlets = data.layer(Layer::Outlets);
     for row in 0..outlets.len() {
-        let geometry = outlets.geometry(row);
         map.draw(&LayerView {
-            geometries: geometry.iter().collect(),
+            geometries: outlets.geometries(),
+            rows: row..row + 1,
             crs: PLOT_DATA_CRS,
             paint: no_lines,
             symbol: Some(styles.outlet(outlets.get_str(row, "type").unwrap_or("default"))),

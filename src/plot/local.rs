@@ -3,12 +3,12 @@
 
 use super::outlets::{linked_data_id, outlet_point, site_number, Resolved};
 use super::request::{Outlet, PlotRequest};
-use super::subset::{retain_keys, union_basin, wbareacomi_of, Subset};
+use super::subset::{retain_keys, union_basin, wbareacomi_of, Basins, Subset};
 use super::thinning::Thinning;
 use crate::collection::Collection;
 use crate::context::Context;
 use crate::crs::Transformer;
-use crate::feature::{union_bbox, Feature};
+use crate::feature::union_bbox;
 use crate::gpkg::GeoPackage;
 use crate::network::{Network, Reach};
 use crate::services::index;
@@ -91,18 +91,18 @@ fn with_flowlines(
         .map(|r| r.comid)
         .collect();
     let catchments = gpkg.read_by_ids(Collection::Catchment, &ids)?;
-    let basins: Vec<Feature> = match &per_outlet {
-        Some(sets) => outlets
-            .iter()
-            .zip(sets)
-            .map(|(o, set)| {
+    let mut basins = Basins::default();
+    match &per_outlet {
+        Some(sets) => {
+            for (o, set) in outlets.iter().zip(sets) {
                 let parts = retain_keys(&catchments, "featureid", set);
-                union_basin(&parts, o.basin_properties())
-            })
-            .collect(),
-        None if !catchments.is_empty() => vec![union_basin(&catchments, Default::default())],
-        None => Vec::new(),
-    };
+                basins.push(union_basin(&parts).as_ref(), Some(o))?;
+            }
+        }
+        None if !catchments.is_empty() => basins.push(union_basin(&catchments).as_ref(), None)?,
+        None => {}
+    }
+    let basins = basins.finish()?;
     let thinning = Thinning::decide(req, &basins);
     let ids: Vec<i64> = match thinning.streamorder {
         Some(n) => reaches
@@ -119,7 +119,7 @@ fn with_flowlines(
         ));
     }
     let mut subset = Subset {
-        outlets: outlets.iter().map(Resolved::to_feature).collect(),
+        outlets,
         basins,
         flowlines,
         ..Default::default()

@@ -1,10 +1,10 @@
-//! Outlets: their linked-data identity, and the outlet features of the result.
+//! Outlets: their linked-data identity, and the outlets layer of the result.
 
 use super::request::Outlet;
 use crate::config::Names;
-use crate::feature::{Feature, Properties};
+use crate::table::column::Scalar;
+use crate::table::{Table, TableBuilder};
 use geo::{Geometry, Point};
-use serde_json::Value;
 
 /// An outlet resolved to the comid to navigate from.
 #[derive(Debug, Clone)]
@@ -20,28 +20,34 @@ pub struct Resolved {
 }
 
 impl Resolved {
-    /// The outlet as a feature of the `outlets` layer: a point with `type`
-    /// (the feature source), `id` and `comid`.
-    pub fn to_feature(&self) -> Feature {
-        let mut properties = Properties::new();
-        properties.insert("type".into(), Value::from(self.source.clone()));
-        properties.insert("id".into(), Value::from(self.id.clone()));
-        properties.insert("comid".into(), Value::from(self.comid));
-        Feature {
-            id: Some(Value::from(self.id.clone())),
-            geometry: self.point.map(Geometry::Point),
-            properties,
-        }
+    /// Sets the outlet's columns in the current row of `b`, as its outlet
+    /// and its basin carry them: `comid`, `id` and `type` (the feature
+    /// source), in that (sorted) order.
+    pub fn set_columns(&self, b: &mut TableBuilder) -> Result<(), String> {
+        let key = b.key("comid");
+        b.set(key, Scalar::Int(self.comid))?;
+        let key = b.key("id");
+        b.set(key, Scalar::Str(&self.id))?;
+        let key = b.key("type");
+        b.set(key, Scalar::Str(&self.source))
     }
+}
 
-    /// The properties a basin feature of this outlet carries.
-    pub fn basin_properties(&self) -> Properties {
-        let mut p = Properties::new();
-        p.insert("type".into(), Value::from(self.source.clone()));
-        p.insert("id".into(), Value::from(self.id.clone()));
-        p.insert("comid".into(), Value::from(self.comid));
-        p
+/// The `outlets` layer: one row per outlet, its point (none when it has
+/// no point), its columns ([`Resolved::set_columns`]) and its linked-data
+/// id as the row id.
+pub fn table(outlets: &[Resolved]) -> Result<Table, String> {
+    let mut b = TableBuilder::default();
+    for o in outlets {
+        o.set_columns(&mut b)?;
+        b.set_id(Scalar::Str(&o.id))?;
+        match o.point {
+            Some(p) => b.geometry.push(&Geometry::Point(p))?,
+            None => b.geometry.push_none()?,
+        }
+        b.end_row();
     }
+    b.finish()
 }
 
 /// The linked-data (source, id) of an outlet that has one (not points).

@@ -2,18 +2,21 @@
 //! assembly into plot data: the waterbody split and the plot bbox.
 
 use super::data::{Layer, PlotData};
-use crate::feature::{bbox_of, union_bbox, Feature};
-use crate::table::Table;
-use geo::ChamberlainDuquetteArea;
+use super::outlets::{self, Resolved};
+use crate::feature::{union_bbox, Feature};
+use crate::table::column::from_value;
+use crate::table::{Table, TableBuilder};
+use crate::{Error, Result};
+use geo::{ChamberlainDuquetteArea, Geometry};
 use std::collections::HashSet;
 
 /// Everything selected for a plot, before assembly. The layers read from a
-/// source are tables; outlets and basins, built here one per outlet, are
-/// features until assembly.
+/// source are tables; the outlets become the `outlets` table at assembly.
 #[derive(Default)]
 pub struct Subset {
-    pub outlets: Vec<Feature>,
-    pub basins: Vec<Feature>,
+    pub outlets: Vec<Resolved>,
+    /// One row per basin ([`Basins`]).
+    pub basins: Table,
     pub flowlines: Table,
     pub catchments: Table,
     pub waterbodies: Table,
@@ -31,7 +34,8 @@ impl Subset {
     /// Splits the waterbodies and computes the plot bbox: the requested box,
     /// else the union of basins, catchments, flowlines and outlets. Each
     /// layer becomes a table here.
-    pub fn into_plot_data(self) -> crate::Result<PlotData> {
+    pub fn into_plot_data(self) -> Result<PlotData> {
+        let outlets = outlets::table(&self.outlets).map_err(internal("outlets"))?;
         let wbareacomi = self
             .network_wbareacomi
             .unwrap_or_else(|| wbareacomi_of(&self.flowlines));
@@ -42,10 +46,10 @@ impl Subset {
             .filter(&mask.iter().map(|m| !m).collect::<Vec<_>>());
         let bbox = self.requested_bbox.unwrap_or_else(|| {
             [
-                bbox_of(&self.basins),
+                self.basins.bbox(),
                 self.catchments.bbox(),
                 self.flowlines.bbox(),
-                bbox_of(&self.outlets),
+                outlets.bbox(),
             ]
             .into_iter()
             .flatten()
@@ -57,9 +61,9 @@ impl Subset {
             warnings: self.warnings,
             ..Default::default()
         };
-        data.set_features(Layer::Outlets, &self.outlets)?;
-        data.set_features(Layer::Basin, &self.basins)?;
         for (layer, table) in [
+            (Layer::Outlets, outlets),
+            (Layer::Basin, self.basins),
             (Layer::Flowline, self.flowlines),
             (Layer::Catchment, self.catchments),
             (Layer::NetworkWtbd, network),
@@ -103,28 +107,81 @@ pub fn retain_keys(table: &Table, key: &str, keep: &HashSet<i64>) -> Table {
     table.filter(&key_mask(table, key, keep))
 }
 
-/// The union of the polygonal geometries of `parts` as one basin feature
-/// with `properties`.
-pub fn union_basin(parts: &Table, properties: crate::feature::Properties) -> Feature {
-    let geometries: Vec<_> = (0..parts.len()).filter_map(|r| parts.geometry(r)).collect();
-    Feature {
-        id: None,
-        geometry: crate::feature::union_polygons(geometries.iter()),
-        properties,
+/// The `basin` layer under construction, one row per basin, written
+/// straight into a table. Owns its growing buffers.
+#[derive(Debug, Default)]
+pub struct Basins {
+    rows: TableBuilder,
+}
+
+impl Basins {
+    /// Appends the basin of `outlet` as the index service sent it: its
+    /// geometry, id and properties, with the outlet's columns
+    /// ([`Resolved::set_columns`]) over properties of the same names.
+    pub fn push_sent(&mut self, basin: &Feature, outlet: &Resolved) -> Result<()> {
+        let mut buf = String::new();
+        for (k, v) in &basin.properties {
+            let key = self.rows.key(k);
+            self.rows
+                .set(key, from_value(v, &mut buf))
+                .map_err(internal("basin"))?;
+        }
+        if let Some(id) = &basin.id {
+            self.rows
+                .set_id(from_value(id, &mut buf))
+                .map_err(internal("basin"))?;
+        }
+        self.push(basin.geometry.as_ref(), Some(outlet))
+    }
+
+    /// Appends a basin built here (a union of catchments) with the columns
+    /// of its outlet, if it has one.
+    pub fn push(
+        &mut self,
+        geometry: Option<&Geometry<f64>>,
+        outlet: Option<&Resolved>,
+    ) -> Result<()> {
+        let b = &mut self.rows;
+        if let Some(o) = outlet {
+            o.set_columns(b).map_err(internal("basin"))?;
+        }
+        match geometry {
+            Some(g) => b.geometry.push(g),
+            None => b.geometry.push_none(),
+        }
+        .map_err(internal("basin"))?;
+        b.end_row();
+        Ok(())
+    }
+
+    /// The layer.
+    pub fn finish(self) -> Result<Table> {
+        self.rows.finish().map_err(internal("basin"))
     }
 }
 
-/// The area of a (lon/lat) feature's geometry in km².
-pub fn area_km2(f: &Feature) -> f64 {
-    f.geometry
-        .as_ref()
-        .map_or(0.0, |g| g.chamberlain_duquette_unsigned_area() / 1e6)
+/// A table error in the layer `layer`, which this crate built itself.
+fn internal(layer: &'static str) -> impl Fn(String) -> Error {
+    move |e| Error::Internal(format!("layer {layer}: {e}"))
+}
+
+/// The union of the polygonal geometries of `parts`: a basin.
+pub fn union_basin(parts: &Table) -> Option<Geometry<f64>> {
+    let geometries: Vec<_> = (0..parts.len()).filter_map(|r| parts.geometry(r)).collect();
+    crate::feature::union_polygons(geometries.iter())
+}
+
+/// The area of the largest basin of `basins` (lon/lat) in km² (0 when none).
+pub fn largest_area_km2(basins: &Table) -> f64 {
+    (0..basins.len())
+        .filter_map(|r| basins.geometry(r))
+        .map(|g| g.chamberlain_duquette_unsigned_area() / 1e6)
+        .fold(0.0, f64::max)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use geo::Geometry;
 
     fn square(x: f64, clockwise: bool) -> Feature {
         let mut ring = vec![(x, 0.0), (x + 1.0, 0.0), (x + 1.0, 1.0), (x, 1.0), (x, 0.0)];
@@ -145,9 +202,9 @@ mod tests {
         let parts =
             Table::from_features(&[square(0.0, true), square(5.0, false), square(0.5, false)])
                 .unwrap();
-        let basin = union_basin(&parts, Default::default());
-        let Some(Geometry::MultiPolygon(parts)) = basin.geometry else {
-            panic!("two separate parts expected, got {:?}", basin.geometry);
+        let basin = union_basin(&parts);
+        let Some(Geometry::MultiPolygon(parts)) = basin else {
+            panic!("two separate parts expected, got {basin:?}");
         };
         assert_eq!(parts.0.len(), 2);
         let area: f64 = geo::Area::unsigned_area(&parts);

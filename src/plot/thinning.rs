@@ -2,7 +2,7 @@
 
 use super::request::PlotRequest;
 use super::subset;
-use crate::feature::Feature;
+use crate::table::Table;
 
 /// The stream order filter and flowline-only switch in force for a request.
 pub(super) struct Thinning {
@@ -13,10 +13,10 @@ pub(super) struct Thinning {
 impl Thinning {
     /// Unset means no filter and not flowline-only (the spec); stream order
     /// -1 applies the reference's rule to the largest basin's area.
-    pub fn decide(req: &PlotRequest, basins: &[Feature]) -> Thinning {
+    pub fn decide(req: &PlotRequest, basins: &Table) -> Thinning {
         match req.streamorder {
             Some(-1) => {
-                let largest = basins.iter().map(subset::area_km2).fold(0.0, f64::max);
+                let largest = subset::largest_area_km2(basins);
                 let streamorder = crate::network::auto_streamorder(largest);
                 Thinning {
                     streamorder,

@@ -5,27 +5,29 @@
 //! - [`view`]: the 3857 rectangle shown and the metres-to-pixels mapping;
 //! - [`tiles`] and [`tile_cache`]: basemap providers, fetching, caching, stitching;
 //! - [`style`], [`colors`], [`symbols`]: plot_config, R colours, `pch` and `lwd`;
+//! - [`layer`]: a layer's geometries drawn from their coordinate buffers;
 //! - [`furniture`] and [`font`]: north arrow, scale bar, attribution text;
 
 pub mod colors;
 pub mod font;
 pub mod furniture;
+pub mod layer;
 pub mod style;
 pub mod symbols;
 pub mod tile_cache;
 pub mod tiles;
 pub mod view;
 
+pub use layer::{LayerView, ShapePaint};
 pub use tile_cache::TileCacheMode;
 
 use crate::context::Context;
 use crate::crs::Transformer;
 use crate::{Error, Result};
-use colors::RColor;
 use geo::Geometry;
 use style::Style;
 use symbols::SymbolPaint;
-use tiny_skia::{Color, FillRule, LineCap, LineJoin, Path, PathBuilder, Pixmap, Stroke, Transform};
+use tiny_skia::{Color, Pixmap};
 use view::View;
 
 /// The CRS of the drawn map.
@@ -128,14 +130,11 @@ impl Map {
         &self.pixmap
     }
 
-    /// Draws one layer view: its geometries, transformed from its CRS, with
-    /// its paint; points as its symbol (none: not drawn).
+    /// Draws one layer view: its rows, transformed from its CRS, with its
+    /// paint; points as its symbol (none: not drawn). A row that cannot be
+    /// transformed is an error; the rows before it stay drawn.
     pub fn draw(&mut self, layer: &LayerView) -> Result<()> {
-        let to_map = Transformer::new(layer.crs, MAP_CRS)?;
-        for g in &layer.geometries {
-            self.draw_geometry((*g).clone(), &to_map, &layer.paint, layer.symbol)?;
-        }
-        Ok(())
+        layer::Canvas::new(&mut self.pixmap, &self.view).draw(layer)
     }
 
     /// Draws any GeoJSON (a geometry, Feature or FeatureCollection) in `crs`:
@@ -158,7 +157,6 @@ impl Map {
         let doc: geojson::GeoJson = text.parse().map_err(|e| {
             Error::InvalidArgument(format!("the GeoJSON to draw cannot be read: {e}"))
         })?;
-        let to_map = Transformer::new(crs, MAP_CRS)?;
         let point_style = Style {
             lwd,
             col: line,
@@ -166,11 +164,14 @@ impl Map {
             pch: 19,
             cex: 1.0,
         };
-        let paint = ShapePaint { line, fill, lwd };
-        for g in geometries(doc)? {
-            self.draw_geometry(g, &to_map, &paint, Some(&point_style))?;
-        }
-        Ok(())
+        let shapes = layer::rows_of(&geometries(doc)?)?;
+        self.draw(&LayerView {
+            geometries: &shapes,
+            rows: 0..shapes.len(),
+            crs,
+            paint: ShapePaint { line, fill, lwd },
+            symbol: Some(&point_style),
+        })
     }
 
     /// Draws R symbol `pch` (0-25) in `col` at (`x`, `y`) in `crs`, `cex`
@@ -216,86 +217,6 @@ impl Map {
         furniture::draw(&mut out, &self.view, self.attribution.as_deref());
         encode_png(&out)
     }
-
-    /// Projects `g` with `to_map` and draws it.
-    fn draw_geometry(
-        &mut self,
-        mut g: Geometry<f64>,
-        to_map: &Transformer,
-        paint: &ShapePaint,
-        points: Option<&Style>,
-    ) -> Result<()> {
-        to_map.geometry(&mut g)?;
-        self.draw_projected(&g, paint, points);
-        Ok(())
-    }
-
-    /// Draws a 3857 geometry: lines and rings with `paint`, points as the
-    /// symbols of `points` (not at all when `None`).
-    fn draw_projected(&mut self, g: &Geometry<f64>, paint: &ShapePaint, points: Option<&Style>) {
-        let view = self.view;
-        let point_at = |pixmap: &mut Pixmap, p: &geo::Point<f64>| {
-            if let Some(style) = points {
-                let (x, y) = view.to_px(p.x(), p.y());
-                let paint = SymbolPaint::of(style);
-                symbols::draw(pixmap, x, y, style.pch, paint, style.cex, view.scale);
-            }
-        };
-        match g {
-            Geometry::Point(p) => point_at(&mut self.pixmap, p),
-            Geometry::MultiPoint(mp) => mp.iter().for_each(|p| point_at(&mut self.pixmap, p)),
-            Geometry::GeometryCollection(gc) => gc
-                .iter()
-                .for_each(|g| self.draw_projected(g, paint, points)),
-            _ => {
-                let Some(path) = path_of(g, &view) else {
-                    return;
-                };
-                let polygonal = matches!(
-                    g,
-                    Geometry::Polygon(_)
-                        | Geometry::MultiPolygon(_)
-                        | Geometry::Rect(_)
-                        | Geometry::Triangle(_)
-                );
-                if let (true, Some(c)) = (polygonal, paint.fill) {
-                    self.pixmap.fill_path(
-                        &path,
-                        &symbols::solid(c),
-                        FillRule::EvenOdd,
-                        Transform::identity(),
-                        None,
-                    );
-                }
-                if let Some(c) = paint.line {
-                    let stroke = Stroke {
-                        width: view.px(paint.lwd),
-                        line_cap: LineCap::Round,
-                        line_join: LineJoin::Round,
-                        ..Stroke::default()
-                    };
-                    self.pixmap.stroke_path(
-                        &path,
-                        &symbols::solid(c),
-                        &stroke,
-                        Transform::identity(),
-                        None,
-                    );
-                }
-            }
-        }
-    }
-}
-
-/// Colours and width of lines and polygons.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct ShapePaint {
-    /// Lines and polygon borders (`None`: not drawn).
-    pub line: RColor,
-    /// Polygon fill (`None`: not filled).
-    pub fill: RColor,
-    /// Line width in R units.
-    pub lwd: f64,
 }
 
 impl ShapePaint {
@@ -308,21 +229,6 @@ impl ShapePaint {
             lwd,
         })
     }
-}
-
-/// What the map draws: geometries in one CRS with one paint. Render knows
-/// no plot request or layer: the modules above it (plot data, traces) say
-/// what to draw by building views. Borrows the geometries for the draw.
-#[derive(Debug, Clone)]
-pub struct LayerView<'a> {
-    /// The geometries, drawn in order.
-    pub geometries: Vec<&'a Geometry<f64>>,
-    /// Their CRS (`"EPSG:4269"`, ...).
-    pub crs: &'a str,
-    /// Lines and polygons.
-    pub paint: ShapePaint,
-    /// Points, as R symbols (`None`: points are not drawn).
-    pub symbol: Option<&'a Style>,
 }
 
 fn check_lwd(lwd: f64) -> Result<()> {
@@ -352,36 +258,6 @@ fn geometries(doc: geojson::GeoJson) -> Result<Vec<Geometry<f64>>> {
             .map(convert)
             .collect(),
     }
-}
-
-/// A pixel path of the lines and rings of a (3857) geometry.
-fn path_of(g: &Geometry<f64>, view: &View) -> Option<Path> {
-    let mut pb = PathBuilder::new();
-    let mut add = |ls: &geo::LineString<f64>, close: bool| {
-        let mut pts = ls.coords().map(|c| view.to_px(c.x, c.y));
-        if let Some((x, y)) = pts.next() {
-            pb.move_to(x, y);
-            pts.for_each(|(x, y)| pb.line_to(x, y));
-            if close {
-                pb.close();
-            }
-        }
-    };
-    let polygon = |p: &geo::Polygon<f64>, add: &mut dyn FnMut(&geo::LineString<f64>, bool)| {
-        add(p.exterior(), true);
-        p.interiors().iter().for_each(|r| add(r, true));
-    };
-    match g {
-        Geometry::Line(l) => add(&geo::LineString::from(vec![l.start, l.end]), false),
-        Geometry::LineString(ls) => add(ls, false),
-        Geometry::MultiLineString(mls) => mls.iter().for_each(|ls| add(ls, false)),
-        Geometry::Polygon(p) => polygon(p, &mut add),
-        Geometry::MultiPolygon(mp) => mp.iter().for_each(|p| polygon(p, &mut add)),
-        Geometry::Rect(r) => polygon(&r.to_polygon(), &mut add),
-        Geometry::Triangle(t) => polygon(&t.to_polygon(), &mut add),
-        _ => {}
-    }
-    pb.finish()
 }
 
 /// Encodes a pixmap as an 8-bit RGBA PNG (un-premultiplying the pixels).

@@ -3,8 +3,8 @@
 
 use super::{Trace, RAINDROP_PATH_ID, TRACE_CRS};
 use crate::render::{LayerView, Map, ShapePaint};
-use crate::Result;
-use geo::{Geometry, LineString};
+use crate::table::geometry::{kind, Geometries, GeometryBuilder};
+use crate::{Error, Result};
 
 impl Trace {
     /// Draws the trace on `map`: its flowline portion in `flowline_col`, the
@@ -12,15 +12,11 @@ impl Trace {
     pub fn draw(&self, map: &mut Map, flowline_col: &str, trace_col: &str, lwd: f64) -> Result<()> {
         let flowline = ShapePaint::lines(flowline_col, lwd)?;
         let path = ShapePaint::lines(trace_col, lwd)?;
-        for f in &self.features {
-            let line: LineString<f64> = f
-                .coords
-                .chunks_exact(2)
-                .map(|c| geo::coord! { x: c[0], y: c[1] })
-                .collect();
-            let geometry = Geometry::LineString(line);
+        let lines = self.lines().map_err(Error::Internal)?;
+        for (row, f) in self.features.iter().enumerate() {
             map.draw(&LayerView {
-                geometries: vec![&geometry],
+                geometries: &lines,
+                rows: row..row + 1,
                 crs: TRACE_CRS,
                 paint: if f.id == RAINDROP_PATH_ID {
                     path
@@ -31,5 +27,17 @@ impl Trace {
             })?;
         }
         Ok(())
+    }
+
+    /// The features' lines, one row each, in order.
+    fn lines(&self) -> std::result::Result<Geometries, String> {
+        let mut b = GeometryBuilder::default();
+        for f in &self.features {
+            f.coords.chunks_exact(2).for_each(|c| b.push_xy(c[0], c[1]));
+            b.close_ring()?;
+            b.close_part()?;
+            b.finish_row(kind::LINESTRING)?;
+        }
+        Ok(b.finish())
     }
 }

@@ -11,6 +11,15 @@
 //!   throughput, rendering the largest basin at 2048 x 2048 with tiles from
 //!   the local cache, GeoPackage write and read of it, and 1,000 raindrop
 //!   traces in one batch.
+//! - `bench_hydroplot map NETWORK.gpkg [OUT.json]`: the issue's "map from
+//!   the cache": the all-flowline basin fetched once into a plot-data cache
+//!   file, then plot_hydro again (a cache hit, drawn at 2048 x 2048 and
+//!   encoded) against that fetch's transfer bound and response bytes, and
+//!   the map alone (wall, and the heap drawing adds).
+//! - `bench_hydroplot render NETWORK.gpkg [OUT.json]`: the all-flowline basin
+//!   read in local mode from the network file, then drawn at 2048 x 2048
+//!   without a basemap: wall, and the heap the draw adds at its peak
+//!   (the layers, then the whole map with its PNG).
 //! - `bench_hydroplot navigation [N]`: upstream navigation over N (10^6)
 //!   synthetic flowlines.
 //! - `bench_hydroplot local NATIONAL.gpkg [OUT.json]`: local mode, the upstream
@@ -20,13 +29,15 @@
 
 use hydroplot::config::Config;
 use hydroplot::network::{Network, Reach};
-use hydroplot::plot::{plot_hydro, Layer, Outlet, PlotData, PlotRequest};
+use hydroplot::plot::{plot_hydro, CacheSetting, Layer, Outlet, PlotData, PlotRequest};
 use hydroplot::render::{Map, TileCacheMode};
 use hydroplot::table::decode::decode_page;
 use hydroplot::Context;
 use hydroplot_bench::{cpu_s, peak_rss_mb, replay, reset_peak_rss, status_mb, Figures, Mock};
 use serde_json::Value;
+use std::alloc::{GlobalAlloc, Layout, System};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
 /// Features per page, for hydroplot and the Python peer alike (pynhd's
@@ -42,13 +53,15 @@ fn main() {
     let mut figures = Figures::default();
     match arg(0).as_deref() {
         Some("services") => services(Path::new(&arg(1).expect("NETWORK.gpkg")), &mut figures),
+        Some("map") => map_from_cache(Path::new(&arg(1).expect("NETWORK.gpkg")), &mut figures),
+        Some("render") => render_alone(Path::new(&arg(1).expect("NETWORK.gpkg")), &mut figures),
         Some("navigation") => navigation(
             arg(1).map_or(1_000_000, |n| n.parse().expect("N")),
             &mut figures,
         ),
         Some("local") => local(Path::new(&arg(1).expect("NATIONAL.gpkg")), &mut figures),
         _ => {
-            eprintln!("usage: bench_hydroplot services NETWORK.gpkg [OUT.json] | navigation [N] | local NATIONAL.gpkg [OUT.json]");
+            eprintln!("usage: bench_hydroplot services NETWORK.gpkg [OUT.json] | map NETWORK.gpkg [OUT.json] | render NETWORK.gpkg [OUT.json] | navigation [N] | local NATIONAL.gpkg [OUT.json]");
             std::process::exit(2);
         }
     }
@@ -57,6 +70,67 @@ fn main() {
         _ => arg(2),
     };
     figures.save(out);
+}
+
+/// The global allocator, counting the bytes held now and at peak: a step's
+/// own memory, even where it reuses pages an earlier step freed (which the
+/// process's peak RSS cannot show).
+struct Counting;
+
+static HEAP: AtomicUsize = AtomicUsize::new(0);
+static HEAP_PEAK: AtomicUsize = AtomicUsize::new(0);
+
+#[global_allocator]
+static ALLOCATOR: Counting = Counting;
+
+fn grew(n: usize) {
+    let now = HEAP.fetch_add(n, Ordering::Relaxed) + n;
+    HEAP_PEAK.fetch_max(now, Ordering::Relaxed);
+}
+
+// SAFETY: every call is forwarded to the system allocator unchanged.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        let p = unsafe { System.alloc(layout) };
+        if !p.is_null() {
+            grew(layout.size());
+        }
+        p
+    }
+
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        let p = unsafe { System.alloc_zeroed(layout) };
+        if !p.is_null() {
+            grew(layout.size());
+        }
+        p
+    }
+
+    unsafe fn dealloc(&self, p: *mut u8, layout: Layout) {
+        unsafe { System.dealloc(p, layout) };
+        HEAP.fetch_sub(layout.size(), Ordering::Relaxed);
+    }
+
+    unsafe fn realloc(&self, p: *mut u8, layout: Layout, size: usize) -> *mut u8 {
+        let q = unsafe { System.realloc(p, layout, size) };
+        if !q.is_null() {
+            HEAP.fetch_sub(layout.size(), Ordering::Relaxed);
+            grew(size);
+        }
+        q
+    }
+}
+
+/// Restarts the heap peak from the bytes held now; returns them, MB.
+fn reset_peak_heap() -> f64 {
+    let now = HEAP.load(Ordering::Relaxed);
+    HEAP_PEAK.store(now, Ordering::Relaxed);
+    now as f64 / 1e6
+}
+
+/// The heap peak since the last reset, MB.
+fn peak_heap_mb() -> f64 {
+    HEAP_PEAK.load(Ordering::Relaxed) as f64 / 1e6
 }
 
 /// The outlet comids the network generator wrote beside the file.
@@ -133,6 +207,131 @@ fn services(network: &Path, figures: &mut Figures) {
     gpkg_io(&data, figures);
     traces(&ctx, &data, figures);
     let _ = std::fs::remove_dir_all(&tile_cache);
+}
+
+/// The all-flowline basin fetched into a plot-data cache file (and its
+/// tiles into the tile cache), then plot_hydro again: a cache hit drawn at
+/// `MAP_SIZE` and encoded, against the first run's transfer bound and
+/// response bytes. Then the map alone, drawn again from the data in hand,
+/// and the resident memory drawing adds to it.
+fn map_from_cache(network: &Path, figures: &mut Figures) {
+    let mut mock = Mock::start(network);
+    let dir = std::env::temp_dir().join(format!("bench-map-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("the cache directory");
+    let tiles = dir.join("tiles");
+    let ctx = Context::new(mock.config(&tiles, PAGE_SIZE, CONCURRENCY)).expect("context");
+    let (_, comid) = outlets(network).pop().expect("the all-flowline basin");
+    let req = PlotRequest {
+        outlets: vec![Outlet::Comid(comid)],
+        size: MAP_SIZE,
+        cache: CacheSetting::File(dir.join("plot-cache.sqlite")),
+        ..PlotRequest::default()
+    };
+    mock.take_log();
+    let first = plot_hydro(&ctx, &req, None).expect("the first plot");
+    for w in &first.data.warnings {
+        eprintln!("first plot: {w}");
+    }
+    drop(first);
+    let (bound, bytes, _) = replay(&mock.take_log(), CONCURRENCY);
+    mock.take_log(); // the replay's own requests
+    let bytes = bytes as f64 / 1e6;
+    figures.put("map_cache_response_bytes", bytes, "MB");
+    figures.put("map_cache_transfer_bound_wall", bound, "s");
+
+    reset_peak_rss();
+    let held = reset_peak_heap();
+    let (t, cpu) = (Instant::now(), cpu_s());
+    let plot = plot_hydro(&ctx, &req, None).expect("the plot from the cache");
+    let png = plot.map.as_ref().expect("a map").png().expect("png");
+    let wall = t.elapsed().as_secs_f64();
+    let (cpu, rss) = (cpu_s() - cpu, peak_rss_mb());
+    figures.put(
+        "map_cache_flowlines",
+        plot.data.layer(Layer::Flowline).len() as f64,
+        "flowlines",
+    );
+    figures.put(
+        "map_cache_requests",
+        mock.take_log().len() as f64,
+        "requests",
+    );
+    figures.put("map_cache_wall", wall, "s");
+    figures.put("map_cache_cpu", cpu, "s");
+    figures.put("map_cache_over_transfer_bound", wall / bound, "x");
+    figures.put("map_cache_peak_rss", rss, "MB");
+    figures.put("map_cache_rss_over_bytes", rss / bytes, "x");
+    figures.put("map_cache_heap_added", peak_heap_mb() - held, "MB");
+    figures.put("map_cache_png", png.len() as f64 / 1e6, "MB");
+    drop((png, plot.map));
+
+    let held = reset_peak_heap();
+    let t = Instant::now();
+    let (map, _) = drawn_map(&ctx, &plot.data, &tiles);
+    let png = map.png().expect("png");
+    figures.put("map_alone_wall", t.elapsed().as_secs_f64(), "s");
+    figures.put("map_alone_heap_held_before", held, "MB");
+    figures.put("map_alone_heap_added", peak_heap_mb() - held, "MB");
+    drop((png, map));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The all-flowline basin read from `network` in local mode, then drawn
+/// at `MAP_SIZE` without a basemap (new map, the plot layers, PNG): wall,
+/// and the heap the draw adds at its peak to the data it draws.
+fn render_alone(network: &Path, figures: &mut Figures) {
+    let (_, comid) = outlets(network).pop().expect("the all-flowline basin");
+    let ctx = Context::new(Config::default()).expect("context");
+    let req = PlotRequest {
+        outlets: vec![Outlet::Comid(comid)],
+        hydro_data: Some(PathBuf::from(network)),
+        actually_plot: false,
+        ..PlotRequest::default()
+    };
+    let data = plot_hydro(&ctx, &req, None).expect("local plot_hydro").data;
+    let drawn = [
+        Layer::Basin,
+        Layer::NetworkWtbd,
+        Layer::OffNetworkWtbd,
+        Layer::Flowline,
+    ];
+    let coordinates: usize = drawn
+        .iter()
+        .map(|&l| data.layer(l).geometries().coordinate_count())
+        .sum();
+    figures.put(
+        "render_alone_flowlines",
+        data.layer(Layer::Flowline).len() as f64,
+        "flowlines",
+    );
+    figures.put(
+        "render_alone_coordinates",
+        coordinates as f64,
+        "coordinates",
+    );
+    let held = reset_peak_heap();
+    let t = Instant::now();
+    let mut map = Map::new(
+        &ctx,
+        data.bbox,
+        hydroplot::plot::PLOT_DATA_CRS,
+        MAP_SIZE,
+        "none",
+        None,
+        &TileCacheMode::Off,
+        &mut Vec::new(),
+    )
+    .expect("map");
+    hydroplot::plot::draw_plot_data(&mut map, &data, &PlotRequest::default().styles).expect("draw");
+    let layers = t.elapsed().as_secs_f64();
+    let layers_heap = peak_heap_mb() - held;
+    let png = map.png().expect("png");
+    figures.put("render_alone_layers", layers, "s");
+    figures.put("render_alone_layers_heap_added", layers_heap, "MB");
+    figures.put("render_alone_wall", t.elapsed().as_secs_f64(), "s");
+    figures.put("render_alone_heap_held_before", held, "MB");
+    figures.put("render_alone_heap_added", peak_heap_mb() - held, "MB");
+    drop(png);
 }
 
 /// The flowline pages decoded into columns, one thread, as the fabric

@@ -1,0 +1,348 @@
+//! Drawing a layer straight from its flat geometry buffers
+//! ([`Geometries`]): each row's coordinate slice is projected into one
+//! reused buffer of pixel positions, and the path is built from the part and
+//! ring offsets. No `geo` geometry is built per row; only a rare
+//! GeometryCollection row, kept whole by the table, is flattened first.
+
+use super::colors::RColor;
+use super::style::Style;
+use super::symbols::{self, SymbolPaint};
+use super::view::View;
+use crate::crs::Transformer;
+use crate::table::geometry::{kind, Geometries, GeometryBuilder};
+use crate::{Error, Result};
+use geo::{Geometry, LineString};
+use std::ops::Range;
+use tiny_skia::{FillRule, LineCap, LineJoin, PathBuilder, Pixmap, Stroke, Transform};
+
+/// Colours and width of lines and polygons.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ShapePaint {
+    /// Lines and polygon borders (`None`: not drawn).
+    pub line: RColor,
+    /// Polygon fill (`None`: not filled).
+    pub fill: RColor,
+    /// Line width in R units.
+    pub lwd: f64,
+}
+
+/// What the map draws: rows of a layer's geometries in one CRS with one
+/// paint. Render knows no plot request or layer: the modules above it (plot
+/// data, traces) say what to draw by building views. Borrows the geometries
+/// for the draw.
+#[derive(Debug, Clone)]
+pub struct LayerView<'a> {
+    /// The geometries (a table's, or built for the draw).
+    pub geometries: &'a Geometries,
+    /// The rows drawn, in order (all of them: `0..geometries.len()`).
+    pub rows: Range<usize>,
+    /// Their CRS (`"EPSG:4269"`, ...).
+    pub crs: &'a str,
+    /// Lines and polygons.
+    pub paint: ShapePaint,
+    /// Points, as R symbols (`None`: points are not drawn).
+    pub symbol: Option<&'a Style>,
+}
+
+/// Buffers reused from row to row of one draw: the pixel positions of the
+/// row being drawn and the path builder. Freed with the draw, so a map
+/// holds no buffer sized by its largest row.
+#[derive(Debug, Default)]
+struct Scratch {
+    px: Vec<(f32, f32)>,
+    path: PathBuilder,
+}
+
+/// Where a layer is drawn: the pixels, their view, the reused buffers.
+pub(super) struct Canvas<'a> {
+    pixmap: &'a mut Pixmap,
+    view: &'a View,
+    scratch: Scratch,
+}
+
+impl<'a> Canvas<'a> {
+    /// A canvas drawing onto `pixmap`, whose view is `view`.
+    pub fn new(pixmap: &'a mut Pixmap, view: &'a View) -> Canvas<'a> {
+        Canvas {
+            pixmap,
+            view,
+            scratch: Scratch::default(),
+        }
+    }
+}
+
+impl Canvas<'_> {
+    /// Draws the rows of `layer`. A row whose coordinates cannot be
+    /// projected is an error; the rows before it stay drawn.
+    pub fn draw(&mut self, layer: &LayerView) -> Result<()> {
+        let to_map = Transformer::new(layer.crs, super::MAP_CRS)?;
+        let g = layer.geometries;
+        for row in layer.rows.clone() {
+            if g.kinds[row] == kind::COLLECTION {
+                let Some(whole) = g.get(row) else { continue };
+                let members = flatten(&whole)?;
+                self.project(&to_map, &members.xy)?;
+                self.draw_projected(&members, 0..members.len(), layer);
+            } else {
+                self.project(&to_map, g.row_xy(row))?;
+                self.draw_projected(g, row..row + 1, layer);
+            }
+        }
+        Ok(())
+    }
+
+    /// Fills the pixel buffer with the positions of `xy` (interleaved x, y
+    /// in the CRS of `to_map`), all or none.
+    fn project(&mut self, to_map: &Transformer, xy: &[f64]) -> Result<()> {
+        let px = &mut self.scratch.px;
+        px.clear();
+        for p in xy.chunks_exact(2) {
+            let (x, y) = if to_map.is_noop() {
+                (p[0], p[1])
+            } else {
+                to_map.point(p[0], p[1])?
+            };
+            px.push(self.view.to_px(x, y));
+        }
+        Ok(())
+    }
+
+    /// Draws `rows` of `g`, whose coordinates the pixel buffer holds from
+    /// the first coordinate of `rows.start` on: lines and rings with the
+    /// layer's paint, points as its symbol.
+    fn draw_projected(&mut self, g: &Geometries, rows: Range<usize>, layer: &LayerView) {
+        let base = first_coord(g, rows.start);
+        for row in rows {
+            let rings = g.rings[g.parts[row] as usize] as usize
+                ..g.rings[g.parts[row + 1] as usize] as usize;
+            match g.kinds[row] {
+                kind::POINT | kind::MULTIPOINT => {
+                    let Some(style) = layer.symbol else { continue };
+                    let (a, b) = (first_coord(g, row), first_coord(g, row + 1));
+                    let (paint, scale) = (SymbolPaint::of(style), self.view.scale);
+                    for &(x, y) in &self.scratch.px[a - base..b - base] {
+                        symbols::draw(self.pixmap, x, y, style.pch, paint, style.cex, scale);
+                    }
+                }
+                k @ (kind::LINESTRING
+                | kind::MULTILINESTRING
+                | kind::POLYGON
+                | kind::MULTIPOLYGON) => self.draw_path(g, rings, base, k, &layer.paint),
+                _ => {}
+            }
+        }
+    }
+
+    /// One path of the rings `rings` of `g` (their pixels in the buffer from
+    /// coordinate `base` on): filled with `paint.fill` when polygonal (even-odd,
+    /// every part and ring a subpath), then stroked with `paint.line`.
+    fn draw_path(
+        &mut self,
+        g: &Geometries,
+        rings: Range<usize>,
+        base: usize,
+        k: u8,
+        paint: &ShapePaint,
+    ) {
+        let polygonal = matches!(k, kind::POLYGON | kind::MULTIPOLYGON);
+        let mut pb = std::mem::take(&mut self.scratch.path);
+        for ring in rings {
+            let (a, b) = (g.coords[ring] as usize, g.coords[ring + 1] as usize);
+            let Some((&(x0, y0), rest)) = self.scratch.px[a - base..b - base].split_first() else {
+                continue;
+            };
+            pb.move_to(x0, y0);
+            rest.iter().for_each(|&(x, y)| pb.line_to(x, y));
+            if polygonal {
+                // A polygon ring ends where it starts (as `geo::Polygon::new`
+                // closes an open ring).
+                if g.xy[2 * a..2 * a + 2] != g.xy[2 * b - 2..2 * b] {
+                    pb.line_to(x0, y0);
+                }
+                pb.close();
+            }
+        }
+        let Some(path) = pb.finish() else {
+            return;
+        };
+        if let (true, Some(c)) = (polygonal, paint.fill) {
+            self.pixmap.fill_path(
+                &path,
+                &symbols::solid(c),
+                FillRule::EvenOdd,
+                Transform::identity(),
+                None,
+            );
+        }
+        if let Some(c) = paint.line {
+            let stroke = Stroke {
+                width: self.view.px(paint.lwd),
+                line_cap: LineCap::Round,
+                line_join: LineJoin::Round,
+                ..Stroke::default()
+            };
+            self.pixmap.stroke_path(
+                &path,
+                &symbols::solid(c),
+                &stroke,
+                Transform::identity(),
+                None,
+            );
+        }
+        self.scratch.path = path.clear();
+    }
+}
+
+/// The index of the first coordinate of row `row` (the end of the buffer
+/// for `row == g.len()`).
+fn first_coord(g: &Geometries, row: usize) -> usize {
+    g.coords[g.rings[g.parts[row] as usize] as usize] as usize
+}
+
+/// `geometries` as rows of a new [`Geometries`], one per geometry.
+pub(super) fn rows_of<'a>(
+    geometries: impl IntoIterator<Item = &'a Geometry<f64>>,
+) -> Result<Geometries> {
+    let mut b = GeometryBuilder::default();
+    for g in geometries {
+        b.push(g).map_err(Error::Render)?;
+    }
+    Ok(b.finish())
+}
+
+/// A geometry kept whole by the table (a collection, or a Line, Rect or
+/// Triangle) as rows of simple geometries, depth first: what is drawn for it.
+fn flatten(whole: &Geometry<f64>) -> Result<Geometries> {
+    fn members(g: &Geometry<f64>, b: &mut GeometryBuilder) -> std::result::Result<(), String> {
+        match g {
+            Geometry::GeometryCollection(gc) => gc.iter().try_for_each(|g| members(g, b)),
+            Geometry::Line(l) => b.push(&Geometry::LineString(LineString::from(vec![
+                l.start, l.end,
+            ]))),
+            Geometry::Rect(r) => b.push(&Geometry::Polygon(r.to_polygon())),
+            Geometry::Triangle(t) => b.push(&Geometry::Polygon(t.to_polygon())),
+            simple => b.push(simple),
+        }
+    }
+    let mut b = GeometryBuilder::default();
+    members(whole, &mut b).map_err(Error::Render)?;
+    Ok(b.finish())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use geo::{point, polygon, GeometryCollection};
+    use tiny_skia::{Color, ColorU8};
+
+    /// A 100 x 100 canvas showing 3857 metres 0-100 (one metre a pixel).
+    fn canvas_draw(layer: &LayerView) -> (Pixmap, Result<()>) {
+        let mut pixmap = Pixmap::new(100, 100).unwrap();
+        pixmap.fill(Color::WHITE);
+        let view = View {
+            extent: [0.0, 0.0, 100.0, 100.0],
+            width: 100,
+            height: 100,
+            scale: 1.0,
+        };
+        let done = Canvas::new(&mut pixmap, &view).draw(layer);
+        (pixmap, done)
+    }
+
+    fn rgb(p: &Pixmap, x: u32, y: u32) -> [u8; 3] {
+        let c = p.pixel(x, y).unwrap().demultiply();
+        [c.red(), c.green(), c.blue()]
+    }
+
+    const RED: ColorU8 = ColorU8::from_rgba(255, 0, 0, 255);
+    const BLUE: ColorU8 = ColorU8::from_rgba(0, 0, 255, 255);
+
+    fn view<'a>(g: &'a Geometries, crs: &'a str, symbol: Option<&'a Style>) -> LayerView<'a> {
+        LayerView {
+            geometries: g,
+            rows: 0..g.len(),
+            crs,
+            paint: ShapePaint {
+                line: Some(ColorU8::from_rgba(0, 0, 0, 255)),
+                fill: Some(RED),
+                lwd: 1.0,
+            },
+            symbol,
+        }
+    }
+
+    /// Rows of raw buffers, as a decoder writes them: rings need not be closed.
+    fn raw_polygon(rings: &[&[(f64, f64)]]) -> Geometries {
+        let mut b = GeometryBuilder::default();
+        for ring in rings {
+            ring.iter().for_each(|&(x, y)| b.push_xy(x, y));
+            b.close_ring().unwrap();
+        }
+        b.close_part().unwrap();
+        b.finish_row(kind::POLYGON).unwrap();
+        b.finish()
+    }
+
+    #[test]
+    fn an_open_ring_is_drawn_closed() {
+        let open = raw_polygon(&[&[(10., 10.), (90., 10.), (90., 90.)]]);
+        let closed = raw_polygon(&[&[(10., 10.), (90., 10.), (90., 90.), (10., 10.)]]);
+        let (a, _) = canvas_draw(&view(&open, "EPSG:3857", None));
+        let (b, _) = canvas_draw(&view(&closed, "EPSG:3857", None));
+        assert!(a == b, "an open ring draws as its closed form");
+        // Inside the triangle (x 70, y 30 m: pixel row 70): filled red.
+        assert_eq!(rgb(&a, 70, 70), [255, 0, 0]);
+        // On the closing edge's far side: white.
+        assert_eq!(rgb(&a, 30, 30), [255, 255, 255]);
+    }
+
+    #[test]
+    fn a_hole_is_left_unfilled() {
+        let g = raw_polygon(&[
+            &[(10., 10.), (90., 10.), (90., 90.), (10., 90.), (10., 10.)],
+            &[(40., 40.), (60., 40.), (60., 60.), (40., 60.), (40., 40.)],
+        ]);
+        let (p, done) = canvas_draw(&view(&g, "EPSG:3857", None));
+        done.unwrap();
+        assert_eq!(rgb(&p, 50, 50), [255, 255, 255]);
+        assert_eq!(rgb(&p, 25, 25), [255, 0, 0]);
+    }
+
+    #[test]
+    fn a_collection_row_draws_its_members() {
+        let square =
+            polygon![(x: 10., y: 10.), (x: 40., y: 10.), (x: 40., y: 40.), (x: 10., y: 40.)];
+        let g = rows_of([&Geometry::GeometryCollection(GeometryCollection(vec![
+            Geometry::Polygon(square),
+            Geometry::Point(point!(x: 70., y: 70.)),
+        ]))])
+        .unwrap();
+        assert_eq!(g.kinds[0], kind::COLLECTION);
+        let dot = Style {
+            lwd: 1.0,
+            col: Some(BLUE),
+            border: None,
+            pch: 19,
+            cex: 1.0,
+        };
+        let (p, done) = canvas_draw(&view(&g, "EPSG:3857", Some(&dot)));
+        done.unwrap();
+        assert_eq!(rgb(&p, 25, 75), [255, 0, 0]);
+        assert_eq!(rgb(&p, 70, 30), [0, 0, 255]);
+    }
+
+    #[test]
+    fn a_row_that_cannot_be_projected_fails_after_the_rows_before_it() {
+        // lat 0.0005 deg is 55.66 m north in Web Mercator (pixel row 44).
+        let lines = rows_of(&[
+            Geometry::LineString(LineString::from(vec![(0.0001, 0.0005), (0.0008, 0.0005)])),
+            Geometry::LineString(LineString::from(vec![(0.0, 0.0), (0.0, 95.0)])),
+        ])
+        .unwrap();
+        let (p, done) = canvas_draw(&view(&lines, "EPSG:4326", None));
+        let e = done.unwrap_err().to_string();
+        assert!(e.contains("(0, 95)"), "{e}");
+        let drawn = rgb(&p, 50, 44);
+        assert!(drawn.iter().all(|c| *c < 128), "{drawn:?}");
+    }
+}
