@@ -292,3 +292,45 @@ fn index_refuses_other_files_untouched() {
     assert!(text(&none.stderr).contains("index takes one argument"));
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// `plot --html` streams the page into its file as it is made: the bytes
+/// are those of the page the library makes whole for the same request (the
+/// local sample, no basemap), whose contents `tests/html.rs` checks.
+#[test]
+fn the_plot_page_is_streamed_to_the_bytes_of_the_whole_page() {
+    use hydroplot::html::{plot_data_html, HtmlOptions};
+    use hydroplot::plot::{plot_hydro, CacheSetting, Outlet, PlotRequest};
+    let dir = temp_dir("html");
+    let path = dir.join("yahara.html");
+    let out = hydroplot(
+        None,
+        &[
+            "plot",
+            "--hydro-data",
+            SAMPLE,
+            "--comid",
+            "13293970",
+            "--basemap",
+            "none",
+            "--no-plot",
+            "--no-cache",
+            "--html",
+            path.to_str().unwrap(),
+        ],
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let ctx = hydroplot::Context::new(hydroplot::config::Config::default()).unwrap();
+    let req = PlotRequest {
+        outlets: vec![Outlet::Comid(13293970)],
+        hydro_data: Some(PathBuf::from(SAMPLE)),
+        basemap: "none".into(),
+        actually_plot: false,
+        cache: CacheSetting::Disabled,
+        ..PlotRequest::default()
+    };
+    let plot = plot_hydro(&ctx, &req, None).unwrap();
+    let page = plot_data_html(&plot.data, &plot.drawing, &HtmlOptions::default()).unwrap();
+    assert!(page.html.len() > 500_000, "the whole Yahara page");
+    assert!(std::fs::read_to_string(&path).unwrap() == page.html);
+    let _ = std::fs::remove_dir_all(&dir);
+}

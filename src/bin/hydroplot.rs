@@ -287,10 +287,13 @@ fn plot(args: &[String]) -> Result<()> {
         println!("geojson    {}", path.display());
     }
     if let Some(path) = html {
-        write_html(
-            &path,
-            hydroplot::html::plot_data_html(&data, &drawing, &html_options)?,
-        )?;
+        let page = hydroplot::html::plot_data_page(&data, &drawing, &html_options)?;
+        let mut warnings = Vec::new();
+        hydroplot::output::write_atomically_with(&path, |w| {
+            warnings = page.write(w)?;
+            Ok(())
+        })?;
+        report_html(&path, &warnings);
     }
     Ok(())
 }
@@ -401,12 +404,18 @@ fn index(args: &[String]) -> Result<()> {
 
 /// Writes an HTML map and prints its warnings (e.g. its size).
 fn write_html(path: &Path, page: hydroplot::html::HtmlPage) -> Result<()> {
-    for w in &page.warnings {
+    hydroplot::output::write_atomically(path, page.html.as_bytes())?;
+    report_html(path, &page.warnings);
+    Ok(())
+}
+
+/// The warnings of the page written at `path`, then its name and size.
+fn report_html(path: &Path, warnings: &[String]) {
+    for w in warnings {
         eprintln!("warning: {w}");
     }
-    hydroplot::output::write_atomically(path, page.html.as_bytes())?;
-    println!("html       {} ({} bytes)", path.display(), page.html.len());
-    Ok(())
+    let bytes = std::fs::metadata(path).map_or(0, |m| m.len());
+    println!("html       {} ({bytes} bytes)", path.display());
 }
 
 /// The embedded sample written to a temporary file of its own, removed on drop.

@@ -168,15 +168,25 @@ impl PageLayer<'_> {
     }
 }
 
-/// The HTML map of plot data: basin, catchments (unless left out), network
-/// and off-network waterbodies, flowlines and outlets, styled by the
-/// request's plot_config, over its basemap, fitted to the plot bbox. Errors:
-/// an unknown basemap name (`Error::InvalidArgument`).
+/// The HTML map of plot data (see [`plot_data_page`]), made whole in memory.
 pub fn plot_data_html(
     data: &PlotData,
     drawing: &Drawing,
     options: &HtmlOptions,
 ) -> Result<HtmlPage> {
+    Ok(plot_data_page(data, drawing, options)?.to_html())
+}
+
+/// The HTML map of plot data, ready to be written: basin, catchments (unless
+/// left out), network and off-network waterbodies, flowlines and outlets,
+/// styled by the request's plot_config, over its basemap, fitted to the plot
+/// bbox. The page borrows `data` until it is written. Errors: an unknown
+/// basemap name (`Error::InvalidArgument`).
+pub fn plot_data_page<'a>(
+    data: &'a PlotData,
+    drawing: &Drawing,
+    options: &HtmlOptions,
+) -> Result<Page<'a>> {
     let s = &drawing.styles;
     let polygon = |st: &Style| style::path_options(st.border, st.col, st.lwd);
     let rows = |l: Layer, keep| LayerData::Rows {
@@ -239,8 +249,12 @@ pub fn plot_data_html(
         rows(Layer::Outlets, &["type", "id", "comid"]),
         Some(Value::Object(icons)),
     ));
-    let basemap = basemap(&drawing.basemap, drawing.tile_url.as_deref())?;
-    Ok(page("hydroplot map", data.bbox, basemap.as_ref(), layers))
+    Ok(Page {
+        title: "hydroplot map",
+        bbox: data.bbox,
+        basemap: basemap(&drawing.basemap, drawing.tile_url.as_deref())?,
+        layers,
+    })
 }
 
 /// The HTML map of a raindrop trace: the flowline portion, the raindrop's
@@ -286,13 +300,13 @@ pub fn trace_html(
             Some(icons),
         ));
     }
-    let basemap = basemap(basemap_name, tile_url)?;
-    Ok(page(
-        "hydroplot raindrop trace",
-        trace.bbox(),
-        basemap.as_ref(),
+    let page = Page {
+        title: "hydroplot raindrop trace",
+        bbox: trace.bbox(),
+        basemap: basemap(basemap_name, tile_url)?,
         layers,
-    ))
+    };
+    Ok(page.to_html())
 }
 
 /// The tile source of a basemap name; `None` for `"none"` or empty.
@@ -332,25 +346,28 @@ fn escape_html(s: &str) -> String {
 /// Writes JSON into a `<script>` element: every `</` becomes `<\/` (which
 /// JSON reads back as `</`), so the data cannot end the element early.
 /// Borrows the page being written.
-struct ScriptSafe<'a> {
-    out: &'a mut Vec<u8>,
+struct ScriptSafe<'a, W: ?Sized> {
+    out: &'a mut W,
     after_lt: bool,
 }
 
-impl Write for ScriptSafe<'_> {
+impl<W: Write + ?Sized> Write for ScriptSafe<'_, W> {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        for &b in buf {
+        let mut start = 0;
+        for (i, &b) in buf.iter().enumerate() {
             if b == b'/' && self.after_lt {
-                self.out.push(b'\\');
+                self.out.write_all(&buf[start..i])?;
+                self.out.write_all(b"\\")?;
+                start = i;
             }
-            self.out.push(b);
             self.after_lt = b == b'<';
         }
+        self.out.write_all(&buf[start..])?;
         Ok(buf.len())
     }
 
     fn flush(&mut self) -> io::Result<()> {
-        Ok(())
+        self.out.flush()
     }
 }
 
@@ -384,54 +401,89 @@ fn write_config<W: Write + ?Sized>(
     w.write_all(b"]}")
 }
 
-/// The document: Leaflet and the page script inline, the page data as JSON.
-fn page(
-    title: &str,
+/// A page ready to be written: its title, view, basemap and layers, which
+/// borrow the tables they show until the page is written.
+pub struct Page<'a> {
+    title: &'a str,
     bbox: [f64; 4],
-    basemap: Option<&TileSource>,
-    layers: Vec<PageLayer>,
-) -> HtmlPage {
-    let img_src: Vec<String> = std::iter::once("data:".to_string())
-        .chain(basemap.into_iter().flat_map(tile_origins))
-        .collect();
-    let csp = format!(
-        "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src {}",
-        img_src.join(" ")
-    );
-    let leaflet_js = LEAFLET_JS
-        .trim_end()
-        .trim_end_matches("//# sourceMappingURL=leaflet.js.map");
-    let head = format!(
-        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
-         <meta http-equiv=\"Content-Security-Policy\" content=\"{csp}\">\n\
-         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
-         <title>{title}</title>\n<!-- Leaflet 1.9.4, https://leafletjs.com\n{license}-->\n\
-         <style>\n{css}\n{PAGE_CSS}\n</style>\n<script>\n{leaflet_js}\n</script>\n</head>\n<body>\n\
-         <div id=\"map\"></div>\n<script type=\"application/json\" id=\"hydroplot-data\">",
-        csp = escape_html(&csp),
-        title = escape_html(title),
-        license = LEAFLET_LICENSE.replace("--", "- -"),
-        css = without_image_urls(LEAFLET_CSS),
-    );
-    let mut out = head.into_bytes();
-    let mut data = ScriptSafe {
-        out: &mut out,
-        after_lt: false,
-    };
-    write_config(&mut data, bbox, basemap, &layers).expect("writing to a Vec never fails");
-    out.extend_from_slice(
-        format!("</script>\n<script>\n{PAGE_JS}\n</script>\n</body>\n</html>\n").as_bytes(),
-    );
-    let html = String::from_utf8(out).expect("every piece of the page is UTF-8");
-    let mut warnings = Vec::new();
-    if html.len() > SIZE_WARNING_BYTES {
-        warnings.push(format!(
-            "the HTML map is {:.1} MB, above {} MB: browsers may be slow to open it; leaving out the catchments makes it smaller",
-            html.len() as f64 / 1e6,
-            SIZE_WARNING_BYTES / 1_000_000
-        ));
+    basemap: Option<TileSource>,
+    layers: Vec<PageLayer<'a>>,
+}
+
+impl Page<'_> {
+    /// The document made whole in memory.
+    pub fn to_html(&self) -> HtmlPage {
+        let mut out = Vec::new();
+        let warnings = self.write(&mut out).expect("writing to a Vec never fails");
+        let html = String::from_utf8(out).expect("every piece of the page is UTF-8");
+        HtmlPage { html, warnings }
     }
-    HtmlPage { html, warnings }
+
+    /// Writes the document to `w` as it is made (Leaflet and the page script
+    /// inline, the page data as JSON, each layer from its rows), never held
+    /// whole; returns the page's warnings (e.g. its size). Errors: `w`'s.
+    pub fn write<W: Write + ?Sized>(&self, w: &mut W) -> io::Result<Vec<String>> {
+        let mut w = Counted { inner: w, bytes: 0 };
+        let img_src: Vec<String> = std::iter::once("data:".to_string())
+            .chain(self.basemap.iter().flat_map(tile_origins))
+            .collect();
+        let csp = format!(
+            "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src {}",
+            img_src.join(" ")
+        );
+        let leaflet_js = LEAFLET_JS
+            .trim_end()
+            .trim_end_matches("//# sourceMappingURL=leaflet.js.map");
+        write!(
+            w,
+            "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
+             <meta http-equiv=\"Content-Security-Policy\" content=\"{csp}\">\n\
+             <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
+             <title>{title}</title>\n<!-- Leaflet 1.9.4, https://leafletjs.com\n{license}-->\n\
+             <style>\n{css}\n{PAGE_CSS}\n</style>\n<script>\n{leaflet_js}\n</script>\n</head>\n<body>\n\
+             <div id=\"map\"></div>\n<script type=\"application/json\" id=\"hydroplot-data\">",
+            csp = escape_html(&csp),
+            title = escape_html(self.title),
+            license = LEAFLET_LICENSE.replace("--", "- -"),
+            css = without_image_urls(LEAFLET_CSS),
+        )?;
+        let mut data = ScriptSafe {
+            out: &mut w,
+            after_lt: false,
+        };
+        write_config(&mut data, self.bbox, self.basemap.as_ref(), &self.layers)?;
+        write!(
+            w,
+            "</script>\n<script>\n{PAGE_JS}\n</script>\n</body>\n</html>\n"
+        )?;
+        let mut warnings = Vec::new();
+        if w.bytes > SIZE_WARNING_BYTES {
+            warnings.push(format!(
+                "the HTML map is {:.1} MB, above {} MB: browsers may be slow to open it; leaving out the catchments makes it smaller",
+                w.bytes as f64 / 1e6,
+                SIZE_WARNING_BYTES / 1_000_000
+            ));
+        }
+        Ok(warnings)
+    }
+}
+
+/// A writer that counts the bytes written through it. Borrows the writer.
+struct Counted<'w, W: ?Sized> {
+    inner: &'w mut W,
+    bytes: usize,
+}
+
+impl<W: Write + ?Sized> Write for Counted<'_, W> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let n = self.inner.write(buf)?;
+        self.bytes += n;
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.inner.flush()
+    }
 }
 
 /// Leaflet's CSS with its `url(images/...)` icons replaced by `none`: the
@@ -482,6 +534,22 @@ mod tests {
         );
         assert!(!p.html.contains("sourceMappingURL"));
         assert!(p.warnings.is_empty());
+    }
+
+    /// The page of these layers, made whole.
+    fn page<'a>(
+        title: &'a str,
+        bbox: [f64; 4],
+        basemap: Option<&TileSource>,
+        layers: Vec<PageLayer<'a>>,
+    ) -> HtmlPage {
+        let page = Page {
+            title,
+            bbox,
+            basemap: basemap.cloned(),
+            layers,
+        };
+        page.to_html()
     }
 
     #[test]
