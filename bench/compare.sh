@@ -23,6 +23,7 @@ echo "== build (release)"
 cargo build --release -p hydroplot-bench \
   --bin bench_make_network --bin bench_mock_server --bin bench_hydroplot --bin bench_bbox
 cargo build --release -p hydroplot --bin hydroplot
+[ -x /usr/bin/time ] || { echo "bench_bbox needs GNU time: apt-get install time" >&2; exit 1; }
 # The shared library the bindings' benchmarks load: built from this tree,
 # never a stale one from an earlier build.
 cargo build --release -p hydroplot --lib

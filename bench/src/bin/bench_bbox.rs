@@ -2,14 +2,13 @@
 //! bounding box, then the plot-data cache, the map from the cache and the
 //! GeoJSON output, for the `hydroplot` CLI and the Python peer, each run as
 //! its own child process on the same loopback mock, so wall time, CPU time
-//! and peak RSS are measured the same way for both (`wait4`'s rusage).
+//! and peak RSS are measured the same way for both (GNU time's rusage).
 //!
 //! Usage: `bench_bbox NETWORK.gpkg HYDROPLOT [PYTHON PEER.py] [OUT.json]`,
 //! where HYDROPLOT is the release CLI and PEER.py is `bench/peer_bbox.py`.
 //! Prints `name value unit` lines, then the targets beside the figures.
 
 use hydroplot_bench::{cpu_s, replay, Figures, Mock};
-use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Instant;
@@ -28,39 +27,44 @@ struct Run {
     stdout: String,
 }
 
-/// Runs `cmd` to completion; panics unless it exits with status 0.
-// The child is reaped by wait4, which also gives its rusage.
-#[allow(clippy::zombie_processes)]
-fn run(cmd: &mut Command) -> Run {
+/// A command for `program` run under GNU time, which reports its own
+/// child's CPU time and peak RSS into `stats`. Through time, the figures
+/// are the program's alone: a child spawned straight from this process
+/// would inherit this process's resident size (the held pages at fork or
+/// posix_spawn count towards the child's `ru_maxrss`).
+fn measured(program: impl AsRef<std::ffi::OsStr>, stats: &Path) -> Command {
+    let mut cmd = Command::new("/usr/bin/time");
+    cmd.args(["-f", "%U %S %M", "-o"]).arg(stats).arg(program);
+    cmd
+}
+
+/// Runs a [`measured`] command to completion; panics unless it exits with
+/// status 0.
+fn run(cmd: &mut Command, stats: &Path) -> Run {
     let t = Instant::now();
-    let mut child = cmd
-        .stdout(Stdio::piped())
-        .spawn()
+    let out = cmd
+        .stderr(Stdio::inherit())
+        .output()
         .unwrap_or_else(|e| panic!("cannot start {cmd:?}: {e}"));
-    let mut stdout = String::new();
-    child
-        .stdout
-        .take()
-        .expect("piped stdout")
-        .read_to_string(&mut stdout)
-        .expect("child stdout");
-    let mut status = 0;
-    // SAFETY: rusage is plain data for wait4 to fill; the pid is our child's,
-    // not yet reaped (Child::wait is never called on it).
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    let pid = child.id() as libc::pid_t;
-    let reaped = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
     let wall = t.elapsed().as_secs_f64();
-    assert_eq!(reaped, pid, "wait4 {cmd:?}");
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     assert!(
-        libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
-        "{cmd:?} failed (status {status}); output:\n{stdout}"
+        out.status.success(),
+        "{cmd:?} failed ({}); output:\n{stdout}",
+        out.status
     );
-    let seconds = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 * 1e-6;
+    let text = std::fs::read_to_string(stats).expect("GNU time's figures");
+    let figures: Vec<f64> = text
+        .split_whitespace()
+        .map(|v| v.parse().expect("a figure"))
+        .collect();
+    let [user, system, kb] = figures[..] else {
+        panic!("GNU time wrote {text:?}");
+    };
     Run {
         wall,
-        cpu: seconds(usage.ru_utime) + seconds(usage.ru_stime),
-        peak_rss_mb: usage.ru_maxrss as f64 / 1024.0,
+        cpu: user + system,
+        peak_rss_mb: kb / 1024.0,
         stdout,
     }
 }
@@ -112,12 +116,13 @@ fn main() {
     let [x0, y0, x1, y1] = flowline_extent(&network);
     let bbox = format!("{},{},{},{}", x0 - 0.01, y0 - 0.01, x1 + 0.01, y1 + 0.01);
     let env = mock.env(&work.join("tiles"), PAGE_SIZE, CONNECTIONS);
+    let stats = work.join("time.txt");
     let hydroplot = |extra: &[&str]| {
-        let mut cmd = Command::new(&cli);
+        let mut cmd = measured(&cli, &stats);
         cmd.args(["plot", "--bbox", &bbox, "--flowline-only"])
             .args(extra)
             .envs(env.iter().cloned());
-        run(&mut cmd)
+        run(&mut cmd, &stats)
     };
     let mut figures = Figures::default();
 
@@ -194,14 +199,14 @@ fn main() {
         let pickle = work.join("flowlines.pickle");
         let peer_run = |mode: &str, extra: &[&Path]| {
             let figures_file = work.join(format!("peer-{mode}.json"));
-            let mut cmd = Command::new(python);
+            let mut cmd = measured(python, &stats);
             cmd.arg(script)
                 .arg(mode)
                 .arg(&mock.base_url)
                 .arg(&bbox)
                 .arg(&figures_file)
                 .args(extra);
-            let r = run(&mut cmd);
+            let r = run(&mut cmd, &stats);
             let own: serde_json::Map<String, serde_json::Value> =
                 serde_json::from_slice(&std::fs::read(&figures_file).expect("the peer's figures"))
                     .expect("the peer's figures as JSON");
