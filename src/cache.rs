@@ -272,11 +272,24 @@ impl PlotCache {
         .map_err(write)?;
         for part in parts {
             let (name, bytes) = part?;
+            // The bytes go into the row's blob through incremental I/O: a
+            // bound blob would be copied whole by SQLite first, another
+            // layer's worth of memory at the peak of a cache write.
             tx.execute(
-                "INSERT INTO plot_data_part (key, part, body) VALUES (?1, ?2, ?3)",
-                params![key, name, bytes],
+                "INSERT INTO plot_data_part (key, part, body) VALUES (?1, ?2, zeroblob(?3))",
+                params![key, name, bytes.len() as i64],
             )
             .map_err(write)?;
+            let mut blob = tx
+                .blob_open(
+                    rusqlite::MAIN_DB,
+                    "plot_data_part",
+                    "body",
+                    tx.last_insert_rowid(),
+                    false,
+                )
+                .map_err(write)?;
+            blob.write_at(&bytes, 0).map_err(write)?;
         }
         tx.commit().map_err(write)
     }
