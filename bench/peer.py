@@ -140,9 +140,14 @@ def main():
         json.dump(figures, f)
 
 
-if __name__ == "__main__":
+def run_and_exit(main):
+    """Runs `main`, then leaves without the interpreter's shutdown, which
+    sometimes deadlocks on async_retriever's worker threads (all threads
+    waiting on futexes); the figures are written by then."""
     main()
     sys.stdout.flush()
-    # Interpreter shutdown sometimes deadlocks on async_retriever's worker
-    # threads (all threads waiting on futexes); the figures are written.
     os._exit(0)
+
+
+if __name__ == "__main__":
+    run_and_exit(main)

@@ -28,7 +28,7 @@ os.environ["HYRIVER_CACHE_DISABLE"] = "true"  # cold requests, like hydroplot's
 import geopandas as gpd  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from peer import fabric  # noqa: E402
+from peer import fabric, run_and_exit  # noqa: E402
 
 
 def timed(figures, name, step):
@@ -103,8 +103,4 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
-    sys.stdout.flush()
-    # async_retriever's worker threads sometimes deadlock interpreter
-    # shutdown (see peer.py); the figures are written.
-    os._exit(0)
+    run_and_exit(main)

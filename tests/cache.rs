@@ -1,5 +1,7 @@
 //! The plot-data cache (`cache_data`): keyed, atomic, safe to share.
 
+mod support;
+
 use hydroplot::plot::{plot_hydro, CacheSetting, Layer, Outlet, PlotData, PlotRequest};
 use hydroplot_mock::{context, MockServer};
 use std::path::{Path, PathBuf};
@@ -379,19 +381,6 @@ fn same_feature_by_feature(a: &PlotData, b: &PlotData) {
     assert_eq!(a.flowline_comids, b.flowline_comids);
 }
 
-/// The published counts of the Yahara sample upstream of 13293970.
-fn yahara_counts(d: &PlotData) {
-    assert_eq!(d.layer(Layer::Flowline).len(), 251);
-    assert_eq!(d.layer(Layer::Catchment).len(), 250);
-    assert_eq!(d.layer(Layer::Area).len(), 3);
-    assert_eq!(
-        d.layer(Layer::NetworkWtbd).len() + d.layer(Layer::OffNetworkWtbd).len(),
-        117
-    );
-    assert_eq!(d.layer(Layer::FlowlineNonNetwork).len(), 48);
-    assert_eq!(d.layer(Layer::Gage).len(), 44);
-}
-
 #[test]
 fn an_entry_reads_back_feature_by_feature_in_local_and_download_mode() {
     let server = MockServer::start();
@@ -412,7 +401,7 @@ fn an_entry_reads_back_feature_by_feature_in_local_and_download_mode() {
         let hit = plot_hydro(&ctx, req, None).unwrap().data;
         assert!(server.requests().is_empty(), "{mode}: a hit");
         if mode == "local" {
-            yahara_counts(&hit);
+            support::assert_yahara_counts(&hit);
         } else {
             assert_eq!(hit.layer(Layer::Flowline).len(), 251);
             assert_eq!(hit.layer(Layer::Catchment).len(), 250);

@@ -3,13 +3,14 @@
 //! mode on the Yahara sample (upstream of a comid and a bbox), download mode
 //! through the mock, and the recorded raindrop trace.
 
-use hydroplot::config::Config;
+mod support;
+
 use hydroplot::feature::Feature;
 use hydroplot::plot::{plot_hydro, Layer, Outlet, PlotData, PlotRequest};
 use hydroplot::table::Table;
-use hydroplot::Context;
 use hydroplot_mock::MockServer;
 use std::path::PathBuf;
+use support::{offline, sample};
 
 /// The reference: a `geojson::FeatureCollection` of the layer's features
 /// serialized by serde_json (sorted property keys, as its default `Map`).
@@ -67,19 +68,6 @@ fn assert_every_layer(mode: &str, data: &PlotData) {
         assert_identical(&format!("{mode} {}", layer.name()), data.layer(layer));
     }
     assert!(rows > 0, "{mode}: the fixture gave no rows");
-}
-
-fn sample() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/yahara_sample.gpkg")
-}
-
-/// A context whose services are unreachable: local mode needs none.
-fn offline() -> Context {
-    let mut c = Config::default();
-    c.set("index_url", "http://127.0.0.1:9/nldi").unwrap();
-    c.set("fabric_url", "http://127.0.0.1:9/fabric").unwrap();
-    c.set("retries", "0").unwrap();
-    Context::new(c).unwrap()
 }
 
 #[test]

@@ -29,6 +29,16 @@ const TABLES: [&str; 6] = [
     "NHDFlowline_NonNetwork",
 ];
 
+/// The layers of [`TABLES`], in the same order.
+const COLLECTIONS: [Collection; 6] = [
+    Collection::FlowlineNetwork,
+    Collection::Catchment,
+    Collection::Gage,
+    Collection::Area,
+    Collection::Waterbody,
+    Collection::FlowlineNonNetwork,
+];
+
 /// The independent side of the layer counts: `SELECT count(*)` per table with
 /// plain SQLite, not the library's reader.
 fn sql_counts(file: &str) -> Vec<usize> {
@@ -76,17 +86,10 @@ fn upstream(reaches: &[Reach], outlet: i64) -> Vec<i64> {
 #[test]
 fn layers_and_counts_of_the_yahara_sample() {
     let g = yahara();
-    let counts: Vec<usize> = [
-        Collection::FlowlineNetwork,
-        Collection::Catchment,
-        Collection::Gage,
-        Collection::Area,
-        Collection::Waterbody,
-        Collection::FlowlineNonNetwork,
-    ]
-    .iter()
-    .map(|&c| g.read_all(c).unwrap().len())
-    .collect();
+    let counts: Vec<usize> = COLLECTIONS
+        .iter()
+        .map(|&c| g.read_all(c).unwrap().len())
+        .collect();
     // Every row of each table (267 flowlines, 266 catchments, 46 gages, 3
     // areas, 128 waterbodies, 49 non-network flowlines).
     assert_eq!(counts, sql_counts("yahara_sample.gpkg"));
@@ -539,17 +542,10 @@ fn projected_files_read_as_nad83_with_and_without_rtree() {
 #[test]
 fn new_hope_sample_layers() {
     let g = GeoPackage::open(&data("new_hope.gpkg")).unwrap();
-    let counts: Vec<usize> = [
-        Collection::FlowlineNetwork,
-        Collection::Catchment,
-        Collection::Gage,
-        Collection::Area,
-        Collection::Waterbody,
-        Collection::FlowlineNonNetwork,
-    ]
-    .iter()
-    .map(|&c| g.read_all(c).unwrap().len())
-    .collect();
+    let counts: Vec<usize> = COLLECTIONS
+        .iter()
+        .map(|&c| g.read_all(c).unwrap().len())
+        .collect();
     assert_eq!(counts, sql_counts("new_hope.gpkg"));
     assert_eq!(counts, [746, 695, 16, 13, 99, 10]);
     assert_eq!(g.read_topology().unwrap().len(), 746);
@@ -559,22 +555,16 @@ fn new_hope_sample_layers() {
 /// (1 to 6; Z and M dropped) and its x, y in order. Reads from `at`.
 fn hand_wkb(b: &[u8], at: &mut usize) -> (u32, Vec<f64>) {
     let little = b[*at] == 1;
-    let u32_at = |i: usize| {
-        let a: [u8; 4] = b[i..i + 4].try_into().unwrap();
-        if little {
-            u32::from_le_bytes(a)
-        } else {
-            u32::from_be_bytes(a)
+    // The `n` bytes at `i`, little-endian first.
+    let le = |i: usize, n: usize| -> Vec<u8> {
+        let mut v = b[i..i + n].to_vec();
+        if !little {
+            v.reverse();
         }
+        v
     };
-    let f64_at = |i: usize| {
-        let a: [u8; 8] = b[i..i + 8].try_into().unwrap();
-        if little {
-            f64::from_le_bytes(a)
-        } else {
-            f64::from_be_bytes(a)
-        }
-    };
+    let u32_at = |i: usize| u32::from_le_bytes(le(i, 4).try_into().unwrap());
+    let f64_at = |i: usize| f64::from_le_bytes(le(i, 8).try_into().unwrap());
     let code = u32_at(*at + 1);
     *at += 5;
     let dims = 2 + usize::from(matches!(code / 1000, 1 | 2)) + 2 * usize::from(code / 1000 == 3);
@@ -635,14 +625,7 @@ fn layers_read_as_tables_match_plain_sqlite_rows() {
             rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
         )
         .unwrap();
-        for (table_name, c) in TABLES.iter().zip([
-            Collection::FlowlineNetwork,
-            Collection::Catchment,
-            Collection::Gage,
-            Collection::Area,
-            Collection::Waterbody,
-            Collection::FlowlineNonNetwork,
-        ]) {
+        for (table_name, c) in TABLES.iter().zip(COLLECTIONS) {
             let t = g.read_all(c).unwrap();
             let at = format!("{file} {table_name}");
             let mut stmt = db

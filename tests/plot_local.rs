@@ -2,23 +2,11 @@
 //! The numbers are the nhdplusTools test suite's published facts about the
 //! Yahara sample.
 
-use hydroplot::config::Config;
+mod support;
+
 use hydroplot::plot::{plot_hydro, Layer, Outlet, PlotRequest};
-use hydroplot::{Context, Error};
-use std::path::PathBuf;
-
-fn sample() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/yahara_sample.gpkg")
-}
-
-/// A context whose services are unreachable: any request would fail.
-fn offline() -> Context {
-    let mut c = Config::default();
-    c.set("index_url", "http://127.0.0.1:9/nldi").unwrap();
-    c.set("fabric_url", "http://127.0.0.1:9/fabric").unwrap();
-    c.set("retries", "0").unwrap();
-    Context::new(c).unwrap()
-}
+use hydroplot::Error;
+use support::{offline, sample};
 
 fn request(outlets: Vec<Outlet>) -> PlotRequest {
     PlotRequest {
@@ -29,27 +17,12 @@ fn request(outlets: Vec<Outlet>) -> PlotRequest {
     }
 }
 
-fn counts(d: &hydroplot::plot::PlotData) -> Vec<(&'static str, usize)> {
-    Layer::ALL
-        .iter()
-        .map(|l| (l.name(), d.layer(*l).len()))
-        .collect()
-}
-
 #[test]
 fn upstream_of_13293970_matches_the_reference() {
     let d = plot_hydro(&offline(), &request(vec![Outlet::Comid(13293970)]), None)
         .unwrap()
         .data;
-    assert_eq!(d.layer(Layer::Flowline).len(), 251, "{:?}", counts(&d));
-    assert_eq!(d.layer(Layer::Catchment).len(), 250);
-    assert_eq!(d.layer(Layer::Area).len(), 3);
-    assert_eq!(
-        d.layer(Layer::NetworkWtbd).len() + d.layer(Layer::OffNetworkWtbd).len(),
-        117
-    );
-    assert_eq!(d.layer(Layer::FlowlineNonNetwork).len(), 48);
-    assert_eq!(d.layer(Layer::Gage).len(), 44);
+    support::assert_yahara_counts(&d);
     assert_eq!(d.layer(Layer::Basin).len(), 1);
     assert_eq!(d.layer(Layer::Outlets).len(), 1);
     assert_eq!(

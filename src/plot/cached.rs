@@ -237,15 +237,7 @@ mod tests {
             ),
             (json!({"mixed": false}), None, Some(collection)),
         ];
-        let features: Vec<Feature> = rows
-            .into_iter()
-            .map(|(p, id, geometry)| Feature {
-                id,
-                geometry,
-                properties: p.as_object().unwrap().clone(),
-            })
-            .collect();
-        let table = Table::from_features(&features).unwrap();
+        let table = crate::table::table_of_rows(rows);
         let back = decode_layer(encode_layer(&table).unwrap()).unwrap();
         assert_eq!(back.schema(), table.schema());
         assert_eq!(back.to_features(), table.to_features());

@@ -172,15 +172,7 @@ mod tests {
                 ]))),
             ),
         ];
-        let features: Vec<Feature> = rows
-            .into_iter()
-            .map(|(p, id, geometry)| Feature {
-                id,
-                geometry,
-                properties: p.as_object().unwrap().clone(),
-            })
-            .collect();
-        let t = Table::from_features(&features).unwrap();
+        let t = crate::table::table_of_rows(rows);
         let back = Table::from_store_batch(&t.to_store_batch().unwrap()).unwrap();
         same(&t, &back);
         assert_eq!(back.id(0), Some(json!("7")));

@@ -487,6 +487,28 @@ impl TableBuilder {
     }
 }
 
+/// A table of test rows: properties (a JSON object), id and geometry each.
+#[cfg(test)]
+pub(crate) fn table_of_rows(
+    rows: impl IntoIterator<
+        Item = (
+            serde_json::Value,
+            Option<serde_json::Value>,
+            Option<geo::Geometry<f64>>,
+        ),
+    >,
+) -> Table {
+    let features: Vec<Feature> = rows
+        .into_iter()
+        .map(|(p, id, geometry)| Feature {
+            id,
+            geometry,
+            properties: p.as_object().expect("an object of properties").clone(),
+        })
+        .collect();
+    Table::from_features(&features).expect("test rows make a table")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
