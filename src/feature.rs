@@ -119,37 +119,11 @@ pub fn union_polygons<'a>(
     }
 }
 
-/// Features to write out: a slice of them, or a layer that builds them on
-/// demand (`table::Table`, which borrows nothing: its features are owned by
-/// the returned `Cow` for the duration of the write).
-pub trait FeatureSource {
-    /// The features, borrowed when they already exist.
-    fn features(&self) -> std::borrow::Cow<'_, [Feature]>;
-}
-
-impl FeatureSource for [Feature] {
-    fn features(&self) -> std::borrow::Cow<'_, [Feature]> {
-        std::borrow::Cow::Borrowed(self)
-    }
-}
-
-impl FeatureSource for Vec<Feature> {
-    fn features(&self) -> std::borrow::Cow<'_, [Feature]> {
-        std::borrow::Cow::Borrowed(self)
-    }
-}
-
-impl<const N: usize> FeatureSource for [Feature; N] {
-    fn features(&self) -> std::borrow::Cow<'_, [Feature]> {
-        std::borrow::Cow::Borrowed(self)
-    }
-}
-
 /// Serializes features as an RFC 7946 FeatureCollection (UTF-8 JSON bytes).
-pub fn to_geojson<S: FeatureSource + ?Sized>(features: &S) -> Vec<u8> {
+pub fn to_geojson(features: &[Feature]) -> Vec<u8> {
     let collection = geojson::FeatureCollection {
         bbox: None,
-        features: features.features().iter().map(to_geojson_feature).collect(),
+        features: features.iter().map(to_geojson_feature).collect(),
         foreign_members: None,
     };
     serde_json::to_vec(&collection).expect("a FeatureCollection always serializes")

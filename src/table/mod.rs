@@ -25,13 +25,6 @@ use geometry::{Geometries, GeometryBuilder};
 use std::collections::HashMap;
 use std::sync::Arc;
 
-impl crate::feature::FeatureSource for Table {
-    /// The rows as features ([`Table::to_features`]), built on each call.
-    fn features(&self) -> std::borrow::Cow<'_, [Feature]> {
-        std::borrow::Cow::Owned(self.to_features())
-    }
-}
-
 /// The Arrow field metadata naming a column's extension type.
 pub const EXTENSION_NAME: &str = "ARROW:extension:name";
 /// The canonical extension of UTF-8 columns holding JSON text.
