@@ -618,67 +618,61 @@ fn the_mock_is_as_strict_as_the_real_services() {
         status_of(&server, "POST", process, "text/plain", trace),
         415
     );
-    // Only the served profile's names exist.
+    // Only the served profile's names exist: (request, USGS answer, neutral answer).
     let neutral_items = "/fabric/pygeoapi/collections/flowline_network/items?limit=1";
-    assert_eq!(
-        status_of(&server, "GET", neutral_items, "text/plain", ""),
-        404
-    );
-    assert_eq!(
-        status_of(
-            &server,
-            "GET",
-            "/nldi/linked-data/gaugesite/USGS-05429500",
-            "text/plain",
-            ""
+    let usgs_items = format!("{items}?limit=1");
+    let json = "application/json";
+    let profiles = [
+        (("GET", neutral_items, "text/plain", ""), 404, 200),
+        (("GET", usgs_items.as_str(), "text/plain", ""), 200, 404),
+        (
+            (
+                "GET",
+                "/nldi/linked-data/nwissite/USGS-05429500",
+                "text/plain",
+                "",
+            ),
+            200,
+            404,
         ),
-        404
-    );
-    assert_eq!(
-        status_of(
-            &server,
-            "POST",
-            "/nldi/processes/index-flowtrace/execution",
-            "application/json",
-            trace
+        (
+            (
+                "GET",
+                "/nldi/linked-data/gaugesite/USGS-05429500",
+                "text/plain",
+                "",
+            ),
+            404,
+            200,
         ),
-        404
-    );
-    server.set_names(hydroplot::config::Names::Neutral);
-    assert_eq!(
-        status_of(&server, "GET", neutral_items, "text/plain", ""),
-        200
-    );
-    assert_eq!(
-        status_of(
-            &server,
-            "GET",
-            &format!("{items}?limit=1"),
-            "text/plain",
-            ""
+        (
+            (
+                "POST",
+                "/nldi/processes/index-flowtrace/execution",
+                json,
+                trace,
+            ),
+            404,
+            200,
         ),
-        404
-    );
-    assert_eq!(
-        status_of(
-            &server,
-            "GET",
-            "/nldi/linked-data/nwissite/USGS-05429500",
-            "text/plain",
-            ""
-        ),
-        404
-    );
-    assert_eq!(
-        status_of(
-            &server,
-            "GET",
-            "/nldi/linked-data/gaugesite/USGS-05429500",
-            "text/plain",
-            ""
-        ),
-        200
-    );
+    ];
+    for names in [
+        hydroplot::config::Names::Usgs,
+        hydroplot::config::Names::Neutral,
+    ] {
+        server.set_names(names);
+        for ((method, path, content_type, body), usgs, neutral) in &profiles {
+            let expected = match names {
+                hydroplot::config::Names::Usgs => usgs,
+                hydroplot::config::Names::Neutral => neutral,
+            };
+            assert_eq!(
+                status_of(&server, method, path, content_type, body),
+                *expected,
+                "{names:?}: {method} {path}"
+            );
+        }
+    }
     // Headers are logged.
     assert!(server
         .requests()
