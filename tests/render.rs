@@ -705,7 +705,10 @@ fn outlets_are_styled_by_their_feature_source() {
     };
     let mut data = PlotData::default();
     let outlets: Vec<Feature> = sources.iter().map(|(s, lon)| outlet(s, *lon)).collect();
-    data.set_features(Layer::Outlets, &outlets).unwrap();
+    data.set_layer(
+        Layer::Outlets,
+        hydroplot::table::Table::from_features(&outlets).unwrap(),
+    );
     hydroplot::plot::draw_plot_data(&mut map, &data, &PlotStyles::default()).unwrap();
     let at = |lon: f64, dx: f32| {
         let (x, y) = px(&map, lon, 43.07);

@@ -2,9 +2,7 @@
 //! NAD83 lon/lat, the plot bbox, warnings), and beside it the map when one was
 //! drawn and what it was drawn with.
 
-use crate::feature::Feature;
 use crate::table::Table;
-use crate::{Error, Result};
 use std::collections::BTreeMap;
 use std::sync::LazyLock;
 
@@ -121,15 +119,5 @@ impl PlotData {
             };
         }
         self.layers.insert(layer, table);
-    }
-
-    /// Sets a layer from features: the boundary of the one source that still
-    /// produces `Feature`s, the cache entry decode (`plot::cached`), until
-    /// the cache stores tables (docs/columnar.md, step 4).
-    pub fn set_features(&mut self, layer: Layer, features: &[Feature]) -> Result<()> {
-        let table = Table::from_features(features)
-            .map_err(|e| Error::Internal(format!("layer {}: {e}", layer.name())))?;
-        self.set_layer(layer, table);
-        Ok(())
     }
 }
