@@ -406,6 +406,26 @@ fn cli_world_file_refusals_come_before_any_request_or_file() {
         "{}",
         text(&out.stderr)
     );
+    // A world file that would land on the trace's own GeoJSON.
+    let out = hydroplot(
+        Some(&server),
+        &[
+            "trace",
+            "--point",
+            "-89.2158,42.9561",
+            "--out",
+            dir.join("t.png").to_str().unwrap(),
+            "--geojson",
+            dir.join("t.png.aux.xml").to_str().unwrap(),
+            "--world-file",
+        ],
+    );
+    assert!(!out.status.success());
+    assert!(
+        text(&out.stderr).contains("--world-file"),
+        "{}",
+        text(&out.stderr)
+    );
     // plot --no-plot: no map either.
     let out = hydroplot(None, &["plot", "--sample", "--no-plot", "--world-file"]);
     assert!(!out.status.success());

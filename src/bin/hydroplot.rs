@@ -354,6 +354,13 @@ fn trace(args: &[String]) -> Result<()> {
         }
     }
     let sidecars = world_files(&flags, out.as_deref())?;
+    let outputs = [("--out", &out), ("--geojson", &geojson), ("--html", &html)];
+    let mut files: Vec<(&str, &Path)> = outputs
+        .iter()
+        .filter_map(|(flag, path)| Some((*flag, path.as_deref()?)))
+        .collect();
+    files.extend(sidecars.iter().map(|p| ("--world-file", p.as_path())));
+    hydroplot::paths::check_distinct(&files)?;
     let [x, y] = point.ok_or_else(|| bad("trace needs --point X,Y[,CRS]"))?;
     let spec = TraceMapSpec {
         point: [x, y],
