@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # CI for the language bindings, run from the repository root as
 # `bash bindings/ci.sh` (.ci/run calls it). Installs what is missing (Debian
-# packages for R, sf, png, jsonlite and doxygen), then against the
+# packages for R, sf, png, jsonlite, ggplot2 and doxygen), then against the
 # loopback mock and the Yahara sample:
 #   packaging checks (SONAME, exported symbols, install layout),
 #   a C program linking our library with the system SQLite,
@@ -43,7 +43,7 @@ section "system packages"
 need=()
 command -v Rscript >/dev/null || need+=(r-base-core)
 command -v doxygen >/dev/null || need+=(doxygen)
-for pkg in r-cran-jsonlite r-cran-png r-cran-sf; do
+for pkg in r-cran-jsonlite r-cran-png r-cran-sf r-cran-ggplot2; do
     dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
 done
 if [ ${#need[@]} -gt 0 ]; then
@@ -51,9 +51,10 @@ if [ ${#need[@]} -gt 0 ]; then
     [ "$(id -u)" -eq 0 ] || sudo="sudo"
     export DEBIAN_FRONTEND=noninteractive
     $sudo apt-get update -qq
-    # r-cran-sf is optional: without it the R tests take the data.frame path.
+    # r-cran-sf and r-cran-ggplot2 are optional: without sf the R tests take
+    # the data.frame path, without ggplot2 they skip its recipe.
     $sudo apt-get install -y -qq --no-install-recommends "${need[@]}" ||
-        $sudo apt-get install -y -qq --no-install-recommends $(printf '%s\n' "${need[@]}" | grep -v '^r-cran-sf$')
+        $sudo apt-get install -y -qq --no-install-recommends $(printf '%s\n' "${need[@]}" | grep -vE '^r-cran-(sf|ggplot2)$')
 fi
 R --version | head -n 1
 doxygen --version
@@ -256,7 +257,7 @@ venv="$work/venv"
 rm -rf "$venv"
 python3 -m venv "$venv"
 start=$SECONDS
-(cd "$work" && CARGO_TARGET_DIR="$target" "$venv/bin/pip" install -q "$root/bindings/python[test,dask,geo]" numpy) ||
+(cd "$work" && CARGO_TARGET_DIR="$target" "$venv/bin/pip" install -q "$root/bindings/python[test,dask,geo,plot]" numpy) ||
     { echo "pip install bindings/python failed"; exit 1; }
 echo "pip install bindings/python: $((SECONDS - start)) s"
 # The wheel pip built, checked by auditwheel: which manylinux tag it meets

@@ -1,5 +1,7 @@
 /* plot_map: draw the basin, upstream network and waterbodies of an outlet
- * on a basemap and write the map as a PNG.
+ * on a basemap and write the map as a PNG, georeferenced: its world file
+ * (OUT.pgw) and OUT.png.aux.xml (EPSG:3857) beside it, so GDAL and QGIS
+ * open it in place.
  *
  *   plot_map OUT.png [COMID [HYDRO_DATA.gpkg]]
  *
@@ -23,6 +25,7 @@ int main(int argc, char **argv) {
     hydroplot_plot_data *pd = NULL;
     hydroplot_map *map = NULL;
     hydroplot_status s;
+    double bounds[4];
     size_t i;
     int rc = 0;
 
@@ -45,11 +48,15 @@ int main(int argc, char **argv) {
     /* Keep drawing on the map: mark the outlet's neighbourhood, then save. */
     if ((s = hydroplot_plot_data_take_map(pd, &map)) != HYDROPLOT_OK ||
         (s = hydroplot_map_add_point(map, -89.36, 43.09, "EPSG:4326", 4, "darkgreen", 1.5)) != HYDROPLOT_OK ||
-        (s = hydroplot_map_write_png(map, argv[1])) != HYDROPLOT_OK) {
+        (s = hydroplot_map_write_png(map, argv[1])) != HYDROPLOT_OK ||
+        (s = hydroplot_map_write_world_file(map, argv[1])) != HYDROPLOT_OK ||
+        (s = hydroplot_map_bounds(map, bounds)) != HYDROPLOT_OK) {
         rc = fail("map", s);
         goto done;
     }
     printf("wrote %s\n", argv[1]);
+    /* The PNG's extent in EPSG:3857 metres, edges of the corner pixels. */
+    printf("bounds %.3f %.3f %.3f %.3f\n", bounds[0], bounds[1], bounds[2], bounds[3]);
 
 done:
     hydroplot_map_free(map);

@@ -41,6 +41,9 @@ int main(int argc, char **argv) try {
         hydroplot::map::create(ctx, {b[0] - 0.005, b[1] - 0.005, b[2] + 0.005, b[3] + 0.005}, std::nullopt, 800, 600);
     trace_map.add_trace(t).add_point(lon, lat);
     trace_map.write_png(out_dir + "/trace.png");
+    trace_map.write_world_file(out_dir + "/trace.png");  // trace.pgw + trace.png.aux.xml: GIS-ready
+    auto m = trace_map.bounds();
+    std::printf("trace map EPSG:3857 %.1f %.1f %.1f %.1f\n", m[0], m[1], m[2], m[3]);
 
     try {
         hydroplot::raindrop_trace(ctx, 0.0, 0.0);

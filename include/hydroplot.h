@@ -906,6 +906,62 @@ enum hydroplot_status hydroplot_map_png(const struct hydroplot_map *map,
 enum hydroplot_status hydroplot_map_write_png(const struct hydroplot_map *map, const char *path);
 
 /**
+ * The map's extent in Web Mercator (EPSG:3857) metres: the outer edges of
+ * the PNG's corner pixels, which are square (metres per pixel
+ * `(xmax - xmin) / width = (ymax - ymin) / height`, in the PNG's real
+ * pixels). A GIS places the PNG with it; `hydroplot_map_write_world_file`
+ * writes it in GDAL's form.
+ *
+ * \param map    The map; only read.
+ * \param bounds Receives xmin, ymin, xmax, ymax: room for 4 doubles; not
+ *               written on failure.
+ *
+ * \return `HYDROPLOT_OK`, or an error status below.
+ *
+ * \par Errors
+ * - `HYDROPLOT_ERR_NULL_ARGUMENT`: `map` or `bounds` is NULL.
+ *
+ * \par Ownership
+ * Nothing is allocated; the 4 doubles are the caller's.
+ *
+ * \par Thread safety
+ * One thread at a time per map.
+ *
+ * \since 0.3
+ */
+enum hydroplot_status hydroplot_map_bounds(const struct hydroplot_map *map, double *bounds);
+
+/**
+ * Georeferences the map's PNG at `png_path` (written before or after, e.g.
+ * by `hydroplot_map_write_png`): writes its world file beside it (GDAL's
+ * convention: `map.png` -> `map.pgw`, the centre of the top-left pixel and
+ * the pixel size in EPSG:3857 metres) and `<png_path>.aux.xml` naming the
+ * CRS, EPSG:3857, so GDAL and QGIS open the PNG in place. Each file is
+ * written atomically (a temporary sibling renamed), replacing an earlier one.
+ *
+ * \param map      The map; only read.
+ * \param png_path The PNG's path (UTF-8); it need not exist yet.
+ *
+ * \return `HYDROPLOT_OK`, or an error status below.
+ *
+ * \par Errors
+ * - `HYDROPLOT_ERR_NULL_ARGUMENT`: `map` or `png_path` is NULL.
+ * - `HYDROPLOT_ERR_INVALID_ARGUMENT`: `png_path` is not UTF-8, or its world
+ *   file would be the image itself (an extension such as `.www`).
+ * - `HYDROPLOT_ERR_IO`: a file cannot be written (the message names it).
+ *
+ * \par Ownership
+ * `png_path` is only read; the caller keeps it. The files are the caller's.
+ *
+ * \par Thread safety
+ * One thread at a time per map.
+ *
+ * \since 0.3
+ */
+enum hydroplot_status hydroplot_map_write_world_file(const struct hydroplot_map *map,
+                                                     const char *png_path);
+
+/**
  * Frees a map.
  *
  * \param map The map, or NULL (a no-op).

@@ -256,6 +256,16 @@ public:
     }
     /** Writes the PNG to `path`, atomically. */
     void write_png(const std::string &path) const { check(hydroplot_map_write_png(h_.get(), path.c_str())); }
+    /** The extent {xmin, ymin, xmax, ymax} in EPSG:3857 metres: the outer edges of the corner pixels. */
+    std::array<double, 4> bounds() const {
+        std::array<double, 4> b{};
+        check(hydroplot_map_bounds(h_.get(), b.data()));
+        return b;
+    }
+    /** Writes the world file (`map.png` -> `map.pgw`) and `<png_path>.aux.xml` (EPSG:3857) beside the PNG. */
+    void write_world_file(const std::string &png_path) const {
+        check(hydroplot_map_write_world_file(h_.get(), png_path.c_str()));
+    }
     hydroplot_map *get() noexcept { return h_.get(); }
 
 private:

@@ -1,6 +1,6 @@
 //! The `hydroplot` command line against the loopback mock: `--version`, the
-//! spec's trace map (`trace --out`), and `index` on a copy of the Yahara
-//! sample and on files it must refuse.
+//! spec's trace map (`trace --out`), georeferenced maps (`--world-file`), and
+//! `index` on a copy of the Yahara sample and on files it must refuse.
 
 mod support;
 
@@ -9,6 +9,7 @@ use hydroplot::services::flowtrace::raindrop_trace;
 use hydroplot_mock::{self as mock, MockServer};
 use std::path::PathBuf;
 use std::process::{Command, Output};
+use support::georef::*;
 
 /// The recorded point (lon, lat), traced up: the Yahara near Stoughton.
 const YAHARA: (f64, f64) = (-89.2158, 42.9561);
@@ -50,26 +51,6 @@ fn version() {
         text(&out.stdout),
         format!("hydroplot {}\n", env!("CARGO_PKG_VERSION"))
     );
-}
-
-/// Decodes a PNG into (width, height, RGBA bytes).
-fn rgba(png_bytes: &[u8]) -> (u32, u32, Vec<u8>) {
-    let mut reader = png::Decoder::new(std::io::Cursor::new(png_bytes))
-        .read_info()
-        .unwrap();
-    let mut buf = vec![0; reader.output_buffer_size().unwrap()];
-    let info = reader.next_frame(&mut buf).unwrap();
-    assert_eq!(info.color_type, png::ColorType::Rgba);
-    (info.width, info.height, buf)
-}
-
-/// Web Mercator metres of a WGS 84 point (the spherical formula).
-fn mercator(lon: f64, lat: f64) -> (f64, f64) {
-    const R: f64 = 6_378_137.0;
-    let y = (std::f64::consts::FRAC_PI_4 + lat.to_radians() / 2.0)
-        .tan()
-        .ln();
-    (R * lon.to_radians(), R * y)
 }
 
 #[test]
@@ -333,4 +314,152 @@ fn the_plot_page_is_streamed_to_the_bytes_of_the_whole_page() {
     assert!(page.html.len() > 500_000, "the whole Yahara page");
     assert!(std::fs::read_to_string(&path).unwrap() == page.html);
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn cli_trace_world_file_gives_the_specs_trace_map_extent() {
+    let server = MockServer::start();
+    let dir = temp_dir("world-trace");
+    let png = dir.join("trace.png");
+    let out = hydroplot(
+        Some(&server),
+        &[
+            "trace",
+            "--point",
+            "-89.2158,42.9561",
+            "--direction",
+            "up",
+            "--out",
+            png.to_str().unwrap(),
+            "--no-cache",
+            "--world-file",
+        ],
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stdout).contains("trace.pgw"),
+        "{}",
+        text(&out.stdout)
+    );
+    // The recorded trace's box [-89.222294, 42.956, -89.212523, 42.969406]
+    // plus 0.005 degrees, in an 800 x 800 map.
+    let want = extent_by_hand([-89.227294, 42.951, -89.207523, 42.974406], (800.0, 800.0));
+    assert_close(
+        world_extent(world_file(&dir.join("trace.pgw")), (800, 800)),
+        want,
+        0.01,
+    );
+    if let Some((size, extent, wkt)) = gdalinfo(&png) {
+        assert_eq!(size, (800, 800));
+        assert_close(extent, want, 0.01);
+        assert_epsg_3857(&wkt);
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn cli_plot_world_file_places_the_sample_map() {
+    let dir = temp_dir("world-plot");
+    let png = dir.join("yahara.png");
+    let out = hydroplot(
+        None,
+        &[
+            "plot",
+            "--sample",
+            "--size",
+            "400x300",
+            "--out",
+            png.to_str().unwrap(),
+            "--world-file",
+        ],
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let wf = world_file(&dir.join("yahara.pgw"));
+    let extent = world_extent(wf, (400, 300));
+    // The sample's flowlines are on the Yahara, about 89.4 W 43.1 N.
+    let (x, y) = mercator(-89.4, 43.1);
+    assert!(
+        extent[0] < x && x < extent[2] && extent[1] < y && y < extent[3],
+        "{extent:?}"
+    );
+    assert!(dir.join("yahara.png.aux.xml").exists());
+    if let Some((size, gdal_extent, wkt)) = gdalinfo(&png) {
+        assert_eq!(size, (400, 300));
+        assert_close(gdal_extent, extent, GDAL_MM);
+        assert_epsg_3857(&wkt);
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn cli_world_file_refusals_come_before_any_request_or_file() {
+    let server = MockServer::start();
+    let dir = temp_dir("world-refuse");
+    // trace without --out: no PNG to place.
+    let out = hydroplot(
+        Some(&server),
+        &["trace", "--point", "-89.2158,42.9561", "--world-file"],
+    );
+    assert!(!out.status.success());
+    assert!(
+        text(&out.stderr).contains("--world-file"),
+        "{}",
+        text(&out.stderr)
+    );
+    // A world file that would land on the trace's own GeoJSON.
+    let out = hydroplot(
+        Some(&server),
+        &[
+            "trace",
+            "--point",
+            "-89.2158,42.9561",
+            "--out",
+            dir.join("t.png").to_str().unwrap(),
+            "--geojson",
+            dir.join("t.png.aux.xml").to_str().unwrap(),
+            "--world-file",
+        ],
+    );
+    assert!(!out.status.success());
+    assert!(
+        text(&out.stderr).contains("--world-file"),
+        "{}",
+        text(&out.stderr)
+    );
+    // plot --no-plot: no map either.
+    let out = hydroplot(None, &["plot", "--sample", "--no-plot", "--world-file"]);
+    assert!(!out.status.success());
+    assert!(
+        text(&out.stderr).contains("--world-file"),
+        "{}",
+        text(&out.stderr)
+    );
+    // A world file that would land on another output (here the GeoJSON).
+    let png = dir.join("map.png");
+    let geojson = dir.join("map.pgw");
+    let out = hydroplot(
+        None,
+        &[
+            "plot",
+            "--sample",
+            "--out",
+            png.to_str().unwrap(),
+            "--geojson",
+            geojson.to_str().unwrap(),
+            "--world-file",
+        ],
+    );
+    assert!(!out.status.success());
+    assert!(
+        text(&out.stderr).contains("--world-file"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert_eq!(server.requests().len(), 0);
+    assert_eq!(
+        std::fs::read_dir(&dir).unwrap().count(),
+        0,
+        "nothing written"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -14,6 +14,8 @@
 //! Besides the references, the pixel tests assert facts computed by hand in
 //! the test (Web Mercator positions of known points, colours of the styles).
 
+mod support;
+
 use hydroplot::crs::Transformer;
 use hydroplot::feature::Feature;
 use hydroplot::plot::{plot_hydro, Layer, Outlet, PlotData, PlotRequest};
@@ -24,6 +26,7 @@ use hydroplot::render::{Map, MapSpec, TileCacheMode};
 use hydroplot::Context;
 use hydroplot_mock::{self as mock, Fault, FaultKind, MockServer};
 use std::path::{Path, PathBuf};
+use support::georef::rgba;
 
 const YAHARA_OUTLET: i64 = 13293970;
 
@@ -84,16 +87,6 @@ fn vertices(f: &Feature) -> Vec<(f64, f64)> {
         .as_ref()
         .map(|g| g.coords_iter().map(|c| (c.x, c.y)).collect())
         .unwrap_or_default()
-}
-
-fn decode_png(bytes: &[u8]) -> (u32, u32, Vec<u8>) {
-    let decoder = png::Decoder::new(std::io::Cursor::new(bytes));
-    let mut reader = decoder.read_info().unwrap();
-    let mut buf = vec![0; reader.output_buffer_size().unwrap()];
-    let info = reader.next_frame(&mut buf).unwrap();
-    assert_eq!(info.color_type, png::ColorType::Rgba);
-    buf.truncate(info.buffer_size());
-    (info.width, info.height, buf)
 }
 
 /// Distance (pixels) from `p` to the segment `a`-`b`.
@@ -221,7 +214,7 @@ fn yahara_layers_land_on_their_pixels() {
     }
 
     // The PNG decodes to the canvas size, furniture included.
-    let (w, h, pixels) = decode_png(&map.png().unwrap());
+    let (w, h, pixels) = rgba(&map.png().unwrap());
     assert_eq!((w, h), (1024, 768));
     assert_eq!(pixels.len(), 1024 * 768 * 4);
 }
@@ -486,7 +479,7 @@ fn hidpi_doubles_the_png() {
         zoom: None,
     };
     let map = Map::with_spec(&ctx, &spec, &TileCacheMode::Off, &mut Vec::new()).unwrap();
-    let (w, h, _) = decode_png(&map.png().unwrap());
+    let (w, h, _) = rgba(&map.png().unwrap());
     assert_eq!((w, h), (600, 400));
 }
 
@@ -495,27 +488,12 @@ fn hidpi_doubles_the_png() {
 /// numbering, and the frame a map of `bbox` gets (centred, aspect kept, 4 %
 /// of the canvas free on each side, as `render::view` documents).
 mod by_hand {
-    pub const R: f64 = 6_378_137.0;
-
-    /// x = R·λ, y = R·ln(tan(π/4 + φ/2)), λ and φ in radians.
-    pub fn mercator(lon: f64, lat: f64) -> (f64, f64) {
-        let (lon, lat) = (lon.to_radians(), lat.to_radians());
-        (
-            R * lon,
-            R * (std::f64::consts::FRAC_PI_4 + lat / 2.0).tan().ln(),
-        )
-    }
+    pub use crate::support::georef::mercator;
 
     /// The 3857 extent `[xmin, ymin, xmax, ymax]` of a `w` x `h` canvas
     /// showing the lon/lat `bbox`.
     pub fn extent(bbox: [f64; 4], (w, h): (u32, u32)) -> [f64; 4] {
-        let (x0, y0) = mercator(bbox[0], bbox[1]);
-        let (x1, y1) = mercator(bbox[2], bbox[3]);
-        let usable = 1.0 - 2.0 * 0.04;
-        let res = ((x1 - x0) / (f64::from(w) * usable)).max((y1 - y0) / (f64::from(h) * usable));
-        let (cx, cy) = ((x0 + x1) / 2.0, (y0 + y1) / 2.0);
-        let (hw, hh) = (f64::from(w) / 2.0 * res, f64::from(h) / 2.0 * res);
-        [cx - hw, cy - hh, cx + hw, cy + hh]
+        crate::support::georef::extent_by_hand(bbox, (f64::from(w), f64::from(h)))
     }
 
     /// The pixel (column, row) holding a lon/lat point on a canvas `width`
@@ -637,8 +615,8 @@ fn check_references(images: &[(&str, Vec<u8>)]) {
 /// difference under 1, at most 0.5 % of the pixels off by more than 32.
 fn compare_with_reference(name: &str, png: &[u8]) {
     let path = data_dir().join("render").join(name);
-    let (w, h, got) = decode_png(png);
-    let (rw, rh, want) = decode_png(&std::fs::read(&path).unwrap());
+    let (w, h, got) = rgba(png);
+    let (rw, rh, want) = rgba(&std::fs::read(&path).unwrap());
     assert_eq!((w, h), (rw, rh), "{name}");
     let diffs: Vec<u8> = got.iter().zip(&want).map(|(a, b)| a.abs_diff(*b)).collect();
     let mean = diffs.iter().map(|d| f64::from(*d)).sum::<f64>() / diffs.len() as f64;
@@ -797,7 +775,7 @@ mod ffi {
         let bytes = unsafe {
             std::slice::from_raw_parts(hydroplot_buffer_data(buf), hydroplot_buffer_len(buf))
         };
-        let (w, h, _) = decode_png(bytes);
+        let (w, h, _) = rgba(bytes);
         assert_eq!((w, h), (1024, 768));
         hydroplot_buffer_free(buf);
 
@@ -806,7 +784,7 @@ mod ffi {
             hydroplot_map_write_png(map, c(&out.display().to_string()).as_ptr()),
             HYDROPLOT_OK
         );
-        assert_eq!(decode_png(&std::fs::read(&out).unwrap()).0, 1024);
+        assert_eq!(rgba(&std::fs::read(&out).unwrap()).0, 1024);
         let missing = cache.join("no/such/dir/map.png");
         assert_eq!(
             hydroplot_map_write_png(map, c(&missing.display().to_string()).as_ptr()),

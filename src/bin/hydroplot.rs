@@ -41,6 +41,7 @@ hydroplot plot: basins, upstream flowlines and waterbodies as a map (PNG) and Ge
   --no-plot                only the data
   --cache-file PATH | --no-cache
   --out FILE.png           the map (default hydroplot.png)
+  --world-file             georeference it: FILE.pgw and FILE.png.aux.xml (EPSG:3857) beside it
   --geojson FILE           all layers as one GeoJSON object {layer: FeatureCollection}
   --html FILE.html         an interactive Leaflet map in one self-contained file
   --html-no-catchments     leave the catchments out of it (a smaller page)
@@ -51,6 +52,7 @@ hydroplot trace: the raindrop trace of a point
   --out FILE.png           the spec's trace map: the trace's box plus 0.005 degrees,
                            the point, the flowline in red, the raindrop path in black
   --size WxH  --no-cache   its size (default 800x800); no persistent tile cache
+  --world-file             with --out: its world file and .aux.xml (EPSG:3857) beside it
   --html FILE.html  --basemap NAME|none   an interactive map of the trace
 
 hydroplot index FILE.gpkg
@@ -98,6 +100,7 @@ impl Flags {
         "--no-plot",
         "--no-cache",
         "--html-no-catchments",
+        "--world-file",
     ];
 
     fn parse(args: &[String]) -> Result<Flags> {
@@ -237,6 +240,7 @@ fn plot(args: &[String]) -> Result<()> {
             "--geojson" => geojson = Some(PathBuf::from(v)),
             "--html" => html = Some(PathBuf::from(v)),
             "--html-no-catchments" => html_options.catchments = false,
+            "--world-file" => {}
             "--option" => {}
             other => return Err(bad(&format!("unknown flag {other}; try `hydroplot help`"))),
         }
@@ -266,6 +270,8 @@ fn plot(args: &[String]) -> Result<()> {
             .into_iter()
             .filter_map(|(flag, path)| Some((flag, path?.as_path()))),
     );
+    let sidecars = world_files(&flags, req.actually_plot.then_some(out.as_path()))?;
+    files.extend(sidecars.iter().map(|p| ("--world-file", p.as_path())));
     hydroplot::paths::check_distinct(&files)?;
     let Plot { data, map, drawing } = plot_hydro(&ctx, &req, None)?;
     for w in &data.warnings {
@@ -281,6 +287,7 @@ fn plot(args: &[String]) -> Result<()> {
     if let Some(map) = &map {
         hydroplot::output::write_atomically(&out, &map.png()?)?;
         println!("map        {}", out.display());
+        write_world_files(map, &out, &sidecars)?;
     }
     if let Some(path) = geojson {
         hydroplot::output::write_atomically_with(&path, |w| write_layers_json(w, &data))?;
@@ -342,10 +349,18 @@ fn trace(args: &[String]) -> Result<()> {
             "--size" => map_size = size(v)?,
             "--no-cache" => cache = TileCacheMode::Off,
             "--basemap" => basemap = v.clone(),
-            "--option" => {}
+            "--option" | "--world-file" => {}
             other => return Err(bad(&format!("unknown flag {other}; try `hydroplot help`"))),
         }
     }
+    let sidecars = world_files(&flags, out.as_deref())?;
+    let outputs = [("--out", &out), ("--geojson", &geojson), ("--html", &html)];
+    let mut files: Vec<(&str, &Path)> = outputs
+        .iter()
+        .filter_map(|(flag, path)| Some((*flag, path.as_deref()?)))
+        .collect();
+    files.extend(sidecars.iter().map(|p| ("--world-file", p.as_path())));
+    hydroplot::paths::check_distinct(&files)?;
     let [x, y] = point.ok_or_else(|| bad("trace needs --point X,Y[,CRS]"))?;
     let spec = TraceMapSpec {
         point: [x, y],
@@ -374,6 +389,7 @@ fn trace(args: &[String]) -> Result<()> {
         }
         hydroplot::output::write_atomically(&path, &map.png()?)?;
         println!("map        {}", path.display());
+        write_world_files(&map, &path, &sidecars)?;
     }
     if let Some(path) = geojson {
         hydroplot::output::write_atomically(&path, &t.to_geojson())?;
@@ -383,6 +399,27 @@ fn trace(args: &[String]) -> Result<()> {
         let page =
             hydroplot::html::trace_html(&t, &style, &basemap, ctx.config.tile_url.as_deref())?;
         write_html(&path, page)?;
+    }
+    Ok(())
+}
+
+/// The world file and `.aux.xml` that `--world-file` asks for beside the PNG
+/// `png` (none without the flag); an error, before any request, when no PNG
+/// is made.
+fn world_files(flags: &Flags, png: Option<&Path>) -> Result<Vec<PathBuf>> {
+    if !flags.0.iter().any(|(f, _)| f == "--world-file") {
+        return Ok(Vec::new());
+    }
+    let png = png.ok_or_else(|| bad("--world-file places the PNG map: it needs a map (--out)"))?;
+    Ok(hydroplot::render::georef::sidecar_paths(png)?.to_vec())
+}
+
+/// Writes the world files `sidecars` of the map's PNG `png`, when asked for.
+fn write_world_files(map: &hydroplot::render::Map, png: &Path, sidecars: &[PathBuf]) -> Result<()> {
+    if !sidecars.is_empty() {
+        for path in map.write_georeference(png)? {
+            println!("world file {}", path.display());
+        }
     }
     Ok(())
 }

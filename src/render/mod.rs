@@ -7,10 +7,12 @@
 //! - [`style`], [`colors`], [`symbols`]: plot_config, R colours, `pch` and `lwd`;
 //! - [`layer`]: a layer's geometries drawn from their coordinate buffers;
 //! - [`furniture`] and [`font`]: north arrow, scale bar, attribution text;
+//! - [`georef`]: the world file and CRS side-car that place the PNG in a GIS;
 
 pub mod colors;
 pub mod font;
 pub mod furniture;
+pub mod georef;
 pub mod layer;
 pub mod style;
 pub mod symbols;
@@ -123,6 +125,18 @@ impl Map {
     /// The view: the 3857 extent shown and its pixel mapping.
     pub fn view(&self) -> &View {
         &self.view
+    }
+
+    /// The 3857 extent of the PNG `[xmin, ymin, xmax, ymax]`: the outer edges
+    /// of its corner pixels, which are square.
+    pub fn bounds(&self) -> [f64; 4] {
+        self.view.extent
+    }
+
+    /// Writes the world file and CRS side-car (`.aux.xml`) of this map's PNG
+    /// beside `png`, atomically ([`georef::write_sidecars`]); their paths.
+    pub fn write_georeference(&self, png: &std::path::Path) -> Result<[std::path::PathBuf; 2]> {
+        georef::write_sidecars(&self.view, png)
     }
 
     /// The pixels drawn so far, without the furniture.

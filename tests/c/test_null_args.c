@@ -275,6 +275,14 @@ static void plot_data_and_map(const hydroplot_context *ctx) {
     CHECK_FAILS(hydroplot_map_png(map, NULL), HYDROPLOT_ERR_NULL_ARGUMENT, "out");
     CHECK_FAILS(hydroplot_map_write_png(NULL, "x.png"), HYDROPLOT_ERR_NULL_ARGUMENT, "map");
     CHECK_FAILS(hydroplot_map_write_png(map, NULL), HYDROPLOT_ERR_NULL_ARGUMENT, "path");
+    {
+        double bounds[4] = {0, 0, 0, 0};
+        CHECK_FAILS(hydroplot_map_bounds(NULL, bounds), HYDROPLOT_ERR_NULL_ARGUMENT, "map");
+        CHECK_FAILS(hydroplot_map_bounds(map, NULL), HYDROPLOT_ERR_NULL_ARGUMENT, "bounds");
+        CHECK(bounds[0] == 0 && bounds[3] == 0);
+        CHECK_FAILS(hydroplot_map_write_world_file(NULL, "x.png"), HYDROPLOT_ERR_NULL_ARGUMENT, "map");
+        CHECK_FAILS(hydroplot_map_write_world_file(map, NULL), HYDROPLOT_ERR_NULL_ARGUMENT, "png_path");
+    }
 
     /* A trace handle for the trace colours' NULL checks. */
     CHECK_OK(hydroplot_raindrop_trace(ctx, TRACE_LON, TRACE_LAT, NULL, "up", &t));

@@ -4,6 +4,8 @@
 //! of them.
 #![allow(dead_code)]
 
+pub mod georef;
+
 use hydroplot::config::Config;
 use hydroplot::plot::{Layer, PlotData};
 use hydroplot::Context;

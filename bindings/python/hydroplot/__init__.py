@@ -99,7 +99,13 @@ def _context(context):
 
 
 class Map:
-    """A drawn map in Web Mercator (EPSG:3857); owns its ``hydroplot_map``."""
+    """A drawn map in Web Mercator (EPSG:3857); owns its ``hydroplot_map``.
+
+    Georeferenced: :attr:`bounds` is its extent in EPSG:3857 metres,
+    :meth:`show` draws it on a matplotlib Axes at those bounds (so
+    ``gdf.to_crs(3857).plot(ax=ax)`` lands in place), and in Jupyter a map
+    displays itself inline.
+    """
 
     def __init__(self, handle):
         self._handle = handle
@@ -134,6 +140,49 @@ class Map:
     def write_png(self, path):
         """Writes the PNG to ``path``, replacing it atomically."""
         check(lib.hydroplot_map_write_png(self._handle, text(path)))
+
+    @property
+    def bounds(self):
+        """The PNG's extent (xmin, ymin, xmax, ymax) in EPSG:3857 metres: the
+        outer edges of its corner pixels, which are square."""
+        box = (ctypes.c_double * 4)()
+        check(lib.hydroplot_map_bounds(self._handle, box))
+        return tuple(box)
+
+    def write_world_file(self, png_path):
+        """Georeferences the PNG at ``png_path`` for GIS: writes its world file
+        (``map.png`` -> ``map.pgw``) and ``<png_path>.aux.xml`` (EPSG:3857)
+        beside it, each atomically."""
+        check(lib.hydroplot_map_write_world_file(self._handle, text(png_path)))
+
+    def _repr_png_(self):
+        # Jupyter and IPython display a map inline with it.
+        return self.png()
+
+    def show(self, ax=None):
+        """Draws the map on the matplotlib Axes ``ax`` (None: a new figure of
+        the map's pixel size) at its :attr:`bounds`: the axes' limits are the
+        bounds and their aspect equal, so data in EPSG:3857 drawn on ``ax``
+        (``gdf.to_crs(3857).plot(ax=ax)``, ``ax.plot(x, y)``) lands where it
+        belongs. Returns ``ax``. Needs matplotlib."""
+        import io
+
+        import matplotlib.image
+
+        img = matplotlib.image.imread(io.BytesIO(self.png()), format="png")
+        if ax is None:
+            import matplotlib.pyplot as plt
+
+            dpi = 100
+            fig = plt.figure(figsize=(img.shape[1] / dpi, img.shape[0] / dpi), dpi=dpi)
+            ax = fig.add_axes((0, 0, 1, 1))
+            ax.set_axis_off()
+        xmin, ymin, xmax, ymax = self.bounds
+        ax.imshow(img, extent=(xmin, xmax, ymin, ymax), origin="upper", interpolation="nearest")
+        ax.set_xlim(xmin, xmax)
+        ax.set_ylim(ymin, ymax)
+        ax.set_aspect("equal")
+        return ax
 
     def __del__(self):
         handle, self._handle = getattr(self, "_handle", None), None
@@ -190,6 +239,7 @@ def plot_hydro(
     file=None,
     context=None,
     output="auto",
+    ax=None,
 ):
     """Fetches (or reads from ``hydro_data``) the basins and networks of
     ``outlets`` or ``bbox`` and draws them.
@@ -204,8 +254,12 @@ def plot_hydro(
     ``"auto"``; ``plot_config`` a nested dict such as ``{"flowline": {"col":
     "red"}, "outlets": {"comid": {"pch": 17}}}``; ``cache_data`` a file path
     or False (no caches at all). ``add=True`` draws onto the last map drawn on
-    this thread (or ``add=<Map>``). ``file`` writes the PNG there.
+    this thread (or ``add=<Map>``). ``file`` writes the PNG there. ``ax`` (a
+    matplotlib Axes) gets the map drawn at its EPSG:3857 bounds, as
+    :meth:`Map.show` does, ready for ``gdf.to_crs(3857).plot(ax=ax)``.
     """
+    if ax is not None and not actually_plot:
+        raise ValueError("ax= draws the map: it needs actually_plot=True")
     ctx = _context(context)
     target = _resolve_add(add)
     req = build_request(
@@ -238,6 +292,8 @@ def plot_hydro(
         result.png = result.map.png()
         if file is not None:
             result.map.write_png(file)
+        if ax is not None:
+            result.map.show(ax=ax)
     return result
 
 

@@ -96,6 +96,8 @@ _SIGNATURES = {
     # maps
     "hydroplot_map_png": (_status, [_ptr, _out]),
     "hydroplot_map_write_png": (_status, [_ptr, c_char_p]),
+    "hydroplot_map_bounds": (_status, [_ptr, POINTER(c_double)]),
+    "hydroplot_map_write_world_file": (_status, [_ptr, c_char_p]),
     "hydroplot_map_add_geojson": (_status, [_ptr, c_char_p, c_size_t, c_char_p, c_char_p, c_char_p, c_double]),
     "hydroplot_map_add_trace": (_status, [_ptr, _ptr, c_char_p, c_char_p, c_double]),
     "hydroplot_map_add_point": (_status, [_ptr, c_double, c_double, c_char_p, c_int32, c_char_p, c_double]),

@@ -12,6 +12,10 @@
 #'   `cache_data` a file path, or FALSE to turn off every cache; `add = TRUE`
 #'   draws onto the last map plot_hydro() drew in this session.
 #' @param file write the PNG here instead of showing it in the active graphics device.
+#'   Shown in the device, the map is placed at its EPSG:3857 bounds with equal
+#'   scales (`asp = 1`, no margins), and the device stays in those metres:
+#'   `points()`, `lines()`, `text()` and `plot(sf::st_transform(x, 3857), add
+#'   = TRUE)` then draw where they belong.
 #' @param size map size in pixels, c(width, height) (default 1024 x 768).
 #' @param context a [hydroplot_context()]; default: one from the environment.
 #' @return invisibly, a named list of layers (outlets, flowline, basin,
@@ -19,8 +23,10 @@
 #'   (EPSG:4269) when sf is installed, else data.frames with a geometry
 #'   list column of WKB raw vectors; read from the library's Arrow streams
 #'   (integer properties such as comid are integer, or double beyond 32
-#'   bits); attributes `bbox`, `warnings` and `png` (raw PNG bytes,
-#'   NULL when not plotted).
+#'   bits); attributes `bbox`, `warnings`, `png` (raw PNG bytes, NULL when
+#'   not plotted) and `map_bounds` (the PNG's extent in EPSG:3857 metres,
+#'   c(xmin, ymin, xmax, ymax): the outer edges of its corner pixels; NULL
+#'   when not plotted).
 plot_hydro <- function(outlets = NULL, bbox = NULL, streamorder = NULL, hydro_data = NULL,
                        gpkg = NULL, plot_config = NULL, basemap = "Esri.NatGeoWorldMap",
                        zoom = NULL, add = FALSE, actually_plot = TRUE, overwrite = TRUE,
@@ -55,14 +61,19 @@ plot_hydro <- function(outlets = NULL, bbox = NULL, streamorder = NULL, hydro_da
     .state$map <- res$map
     png_bytes <- .Call(C_hp_map_png, res$map)
     attr(out, "png") <- png_bytes
-    show_png(png_bytes, file)
+    bounds <- structure(.Call(C_hp_map_bounds, res$map), names = c("xmin", "ymin", "xmax", "ymax"))
+    attr(out, "map_bounds") <- bounds
+    show_png(png_bytes, file, bounds)
   }
   invisible(out)
 }
 
-# Writes the PNG to `file`, or draws it in the active graphics device (needs
-# the png package; without it the PNG goes to a temporary file, named in a message).
-show_png <- function(bytes, file) {
+# Writes the PNG to `file`, or draws it in the active graphics device at its
+# EPSG:3857 `bounds` (needs the png package; without it the PNG goes to a
+# temporary file, named in a message). The device keeps the map's user
+# coordinates (par("usr") in metres, mar = 0) afterwards, so layers added with
+# base graphics land on the map.
+show_png <- function(bytes, file, bounds) {
   if (!is.null(file)) {
     writeBin(bytes, file)
     return(invisible(file))
@@ -74,12 +85,10 @@ show_png <- function(bytes, file) {
     return(invisible(file))
   }
   img <- png::readPNG(bytes)
-  h <- dim(img)[1]
-  w <- dim(img)[2]
-  old <- graphics::par(mar = c(0, 0, 0, 0))
-  on.exit(graphics::par(old))
+  # Not restored on exit: the margins and window are the map's coordinates.
+  graphics::par(mar = c(0, 0, 0, 0))
   graphics::plot.new()
-  graphics::plot.window(xlim = c(0, w), ylim = c(0, h), asp = 1, xaxs = "i", yaxs = "i")
-  graphics::rasterImage(img, 0, 0, w, h)
+  graphics::plot.window(xlim = bounds[c(1, 3)], ylim = bounds[c(2, 4)], asp = 1, xaxs = "i", yaxs = "i")
+  graphics::rasterImage(img, bounds[1], bounds[2], bounds[3], bounds[4], interpolate = FALSE)
   invisible(NULL)
 }

@@ -200,6 +200,21 @@ static SEXP r_map_png(SEXP map) {
     return run(do_map_png, &c);
 }
 
+static SEXP do_map_bounds(void *data) {
+    call *c = data;
+    SEXP out = PROTECT(Rf_allocVector(REALSXP, 4));
+    hydroplot_status s = hydroplot_map_bounds(unwrap(c->a, "hydroplot_map"), REAL(out));
+    if (s != HYDROPLOT_OK) stop_status(s);
+    UNPROTECT(1);
+    return out;
+}
+
+/* The map's EPSG:3857 extent: c(xmin, ymin, xmax, ymax). */
+static SEXP r_map_bounds(SEXP map) {
+    call c = {{0}, map, R_NilValue, R_NilValue, R_NilValue, R_NilValue, R_NilValue};
+    return run(do_map_bounds, &c);
+}
+
 /* --- Arrow streams -> R ------------------------------------------------------ */
 
 static int arrow_valid(const struct ArrowArray *a, int64_t i) {
@@ -501,6 +516,7 @@ static const R_CallMethodDef call_methods[] = {
     {"hp_context_new", (DL_FUNC)&r_context_new, 1},
     {"hp_version", (DL_FUNC)&r_version, 0},
     {"hp_map_png", (DL_FUNC)&r_map_png, 1},
+    {"hp_map_bounds", (DL_FUNC)&r_map_bounds, 1},
     {"hp_plot", (DL_FUNC)&r_plot, 5},
     {"hp_trace", (DL_FUNC)&r_trace, 6},
     {"hp_held_handles", (DL_FUNC)&r_held_handles, 0},

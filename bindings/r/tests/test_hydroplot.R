@@ -96,6 +96,78 @@ check("the map is shown in the active graphics device", {
   stopifnot(file.size(pdf_file) > 10000)
 })
 
+# Web Mercator by hand (EPSG:3857, R = 6378137 m), not the library's: metres of a lon/lat.
+mercator <- function(lon, lat) c(6378137 * lon * pi / 180, 6378137 * log(tan(pi / 4 + lat * pi / 360)))
+# The mean (column, row) of the pixels of exactly `rgb` (0..1) in a PNG file,
+# in the pixel coordinates of the map (pixel centres at +0.5).
+marker_at <- function(file, rgb) {
+  img <- png::readPNG(file)
+  hit <- which(img[, , 1] == rgb[1] & img[, , 2] == rgb[2] & img[, , 3] == rgb[3], arr.ind = TRUE)
+  if (nrow(hit) == 0) stop("no pixel of colour ", paste(rgb, collapse = ","))
+  c(mean(hit[, 2]) - 0.5, mean(hit[, 1]) - 0.5)
+}
+# The map pixel (column, row) of 3857 metres `p` on a `w` pixels wide map of `bounds`.
+pixel_of <- function(p, bounds, w) {
+  res <- (bounds[["xmax"]] - bounds[["xmin"]]) / w
+  c((p[1] - bounds[["xmin"]]) / res, (bounds[["ymax"]] - p[2]) / res)
+}
+
+check("the device is left in EPSG:3857: points() and sf layers land on their pixels", {
+  stopifnot(requireNamespace("png", quietly = TRUE))
+  w <- 400
+  h <- 300
+  f <- tempfile(fileext = ".png")
+  grDevices::png(f, width = w, height = h)
+  d <- plot_hydro(list(13293970), hydro_data = sample_gpkg, basemap = "none", size = c(w, h))
+  b <- attr(d, "map_bounds")
+  usr <- graphics::par("usr")
+  capitol <- mercator(-89.3842, 43.0747)
+  graphics::points(capitol[1], capitol[2], pch = 15, col = "#FF00FF")
+  mendota <- mercator(-89.42, 43.11)
+  if (with_sf) {
+    pt <- sf::st_sfc(sf::st_point(c(-89.42, 43.11)), crs = 4326)
+    plot(sf::st_transform(pt, 3857), add = TRUE, pch = 15, col = "#00FFFF")
+  }
+  grDevices::dev.off()
+  stopifnot(identical(names(b), c("xmin", "ymin", "xmax", "ymax")))
+  # Equal scales: square pixels, and the device window (x1, x2, y1, y2) is the map's bounds.
+  stopifnot(isTRUE(all.equal((b[["xmax"]] - b[["xmin"]]) / w, (b[["ymax"]] - b[["ymin"]]) / h)))
+  stopifnot(isTRUE(all.equal(usr, unname(b[c(1, 3, 2, 4)]), tolerance = 1e-9)))
+  stopifnot(all(abs(marker_at(f, c(1, 0, 1)) - pixel_of(capitol, b, w)) <= 1))
+  if (with_sf) stopifnot(all(abs(marker_at(f, c(0, 1, 1)) - pixel_of(mendota, b, w)) <= 1))
+})
+
+check("add = TRUE redraws the map at the same bounds in the device", {
+  stopifnot(requireNamespace("png", quietly = TRUE))
+  grDevices::png(tempfile(fileext = ".png"), width = 400, height = 300)
+  first <- plot_hydro(list(13293970), hydro_data = sample_gpkg, basemap = "none", size = c(400, 300))
+  second <- plot_hydro(list(13294312), hydro_data = sample_gpkg, add = TRUE, plot_config = list(flowline = list(col = "red")))
+  usr <- graphics::par("usr")
+  grDevices::dev.off()
+  stopifnot(identical(attr(first, "map_bounds"), attr(second, "map_bounds")))
+  stopifnot(isTRUE(all.equal(usr, unname(attr(second, "map_bounds")[c(1, 3, 2, 4)]), tolerance = 1e-9)))
+  stopifnot(is.null(attr(plot_hydro(list(13293970), hydro_data = sample_gpkg, actually_plot = FALSE), "map_bounds")))
+})
+
+if (requireNamespace("ggplot2", quietly = TRUE) && with_sf) {
+  check("ggplot2: the map as annotation_raster at its bounds under coord_sf(crs = 3857)", {
+    d <- plot_hydro(list(13293970), hydro_data = sample_gpkg, basemap = "none", size = c(400, 300),
+                    file = tempfile(fileext = ".png"))
+    b <- attr(d, "map_bounds")
+    pt <- sf::st_sf(geometry = sf::st_sfc(sf::st_point(c(-89.3842, 43.0747)), crs = 4326))
+    g <- ggplot2::ggplot() +
+      ggplot2::annotation_raster(png::readPNG(attr(d, "png")), b[["xmin"]], b[["xmax"]], b[["ymin"]], b[["ymax"]]) +
+      ggplot2::geom_sf(data = sf::st_transform(pt, 3857), shape = 15, size = 1.5, colour = "#FF00FF") +
+      ggplot2::coord_sf(crs = 3857, xlim = b[c("xmin", "xmax")], ylim = b[c("ymin", "ymax")], expand = FALSE) +
+      ggplot2::theme_void()
+    f <- tempfile(fileext = ".png")
+    ggplot2::ggsave(f, g, width = 4, height = 3, dpi = 100)
+    stopifnot(all(abs(marker_at(f, c(1, 0, 1)) - pixel_of(mercator(-89.3842, 43.0747), b, 400)) <= 1))
+  })
+} else {
+  cat("skip ggplot2 recipe: ggplot2 (or sf) is not installed\n")
+}
+
 check("errors carry the status and the library's message", {
   expect_error(plot_hydro(list(13293970), plot_config = list(river = list(col = "red"))), "HYDROPLOT_ERR_INVALID_ARGUMENT.*river")
   expect_error(plot_hydro(list(13293970), bbox = c(xmin = -89.5, ymin = 43, xmax = -89.4, ymax = 43.1)), "HYDROPLOT_ERR_INVALID_ARGUMENT")
