@@ -83,3 +83,35 @@ fn no_cache_or_output_may_name_the_input() {
         );
     }
 }
+
+#[test]
+fn a_killed_writers_temporary_files_go_with_the_next_write() {
+    let dir = tmpdir("stale-temporaries");
+    // A process that has ended and been reaped: its pid is gone.
+    let mut child = Command::new("true").spawn().unwrap();
+    let dead = child.id();
+    child.wait().unwrap();
+    let stale = format!(".map.png.hydroplot-tmp.{dead}.0");
+    let kept = [
+        format!(".map.png.hydroplot-tmp.{}.0", std::process::id()), // a live writer's
+        format!(".map.png.hydroplot-tmp.{dead}.0.mine"),            // another name
+        format!(".other.png.hydroplot-tmp.{dead}.0"),               // another target's
+    ];
+    for name in kept.iter().chain([&stale]) {
+        std::fs::write(dir.join(name), b"half a png").unwrap();
+    }
+    let (ok, stdout, stderr) = plot(&dir, &["--sample", "--out", "map.png"]);
+    assert!(ok, "{stderr}");
+    assert!(stdout.contains("map.png"), "{stdout}");
+    assert!(std::fs::read(dir.join("map.png"))
+        .unwrap()
+        .starts_with(b"\x89PNG"));
+    assert!(!dir.join(&stale).exists(), "{stale} stayed");
+    for name in &kept {
+        assert_eq!(
+            std::fs::read(dir.join(name)).unwrap(),
+            b"half a png",
+            "{name}"
+        );
+    }
+}

@@ -33,7 +33,7 @@ hydroplot plot: basins, upstream flowlines and waterbodies as a map (PNG) and Ge
   --hydro-data PATH        read a local NHDPlus GeoPackage instead of downloading
   --sample                 use the embedded Yahara sample GeoPackage (offline: no
                            basemap unless --basemap); without outlets, comid 13293970
-  --gpkg OUT.gpkg          write the subset;  --no-overwrite keeps an existing file
+  --gpkg OUT.gpkg          write the subset;  --no-overwrite keeps every existing output
   --flowline-only          only flowlines
   --style ELEMENT.PROP=V   plot_config, e.g. flowline.col=red basin.lwd=2 outlets.nwissite.pch=17
   --basemap NAME|none      Esri.NatGeoWorldMap (default), OpenStreetMap, CartoDB.Positron, ...
@@ -254,19 +254,16 @@ fn plot(args: &[String]) -> Result<()> {
             req.outlets.push(Outlet::Comid(SAMPLE_COMID));
         }
     }
-    // No output may land on an input or the cache (checked before any request).
-    let mut files = req.files();
-    let outputs = [
-        ("--out", Some(&out)),
-        ("--geojson", geojson.as_ref()),
-        ("--html", html.as_ref()),
-    ];
-    files.extend(
-        outputs
-            .into_iter()
-            .filter_map(|(flag, path)| Some((flag, path?.as_path()))),
-    );
-    hydroplot::paths::check_distinct(&files)?;
+    // The core writes the map; the other outputs are checked here against
+    // it, the inputs and the cache, and written below (before any request).
+    req.set_png_file(&out)?;
+    let mut files = req.inputs();
+    files.extend(req.outputs());
+    check_outputs(
+        &files,
+        &[("--geojson", &geojson), ("--html", &html)],
+        req.overwrite,
+    )?;
     let Plot { data, map, drawing } = plot_hydro(&ctx, &req, None)?;
     for w in &data.warnings {
         eprintln!("warning: {w}");
@@ -278,18 +275,19 @@ fn plot(args: &[String]) -> Result<()> {
             data.layer(layer).len()
         );
     }
-    if let Some(map) = &map {
-        hydroplot::output::write_atomically(&out, &map.png()?)?;
+    if map.is_some() {
         println!("map        {}", out.display());
     }
     if let Some(path) = geojson {
-        hydroplot::output::write_atomically_with(&path, |w| write_layers_json(w, &data))?;
+        hydroplot::output::write_atomically_with(&path, req.overwrite, |w| {
+            write_layers_json(w, &data)
+        })?;
         println!("geojson    {}", path.display());
     }
     if let Some(path) = html {
         let page = hydroplot::html::plot_data_page(&data, &drawing, &html_options)?;
         let mut warnings = Vec::new();
-        hydroplot::output::write_atomically_with(&path, |w| {
+        hydroplot::output::write_atomically_with(&path, req.overwrite, |w| {
             warnings = page.write(w)?;
             Ok(())
         })?;
@@ -356,6 +354,8 @@ fn trace(args: &[String]) -> Result<()> {
     if out.is_some() {
         spec.check()?;
     }
+    let outputs = [("--out", &out), ("--geojson", &geojson), ("--html", &html)];
+    check_outputs(&[], &outputs, true)?;
     let t = raindrop_trace(&ctx, x, y, crs.as_deref(), direction.as_deref())?;
     for f in &t.features {
         println!(
@@ -385,6 +385,20 @@ fn trace(args: &[String]) -> Result<()> {
         write_html(&path, page)?;
     }
     Ok(())
+}
+
+/// Checks the given ones of `outputs` (flag, path) against `others` and
+/// each other, and that each can be written, before any work.
+fn check_outputs(
+    others: &[(&str, &Path)],
+    outputs: &[(&str, &Option<PathBuf>)],
+    overwrite: bool,
+) -> Result<()> {
+    let given: Vec<(&str, &Path)> = outputs
+        .iter()
+        .filter_map(|(flag, path)| Some((*flag, path.as_deref()?)))
+        .collect();
+    hydroplot::output::check_outputs(others, &given, overwrite)
 }
 
 fn index(args: &[String]) -> Result<()> {
