@@ -244,6 +244,14 @@ fn process_is_gone(pid: u32) -> bool {
 mod tests {
     use super::*;
 
+    /// A new empty folder of this test process under the system's temp dir.
+    fn fresh_dir(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("hydroplot-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
     #[test]
     fn special_files_are_never_replaced() {
         let e = write_atomically(Path::new("/dev/null"), b"x").unwrap_err();
@@ -258,8 +266,7 @@ mod tests {
 
     #[test]
     fn a_write_replaces_whole_and_leaves_no_temporary() {
-        let dir = std::env::temp_dir().join(format!("hydroplot-output-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = fresh_dir("output");
         let target = dir.join("a.png");
         write_atomically(&target, b"first").unwrap();
         write_atomically(&target, b"second").unwrap();
@@ -274,9 +281,7 @@ mod tests {
 
     #[test]
     fn a_missing_or_unusable_folder_is_refused_naming_the_target() {
-        let dir = std::env::temp_dir().join(format!("hydroplot-folder-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = fresh_dir("folder");
         std::fs::write(dir.join("plain"), b"x").unwrap();
         for (target, why) in [
             (dir.join("no/such/out.gpkg"), "does not exist"),
@@ -299,9 +304,7 @@ mod tests {
 
     #[test]
     fn only_the_temporary_files_of_dead_processes_are_removed() {
-        let dir = std::env::temp_dir().join(format!("hydroplot-stale-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = fresh_dir("stale");
         // A process that has ended and been reaped: its pid is gone.
         let mut child = std::process::Command::new("true").spawn().unwrap();
         let dead = child.id();
@@ -336,9 +339,7 @@ mod tests {
 
     #[test]
     fn without_overwrite_an_existing_file_is_kept() {
-        let dir = std::env::temp_dir().join(format!("hydroplot-keep-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = fresh_dir("keep");
         let target = dir.join("a.png");
         std::fs::write(&target, b"mine").unwrap();
         let e = write_atomically_with(&target, false, |w| w.write_all(b"new")).unwrap_err();
