@@ -438,8 +438,9 @@ struct SampleFile(hydroplot::output::TempFile);
 impl SampleFile {
     fn write() -> Result<SampleFile> {
         // A fresh name (never an existing file), filled, then kept until drop.
+        // One target name for every run, so a run removes what a killed run left.
         let temp = hydroplot::output::TempFile::beside(
-            &std::env::temp_dir().join(format!("hydroplot-sample-{}.gpkg", std::process::id())),
+            &std::env::temp_dir().join("hydroplot-sample.gpkg"),
         )?;
         std::fs::write(temp.path(), SAMPLE_GPKG)
             .map_err(|e| hydroplot::error::io_error(temp.path(), e))?;
