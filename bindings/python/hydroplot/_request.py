@@ -74,7 +74,12 @@ def _set_outlets(req, outlets):
     if outlets is None:
         return
     if hasattr(outlets, "geometry") and hasattr(outlets, "crs"):  # a GeoDataFrame
-        crs = outlets.crs.to_string() if outlets.crs is not None else None
+        code = outlets.crs.to_epsg(min_confidence=100) if outlets.crs is not None else None
+        if outlets.crs is not None and code is None:
+            # The library knows EPSG codes only: a CRS that is not exactly one
+            # (WKT, PROJ) is transformed by geopandas from its definition.
+            outlets, code = outlets.to_crs(4326), 4326
+        crs = f"EPSG:{code}" if code is not None else None
         for geom in outlets.geometry:
             _add_point(req, geom.x, geom.y, crs)
         return

@@ -133,3 +133,17 @@ def test_file_is_checked_with_the_other_files_before_any_work(ctx, sample_gpkg, 
     data = hydroplot.plot_hydro([13293970], **local, file="mine.png")
     assert (tmp_path / "mine.png").read_bytes() == data.png
     assert sorted(p.name for p in tmp_path.iterdir()) == ["mine.png", "x.gpkg"]
+
+
+def test_a_geodataframe_whose_crs_has_no_epsg_code_is_read_through_its_definition(ctx, sample_gpkg):
+    geopandas = pytest.importorskip("geopandas")
+    shapely = pytest.importorskip("shapely")
+    point = geopandas.GeoDataFrame(geometry=[shapely.Point(-89.36, 43.09)], crs="EPSG:4326")
+    albers = "+proj=aea +lat_0=23 +lon_0=-96 +lat_1=29.5 +lat_2=45.5 +x_0=0 +y_0=0 +datum=NAD83 +units=m +no_defs"
+    projected = point.to_crs(albers)
+    assert projected.crs.to_epsg(min_confidence=100) is None
+    local = dict(hydro_data=sample_gpkg, actually_plot=False, context=ctx, output="geojson")
+    want = hydroplot.plot_hydro(point, **local)
+    got = hydroplot.plot_hydro(projected, **local)
+    comids = lambda d: sorted(f["properties"]["comid"] for f in d["flowline"]["features"])
+    assert comids(got) and comids(got) == comids(want)
