@@ -83,3 +83,47 @@ fn no_cache_or_output_may_name_the_input() {
         );
     }
 }
+
+#[test]
+fn a_killed_writers_temporary_files_go_with_the_next_write() {
+    let dir = tmpdir("stale-temporaries");
+    // A process that has ended and been reaped: its pid is gone.
+    let mut child = Command::new("true").spawn().unwrap();
+    let dead = child.id();
+    child.wait().unwrap();
+    let stale = format!(".map.png.hydroplot-tmp.{dead}.0");
+    // The embedded sample's temporary copy, left by a killed run.
+    let stale_sample = format!(".hydroplot-sample.gpkg.hydroplot-tmp.{dead}.0");
+    let kept = [
+        format!(".map.png.hydroplot-tmp.{}.0", std::process::id()), // a live writer's
+        format!(".map.png.hydroplot-tmp.{dead}.0.mine"),            // another name
+        format!(".other.png.hydroplot-tmp.{dead}.0"),               // another target's
+    ];
+    for name in kept.iter().chain([&stale, &stale_sample]) {
+        std::fs::write(dir.join(name), b"half a png").unwrap();
+    }
+    let out = Command::new(env!("CARGO_BIN_EXE_hydroplot"))
+        .args(["plot", "--sample", "--out", "map.png"])
+        .current_dir(&dir)
+        .env("TMPDIR", &dir) // where the sample's copy goes
+        .output()
+        .unwrap();
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert!(out.status.success(), "{stderr}");
+    assert!(stdout.contains("map.png"), "{stdout}");
+    assert!(std::fs::read(dir.join("map.png"))
+        .unwrap()
+        .starts_with(b"\x89PNG"));
+    assert!(!dir.join(&stale).exists(), "{stale} stayed");
+    assert!(!dir.join(&stale_sample).exists(), "{stale_sample} stayed");
+    for name in &kept {
+        assert_eq!(
+            std::fs::read(dir.join(name)).unwrap(),
+            b"half a png",
+            "{name}"
+        );
+    }
+}

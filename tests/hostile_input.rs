@@ -169,6 +169,11 @@ fn invalid_utf8_is_an_invalid_argument_in_every_string_position() {
         "UTF-8",
     );
     expect(
+        hydroplot_plot_request_set_png_file(req, bad_utf8()),
+        HYDROPLOT_ERR_INVALID_ARGUMENT,
+        "UTF-8",
+    );
+    expect(
         hydroplot_plot_request_set_hydro_data(req, bad_utf8()),
         HYDROPLOT_ERR_INVALID_ARGUMENT,
         "UTF-8",

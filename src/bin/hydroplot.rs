@@ -33,7 +33,7 @@ hydroplot plot: basins, upstream flowlines and waterbodies as a map (PNG) and Ge
   --hydro-data PATH        read a local NHDPlus GeoPackage instead of downloading
   --sample                 use the embedded Yahara sample GeoPackage (offline: no
                            basemap unless --basemap); without outlets, comid 13293970
-  --gpkg OUT.gpkg          write the subset;  --no-overwrite keeps an existing file
+  --gpkg OUT.gpkg          write the subset;  --no-overwrite keeps every existing output
   --flowline-only          only flowlines
   --style ELEMENT.PROP=V   plot_config, e.g. flowline.col=red basin.lwd=2 outlets.nwissite.pch=17
   --basemap NAME|none      Esri.NatGeoWorldMap (default), OpenStreetMap, CartoDB.Positron, ...
@@ -240,8 +240,7 @@ fn plot(args: &[String]) -> Result<()> {
             "--geojson" => geojson = Some(PathBuf::from(v)),
             "--html" => html = Some(PathBuf::from(v)),
             "--html-no-catchments" => html_options.catchments = false,
-            "--world-file" => {}
-            "--option" => {}
+            "--option" | "--world-file" => {}
             other => return Err(bad(&format!("unknown flag {other}; try `hydroplot help`"))),
         }
     }
@@ -258,21 +257,18 @@ fn plot(args: &[String]) -> Result<()> {
             req.outlets.push(Outlet::Comid(SAMPLE_COMID));
         }
     }
-    // No output may land on an input or the cache (checked before any request).
-    let mut files = req.files();
-    let outputs = [
-        ("--out", Some(&out)),
-        ("--geojson", geojson.as_ref()),
-        ("--html", html.as_ref()),
-    ];
-    files.extend(
-        outputs
-            .into_iter()
-            .filter_map(|(flag, path)| Some((flag, path?.as_path()))),
-    );
+    // The core writes the map; the other outputs are checked here against
+    // it, the inputs and the cache, and written below (before any request).
+    req.set_png_file(&out)?;
+    let mut files = req.inputs();
+    files.extend(req.outputs());
     let sidecars = world_files(&flags, req.actually_plot.then_some(out.as_path()))?;
-    files.extend(sidecars.iter().map(|p| ("--world-file", p.as_path())));
-    hydroplot::paths::check_distinct(&files)?;
+    let mut outputs = vec![
+        ("--geojson", geojson.as_deref()),
+        ("--html", html.as_deref()),
+    ];
+    outputs.extend(sidecars.iter().map(|p| ("--world-file", Some(p.as_path()))));
+    check_outputs(&files, &outputs, req.overwrite)?;
     let Plot { data, map, drawing } = plot_hydro(&ctx, &req, None)?;
     for w in &data.warnings {
         eprintln!("warning: {w}");
@@ -285,18 +281,19 @@ fn plot(args: &[String]) -> Result<()> {
         );
     }
     if let Some(map) = &map {
-        hydroplot::output::write_atomically(&out, &map.png()?)?;
         println!("map        {}", out.display());
         write_world_files(map, &out, &sidecars)?;
     }
     if let Some(path) = geojson {
-        hydroplot::output::write_atomically_with(&path, |w| write_layers_json(w, &data))?;
+        hydroplot::output::write_atomically_with(&path, req.overwrite, |w| {
+            write_layers_json(w, &data)
+        })?;
         println!("geojson    {}", path.display());
     }
     if let Some(path) = html {
         let page = hydroplot::html::plot_data_page(&data, &drawing, &html_options)?;
         let mut warnings = Vec::new();
-        hydroplot::output::write_atomically_with(&path, |w| {
+        hydroplot::output::write_atomically_with(&path, req.overwrite, |w| {
             warnings = page.write(w)?;
             Ok(())
         })?;
@@ -353,14 +350,6 @@ fn trace(args: &[String]) -> Result<()> {
             other => return Err(bad(&format!("unknown flag {other}; try `hydroplot help`"))),
         }
     }
-    let sidecars = world_files(&flags, out.as_deref())?;
-    let outputs = [("--out", &out), ("--geojson", &geojson), ("--html", &html)];
-    let mut files: Vec<(&str, &Path)> = outputs
-        .iter()
-        .filter_map(|(flag, path)| Some((*flag, path.as_deref()?)))
-        .collect();
-    files.extend(sidecars.iter().map(|p| ("--world-file", p.as_path())));
-    hydroplot::paths::check_distinct(&files)?;
     let [x, y] = point.ok_or_else(|| bad("trace needs --point X,Y[,CRS]"))?;
     let spec = TraceMapSpec {
         point: [x, y],
@@ -371,6 +360,14 @@ fn trace(args: &[String]) -> Result<()> {
     if out.is_some() {
         spec.check()?;
     }
+    let sidecars = world_files(&flags, out.as_deref())?;
+    let mut outputs = vec![
+        ("--out", out.as_deref()),
+        ("--geojson", geojson.as_deref()),
+        ("--html", html.as_deref()),
+    ];
+    outputs.extend(sidecars.iter().map(|p| ("--world-file", Some(p.as_path()))));
+    check_outputs(&[], &outputs, true)?;
     let t = raindrop_trace(&ctx, x, y, crs.as_deref(), direction.as_deref())?;
     for f in &t.features {
         println!(
@@ -401,6 +398,20 @@ fn trace(args: &[String]) -> Result<()> {
         write_html(&path, page)?;
     }
     Ok(())
+}
+
+/// Checks the given ones of `outputs` (flag, path) against `others` and
+/// each other, and that each can be written, before any work.
+fn check_outputs(
+    others: &[(&str, &Path)],
+    outputs: &[(&str, Option<&Path>)],
+    overwrite: bool,
+) -> Result<()> {
+    let given: Vec<(&str, &Path)> = outputs
+        .iter()
+        .filter_map(|(flag, path)| Some((*flag, (*path)?)))
+        .collect();
+    hydroplot::output::check_outputs(others, &given, overwrite)
 }
 
 /// The world file and `.aux.xml` that `--world-file` asks for beside the PNG
@@ -461,8 +472,9 @@ struct SampleFile(hydroplot::output::TempFile);
 impl SampleFile {
     fn write() -> Result<SampleFile> {
         // A fresh name (never an existing file), filled, then kept until drop.
+        // One target name for every run, so a run removes what a killed run left.
         let temp = hydroplot::output::TempFile::beside(
-            &std::env::temp_dir().join(format!("hydroplot-sample-{}.gpkg", std::process::id())),
+            &std::env::temp_dir().join("hydroplot-sample.gpkg"),
         )?;
         std::fs::write(temp.path(), SAMPLE_GPKG)
             .map_err(|e| hydroplot::error::io_error(temp.path(), e))?;

@@ -381,9 +381,48 @@ pub extern "C" fn hydroplot_plot_request_set_gpkg(
     })
 }
 
-/// Whether to overwrite an existing gpkg output (default true). With false
-/// and an existing file, `hydroplot_plot` fails with `HYDROPLOT_ERR_EXISTS`
-/// and leaves the file untouched.
+/// Writes the drawn map as a PNG file (`file`): `hydroplot_plot` checks it
+/// with the other files before anything is read or fetched (not the input,
+/// the cache or the gpkg output, however spelled; its folder exists and takes
+/// a file; not a directory; absent when overwrite is off) and writes it
+/// atomically after drawing, whether onto a new map or onto the map given to
+/// `hydroplot_plot`. Ignored when actually_plot is false.
+///
+/// \param req The request.
+/// \param path The PNG file's path.
+///
+/// \return `HYDROPLOT_OK`, or an error status below; on failure the
+/// request is unchanged.
+///
+/// \par Errors
+/// - `HYDROPLOT_ERR_NULL_ARGUMENT`: `req` or `path` is NULL.
+/// - `HYDROPLOT_ERR_INVALID_ARGUMENT`: `path` is empty or not UTF-8.
+/// - (`hydroplot_plot` reports a file that cannot be written as
+///   `HYDROPLOT_ERR_IO`, one that exists with overwrite off as
+///   `HYDROPLOT_ERR_EXISTS`, one naming another file of the request as
+///   `HYDROPLOT_ERR_INVALID_ARGUMENT`.)
+///
+/// \par Ownership
+/// Strings are copied; the caller keeps them. The file is the caller's.
+///
+/// \par Thread safety
+/// One thread at a time per request, and not while a `hydroplot_plot`
+/// call reads it.
+///
+/// \since 0.3
+#[no_mangle]
+pub extern "C" fn hydroplot_plot_request_set_png_file(
+    req: *mut hydroplot_plot_request,
+    path: *const c_char,
+) -> hydroplot_status {
+    with_request(req, |r| {
+        Ok(r.set_png_file(Path::new(unsafe { arg_str(path, "path") }?))?)
+    })
+}
+
+/// Whether to overwrite an existing gpkg or PNG output (default true). With
+/// false and an existing file, `hydroplot_plot` fails with
+/// `HYDROPLOT_ERR_EXISTS` before any work and leaves the file untouched.
 ///
 /// \param req The request.
 /// \param overwrite True to overwrite.
@@ -691,7 +730,8 @@ pub extern "C" fn hydroplot_plot_request_disable_cache(
 /// \par Errors
 /// - `HYDROPLOT_ERR_NULL_ARGUMENT`: `ctx`, `req` or `out` is NULL.
 /// - `HYDROPLOT_ERR_INVALID_ARGUMENT`: neither outlets nor bbox, both, or a comid
-///   set with other outlets; a feature id the local data cannot read.
+///   set with other outlets; a feature id the local data cannot read; two of
+///   hydro_data, the cache file and the outputs naming one file.
 /// - `HYDROPLOT_ERR_CRS`: a point or bbox cannot be transformed.
 /// - `HYDROPLOT_ERR_NETWORK`: a service could not be reached, after retries.
 /// - `HYDROPLOT_ERR_HTTP`: a service answered an error status, after retries
@@ -701,12 +741,14 @@ pub extern "C" fn hydroplot_plot_request_disable_cache(
 ///   flowline.
 /// - `HYDROPLOT_ERR_SERVICE`: a service answered something that is not the
 ///   expected document.
-/// - `HYDROPLOT_ERR_IO`: the hydro_data file cannot be read, the gpkg output or
-///   the cache file cannot be written.
+/// - `HYDROPLOT_ERR_IO`: the hydro_data file cannot be read, the gpkg or PNG
+///   output or the cache file cannot be written (an output's missing or
+///   read-only folder, or a directory in its place, is found before any
+///   work; the message names the output).
 /// - `HYDROPLOT_ERR_GPKG`: the hydro_data GeoPackage lacks a layer or column,
 ///   or is malformed.
-/// - `HYDROPLOT_ERR_EXISTS`: the gpkg output exists and overwrite is false (the
-///   file is untouched).
+/// - `HYDROPLOT_ERR_EXISTS`: the gpkg or PNG output exists and overwrite is
+///   false (the file is untouched).
 /// - `HYDROPLOT_ERR_LIMIT`: more than 10,000 outlets or 100,000 comids, or more
 ///   features than the context's `max_features`.
 /// - `HYDROPLOT_ERR_RENDER`: drawing failed.

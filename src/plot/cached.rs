@@ -69,6 +69,7 @@ pub fn request_key(ctx: &Context, req: &PlotRequest) -> Result<String> {
         flowline_only,
         // Only the drawing or the outputs: the data is the same.
         gpkg: _,
+        png_file: _,
         overwrite: _,
         styles: _,
         basemap: _,

@@ -21,14 +21,13 @@ use crate::render::{Map, TileCacheMode};
 use crate::table::Table;
 use crate::Result;
 
-/// Runs plot_hydro: builds the plot data of `req` (from `hydro_data` or the
-/// services), writes `gpkg` when asked, and draws it, onto `map` when given
-/// (add = TRUE: no new basemap) or onto a new map kept in the result.
+/// Runs plot_hydro: checks the request and its outputs, builds the plot
+/// data of `req` (from `hydro_data` or the services), writes `gpkg` when
+/// asked, and draws it, onto `map` when given (add = TRUE: no new basemap)
+/// or onto a new map kept in the result; the drawn map goes to `png_file`
+/// when asked.
 pub fn plot_hydro(ctx: &Context, req: &PlotRequest, map: Option<&mut Map>) -> Result<Plot> {
     req.validate()?;
-    if let Some(out) = &req.gpkg {
-        crate::gpkg::check_output_path(out, req.overwrite)?;
-    }
     let mut data = match &req.cache {
         CacheSetting::File(path) => {
             cached::cached_plot_data(ctx, req, path, || plot_data(ctx, req))?
@@ -47,6 +46,7 @@ pub fn plot_hydro(ctx: &Context, req: &PlotRequest, map: Option<&mut Map>) -> Re
         _ if !req.actually_plot => None,
         Some(map) => {
             draw_plot_data(map, &data, &req.styles)?;
+            write_png(map, req)?;
             None
         }
         None => {
@@ -65,10 +65,23 @@ pub fn plot_hydro(ctx: &Context, req: &PlotRequest, map: Option<&mut Map>) -> Re
                 &mut data.warnings,
             )?;
             draw_plot_data(&mut map, &data, &req.styles)?;
+            write_png(&map, req)?;
             Some(map)
         }
     };
     Ok(Plot { data, map, drawing })
+}
+
+/// Writes `map` to the request's `png_file`, if any, atomically and
+/// honouring `overwrite`.
+fn write_png(map: &Map, req: &PlotRequest) -> Result<()> {
+    match &req.png_file {
+        Some(path) => {
+            let png = map.png()?;
+            crate::output::write_atomically_with(path, req.overwrite, |w| w.write_all(&png))
+        }
+        None => Ok(()),
+    }
 }
 
 /// Builds the plot data of `req` from its source.

@@ -8,7 +8,7 @@
 //! anything is read, fetched or written, checks every field again with the
 //! same functions, so a request built field by field in Rust is held to the
 //! same rules, and adds the rules across fields (outlets or bbox, distinct
-//! files).
+//! files, outputs that can be written).
 
 use crate::crs::Transformer;
 use crate::render::style::PlotStyles;
@@ -56,7 +56,9 @@ pub struct PlotRequest {
     pub hydro_data: Option<PathBuf>,
     /// A GeoPackage to write the subset to.
     pub gpkg: Option<PathBuf>,
-    /// Overwrite `gpkg` when it exists (default true).
+    /// A PNG file to write the drawn map to (`file`), when the map is drawn.
+    pub png_file: Option<PathBuf>,
+    /// Overwrite `gpkg` and `png_file` when they exist (default true).
     pub overwrite: bool,
     /// Only flowlines; `None` = automatic (false unless stream order is automatic).
     pub flowline_only: Option<bool>,
@@ -83,6 +85,7 @@ impl Default for PlotRequest {
             streamorder: None,
             hydro_data: None,
             gpkg: None,
+            png_file: None,
             overwrite: true,
             flowline_only: None,
             styles: PlotStyles::default(),
@@ -106,10 +109,13 @@ pub const MAX_COMID_SET: usize = 100_000;
 impl PlotRequest {
     /// Checks that exactly one of outlets, comid set and bbox was given,
     /// that the outlets and comid set are within [`MAX_OUTLETS`] and
-    /// [`MAX_COMID_SET`], and that `hydro_data`, `gpkg` and the cache file
-    /// are three different files.
+    /// [`MAX_COMID_SET`], that `hydro_data`, the cache file and the outputs
+    /// (`gpkg`, `png_file` when drawn) are different files, and that each
+    /// output can be written ([`crate::output::check_outputs`]: its folder
+    /// exists and takes a file, it is not a directory, it does not exist when
+    /// overwrite is off).
     pub fn validate(&self) -> Result<()> {
-        crate::paths::check_distinct(&self.files())?;
+        crate::output::check_outputs(&self.inputs(), &self.outputs(), self.overwrite)?;
         for outlet in &self.outlets {
             check_outlet(outlet)?;
         }
@@ -124,6 +130,9 @@ impl PlotRequest {
         }
         if let Some(gpkg) = &self.gpkg {
             check_gpkg_path(gpkg)?;
+        }
+        if let Some(png) = &self.png_file {
+            check_png_path(png)?;
         }
         if let Some(zoom) = self.zoom {
             tiles::check_zoom(i64::from(zoom))?;
@@ -162,20 +171,24 @@ impl PlotRequest {
         }
     }
 
-    /// The files the request reads or writes, each with its parameter name.
-    pub fn files(&self) -> Vec<(&'static str, &std::path::Path)> {
+    /// The files the request reads (`hydro_data`) or keeps (`cache_data`),
+    /// each with its parameter name.
+    pub fn inputs(&self) -> Vec<(&'static str, &Path)> {
         let cache = match &self.cache {
             CacheSetting::File(path) => Some(path),
             _ => None,
         };
-        [
+        named([
             ("hydro_data", self.hydro_data.as_ref()),
-            ("gpkg", self.gpkg.as_ref()),
             ("cache_data", cache),
-        ]
-        .into_iter()
-        .filter_map(|(role, path)| Some((role, path?.as_path())))
-        .collect()
+        ])
+    }
+
+    /// The files the request writes, each with its parameter name: `gpkg`,
+    /// and `file` (the PNG) when the map is drawn.
+    pub fn outputs(&self) -> Vec<(&'static str, &Path)> {
+        let png = self.png_file.as_ref().filter(|_| self.actually_plot);
+        named([("gpkg", self.gpkg.as_ref()), ("file", png)])
     }
 }
 
@@ -260,6 +273,14 @@ impl PlotRequest {
     pub fn set_size(&mut self, width: u32, height: u32) -> Result<()> {
         view::check_size(width, height)?;
         self.size = (width, height);
+        Ok(())
+    }
+
+    /// Writes the drawn map as a PNG to `path` (`file`), replacing it only
+    /// with overwrite on.
+    pub fn set_png_file(&mut self, path: &Path) -> Result<()> {
+        check_png_path(path)?;
+        self.png_file = Some(path.to_path_buf());
         Ok(())
     }
 
@@ -358,9 +379,28 @@ fn check_gpkg_path(path: &Path) -> Result<()> {
     }
 }
 
+/// The set paths of `files`, each with its role.
+fn named<'a, const N: usize>(
+    files: [(&'static str, Option<&'a PathBuf>); N],
+) -> Vec<(&'static str, &'a Path)> {
+    files
+        .into_iter()
+        .filter_map(|(role, path)| Some((role, path?.as_path())))
+        .collect()
+}
+
+fn check_png_path(path: &Path) -> Result<()> {
+    check_path_given(path, "PNG file")
+}
+
 fn check_cache_path(path: &Path) -> Result<()> {
+    check_path_given(path, "cache file")
+}
+
+/// A path must be given: an empty one is `InvalidArgument` naming `what`.
+fn check_path_given(path: &Path, what: &str) -> Result<()> {
     if path.as_os_str().is_empty() {
-        Err(Error::InvalidArgument("cache file path is empty".into()))
+        Err(Error::InvalidArgument(format!("{what} path is empty")))
     } else {
         Ok(())
     }

@@ -54,7 +54,7 @@ static hydroplot_plot_request *local_request(const char *input) {
 
 int main(void) {
     const char *data = getenv("HYDROPLOT_TEST_DATA");
-    char sample[1024], input[1024], spelled[1024], notes[1024], link[1024];
+    char sample[1024], input[1024], spelled[1024], notes[1024], link[1024], nowhere[1024];
     static const unsigned char text[] = "my notes, not a cache\n";
     unsigned char *bytes;
     size_t len = 0, i, warned = 0;
@@ -69,6 +69,7 @@ int main(void) {
     snprintf(spelled, sizeof spelled, "%s/./national.gpkg", dir);
     snprintf(notes, sizeof notes, "%s/notes.rds", dir);
     snprintf(link, sizeof link, "%s/link.gpkg", dir);
+    snprintf(nowhere, sizeof nowhere, "%s/no/such/folder/map.png", dir);
     bytes = slurp(sample, &len);
     spit(input, bytes, len);
     spit(notes, text, sizeof text - 1);
@@ -90,6 +91,30 @@ int main(void) {
     CHECK_OK(hydroplot_plot_request_set_overwrite(req, true));
     CHECK_FAILS(hydroplot_plot(ctx, req, NULL, &pd), HYDROPLOT_ERR_INVALID_ARGUMENT, "same file");
     hydroplot_plot_request_free(req);
+    unchanged(input, bytes, len);
+
+    /* The map file on the input, spelled another way, with overwrite on:
+     * refused before anything is read, input intact. */
+    req = local_request(input);
+    CHECK_OK(hydroplot_plot_request_set_actually_plot(req, true));
+    CHECK_OK(hydroplot_plot_request_set_basemap(req, "none"));
+    CHECK_OK(hydroplot_plot_request_set_png_file(req, spelled));
+    CHECK_FAILS(hydroplot_plot(ctx, req, NULL, &pd), HYDROPLOT_ERR_INVALID_ARGUMENT, "same file");
+    CHECK(pd == NULL);
+    unchanged(input, bytes, len);
+
+    /* The map file in a missing folder: refused before any work, the
+     * message names the file (not a temporary name). */
+    CHECK_OK(hydroplot_plot_request_set_png_file(req, nowhere));
+    CHECK_FAILS(hydroplot_plot(ctx, req, NULL, &pd), HYDROPLOT_ERR_IO, nowhere);
+    CHECK(strstr(hydroplot_last_error(), "hydroplot-tmp") == NULL);
+
+    /* The map file on the user's notes without overwrite: kept. */
+    CHECK_OK(hydroplot_plot_request_set_png_file(req, notes));
+    CHECK_OK(hydroplot_plot_request_set_overwrite(req, false));
+    CHECK_FAILS(hydroplot_plot(ctx, req, NULL, &pd), HYDROPLOT_ERR_EXISTS, "notes.rds");
+    hydroplot_plot_request_free(req);
+    unchanged(notes, text, sizeof text - 1);
     unchanged(input, bytes, len);
 
     /* A cache path on a user's file: the plot goes on, a warning names the

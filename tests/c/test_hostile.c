@@ -32,6 +32,8 @@ static void invalid_utf8(hydroplot_context *ctx) {
                 "UTF-8");
     CHECK_FAILS(hydroplot_plot_request_set_gpkg(req, BAD_UTF8), HYDROPLOT_ERR_INVALID_ARGUMENT,
                 "UTF-8");
+    CHECK_FAILS(hydroplot_plot_request_set_png_file(req, BAD_UTF8), HYDROPLOT_ERR_INVALID_ARGUMENT,
+                "UTF-8");
     CHECK_FAILS(hydroplot_raindrop_trace(ctx, -89.2, 43.0, NULL, BAD_UTF8, &t),
                 HYDROPLOT_ERR_INVALID_ARGUMENT, "UTF-8");
     CHECK(t == NULL);

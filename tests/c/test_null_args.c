@@ -145,6 +145,11 @@ static void plot_request(void) {
     CHECK_FAILS(hydroplot_plot_request_set_gpkg(NULL, "x.gpkg"), HYDROPLOT_ERR_NULL_ARGUMENT, "req");
     CHECK_FAILS(hydroplot_plot_request_set_gpkg(req, NULL), HYDROPLOT_ERR_NULL_ARGUMENT,
                 "out_path");
+    CHECK_FAILS(hydroplot_plot_request_set_png_file(NULL, "x.png"), HYDROPLOT_ERR_NULL_ARGUMENT,
+                "req");
+    CHECK_FAILS(hydroplot_plot_request_set_png_file(req, NULL), HYDROPLOT_ERR_NULL_ARGUMENT, "path");
+    CHECK_FAILS(hydroplot_plot_request_set_png_file(req, ""), HYDROPLOT_ERR_INVALID_ARGUMENT,
+                "PNG file path is empty");
     CHECK_FAILS(hydroplot_plot_request_set_overwrite(NULL, true), HYDROPLOT_ERR_NULL_ARGUMENT,
                 "req");
     CHECK_FAILS(hydroplot_plot_request_set_flowline_only(NULL, true), HYDROPLOT_ERR_NULL_ARGUMENT,

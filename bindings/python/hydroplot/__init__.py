@@ -254,9 +254,12 @@ def plot_hydro(
     ``"auto"``; ``plot_config`` a nested dict such as ``{"flowline": {"col":
     "red"}, "outlets": {"comid": {"pch": 17}}}``; ``cache_data`` a file path
     or False (no caches at all). ``add=True`` draws onto the last map drawn on
-    this thread (or ``add=<Map>``). ``file`` writes the PNG there. ``ax`` (a
-    matplotlib Axes) gets the map drawn at its EPSG:3857 bounds, as
-    :meth:`Map.show` does, ready for ``gdf.to_crs(3857).plot(ax=ax)``.
+    this thread (or ``add=<Map>``). ``file`` writes the PNG there: it is
+    checked with ``hydro_data``, ``gpkg`` and ``cache_data`` before anything
+    is read or fetched (never one of them, however spelled; its folder must
+    exist; kept when it exists and ``overwrite`` is False) and replaced
+    atomically. ``ax`` (a matplotlib Axes) gets the map drawn at its EPSG:3857
+    bounds, as :meth:`Map.show` does, ready for ``gdf.to_crs(3857).plot(ax=ax)``.
     """
     if ax is not None and not actually_plot:
         raise ValueError("ax= draws the map: it needs actually_plot=True")
@@ -265,7 +268,7 @@ def plot_hydro(
     req = build_request(
         outlets=outlets, bbox=bbox, streamorder=streamorder, hydro_data=hydro_data, gpkg=gpkg,
         plot_config=plot_config, basemap=basemap, zoom=zoom, actually_plot=actually_plot,
-        overwrite=overwrite, flowline_only=flowline_only, cache_data=cache_data, size=size,
+        overwrite=overwrite, flowline_only=flowline_only, cache_data=cache_data, size=size, file=file,
     )
     kind = _output_kind(output)
     pd = ctypes.c_void_p()
@@ -290,8 +293,6 @@ def plot_hydro(
     del owner
     if result.map is not None:
         result.png = result.map.png()
-        if file is not None:
-            result.map.write_png(file)
         if ax is not None:
             result.map.show(ax=ax)
     return result

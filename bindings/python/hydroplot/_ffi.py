@@ -118,6 +118,7 @@ _SIGNATURES = {
     "hydroplot_plot_request_set_streamorder": (_status, [_ptr, c_int32]),
     "hydroplot_plot_request_set_hydro_data": (_status, [_ptr, c_char_p]),
     "hydroplot_plot_request_set_gpkg": (_status, [_ptr, c_char_p]),
+    "hydroplot_plot_request_set_png_file": (_status, [_ptr, c_char_p]),
     "hydroplot_plot_request_set_overwrite": (_status, [_ptr, c_bool]),
     "hydroplot_plot_request_set_flowline_only": (_status, [_ptr, c_bool]),
     "hydroplot_plot_request_set_style": (_status, [_ptr, c_char_p, c_char_p, c_char_p]),

@@ -23,7 +23,7 @@ from ._ffi import check, lib, text
 
 def build_request(
     *, outlets, bbox, streamorder, hydro_data, gpkg, plot_config, basemap, zoom, actually_plot,
-    overwrite, flowline_only, cache_data, size,
+    overwrite, flowline_only, cache_data, size, file,
 ):
     """A new request handle owned by the caller (free with ``hydroplot_plot_request_free``)."""
     req = lib.hydroplot_plot_request_new()
@@ -37,6 +37,9 @@ def build_request(
             check(lib.hydroplot_plot_request_set_hydro_data(req, text(hydro_data)))
         if gpkg is not None:
             check(lib.hydroplot_plot_request_set_gpkg(req, text(gpkg)))
+        if file is not None:
+            # The core checks it with the other files before any work and writes it.
+            check(lib.hydroplot_plot_request_set_png_file(req, text(file)))
         for element, prop, value in _styles(plot_config or {}):
             check(lib.hydroplot_plot_request_set_style(req, text(element), text(prop), _r_value(value)))
         if basemap is not None:
@@ -71,7 +74,12 @@ def _set_outlets(req, outlets):
     if outlets is None:
         return
     if hasattr(outlets, "geometry") and hasattr(outlets, "crs"):  # a GeoDataFrame
-        crs = outlets.crs.to_string() if outlets.crs is not None else None
+        code = outlets.crs.to_epsg(min_confidence=100) if outlets.crs is not None else None
+        if outlets.crs is not None and code is None:
+            # The library knows EPSG codes only: a CRS that is not exactly one
+            # (WKT, PROJ) is transformed by geopandas from its definition.
+            outlets, code = outlets.to_crs(4326), 4326
+        crs = f"EPSG:{code}" if code is not None else None
         for geom in outlets.geometry:
             _add_point(req, geom.x, geom.y, crs)
         return

@@ -109,3 +109,41 @@ def test_geodataframes_when_geopandas_is_installed(ctx, sample_gpkg):
     pytest.importorskip("geopandas")
     data = hydroplot.plot_hydro([13293970], hydro_data=sample_gpkg, actually_plot=False, context=ctx)
     assert len(data["flowline"]) == 251 and data["flowline"].crs.to_epsg() == 4269
+
+
+def test_file_is_checked_with_the_other_files_before_any_work(ctx, sample_gpkg, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "x.gpkg").write_bytes(open(sample_gpkg, "rb").read())
+    (tmp_path / "mine.png").write_bytes(b"my own map")
+    before = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
+    local = dict(hydro_data="x.gpkg", basemap="none", context=ctx, output="geojson")
+    cases = [
+        (dict(file="./x.gpkg"), "HYDROPLOT_ERR_INVALID_ARGUMENT", "same file"),
+        (dict(file=str(tmp_path / "x.gpkg"), gpkg="out.gpkg"), "HYDROPLOT_ERR_INVALID_ARGUMENT", "same file"),
+        (dict(file="out.png", gpkg="./out.png.gpkg", cache_data="out.png"), "HYDROPLOT_ERR_INVALID_ARGUMENT", "same file"),
+        (dict(file="no/such/folder/map.png"), "HYDROPLOT_ERR_IO", "no/such/folder/map.png"),
+        (dict(file=str(tmp_path)), "HYDROPLOT_ERR_IO", "not a regular file"),
+        (dict(file="mine.png", overwrite=False), "HYDROPLOT_ERR_EXISTS", "mine.png"),
+    ]
+    for extra, status, message in cases:
+        with pytest.raises(hydroplot.HydroplotError) as err:
+            hydroplot.plot_hydro([13293970], **local, **extra)
+        assert err.value.name == status and message in err.value.message, (extra, err.value)
+        assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == before, extra
+    data = hydroplot.plot_hydro([13293970], **local, file="mine.png")
+    assert (tmp_path / "mine.png").read_bytes() == data.png
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["mine.png", "x.gpkg"]
+
+
+def test_a_geodataframe_whose_crs_has_no_epsg_code_is_read_through_its_definition(ctx, sample_gpkg):
+    geopandas = pytest.importorskip("geopandas")
+    shapely = pytest.importorskip("shapely")
+    point = geopandas.GeoDataFrame(geometry=[shapely.Point(-89.36, 43.09)], crs="EPSG:4326")
+    albers = "+proj=aea +lat_0=23 +lon_0=-96 +lat_1=29.5 +lat_2=45.5 +x_0=0 +y_0=0 +datum=NAD83 +units=m +no_defs"
+    projected = point.to_crs(albers)
+    assert projected.crs.to_epsg(min_confidence=100) is None
+    local = dict(hydro_data=sample_gpkg, actually_plot=False, context=ctx, output="geojson")
+    want = hydroplot.plot_hydro(point, **local)
+    got = hydroplot.plot_hydro(projected, **local)
+    comids = lambda d: sorted(f["properties"]["comid"] for f in d["flowline"]["features"])
+    assert comids(got) and comids(got) == comids(want)

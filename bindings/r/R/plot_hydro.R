@@ -11,11 +11,14 @@
 #'   as in the spec; `streamorder = "auto"` is the reference's area rule;
 #'   `cache_data` a file path, or FALSE to turn off every cache; `add = TRUE`
 #'   draws onto the last map plot_hydro() drew in this session.
-#' @param file write the PNG here instead of showing it in the active graphics device.
-#'   Shown in the device, the map is placed at its EPSG:3857 bounds with equal
-#'   scales (`asp = 1`, no margins), and the device stays in those metres:
-#'   `points()`, `lines()`, `text()` and `plot(sf::st_transform(x, 3857), add
-#'   = TRUE)` then draw where they belong.
+#' @param file write the PNG here instead of showing it in the active graphics
+#'   device. The library checks it with `hydro_data`, `gpkg` and `cache_data`
+#'   before anything is read or fetched (never one of them, however spelled;
+#'   its folder must exist; an existing file is kept when `overwrite` is
+#'   FALSE) and writes it atomically. Shown in the device, the map is placed
+#'   at its EPSG:3857 bounds with equal scales (`asp = 1`, no margins), and
+#'   the device stays in those metres: `points()`, `lines()`, `text()` and
+#'   `plot(sf::st_transform(x, 3857), add = TRUE)` then draw where they belong.
 #' @param size map size in pixels, c(width, height) (default 1024 x 768).
 #' @param context a [hydroplot_context()]; default: one from the environment.
 #' @return invisibly, a named list of layers (outlets, flowline, basin,
@@ -36,6 +39,7 @@ plot_hydro <- function(outlets = NULL, bbox = NULL, streamorder = NULL, hydro_da
   if (!is.null(streamorder)) req$streamorder <- if (identical(streamorder, "auto")) -1L else as.integer(streamorder)
   if (!is.null(hydro_data)) req$hydro_data <- path.expand(as.character(hydro_data))
   if (!is.null(gpkg)) req$gpkg <- path.expand(as.character(gpkg))
+  if (!is.null(file)) req$png_file <- path.expand(as.character(file))
   req$styles <- style_triples(plot_config)
   if (!is.null(basemap)) req$basemap <- as.character(basemap)
   if (!is.null(zoom)) req$zoom <- as.integer(zoom)
@@ -68,16 +72,14 @@ plot_hydro <- function(outlets = NULL, bbox = NULL, streamorder = NULL, hydro_da
   invisible(out)
 }
 
-# Writes the PNG to `file`, or draws it in the active graphics device at its
-# EPSG:3857 `bounds` (needs the png package; without it the PNG goes to a
-# temporary file, named in a message). The device keeps the map's user
-# coordinates (par("usr") in metres, mar = 0) afterwards, so layers added with
-# base graphics land on the map.
+# Draws the PNG in the active graphics device at its EPSG:3857 `bounds`,
+# unless it went to `file` (the library wrote it there, checked and
+# atomically). Needs the png package; without it the PNG goes to a temporary
+# file, named in a message. The device keeps the map's user coordinates
+# (par("usr") in metres, mar = 0) afterwards, so layers added with base
+# graphics land on the map.
 show_png <- function(bytes, file, bounds) {
-  if (!is.null(file)) {
-    writeBin(bytes, file)
-    return(invisible(file))
-  }
+  if (!is.null(file)) return(invisible(file))
   if (!requireNamespace("png", quietly = TRUE)) {
     file <- tempfile(fileext = ".png")
     writeBin(bytes, file)

@@ -5,22 +5,44 @@ empty_request <- function() {
   list(comids = numeric(0), comid_set = numeric(0), sites = character(0),
        features = character(0), points = numeric(0), points_crs = character(0),
        bbox = numeric(0), bbox_crs = character(0), streamorder = integer(0),
-       hydro_data = character(0), gpkg = character(0), styles = character(0),
+       hydro_data = character(0), gpkg = character(0), png_file = character(0), styles = character(0),
        basemap = character(0), zoom = integer(0), size = integer(0),
        actually_plot = TRUE, overwrite = TRUE, flowline_only = logical(0),
        no_cache = FALSE, cache_file = character(0))
 }
 
-# "EPSG:<code>" of an sf/sfc/bbox object's CRS (NULL when it has none).
+# "EPSG:<code>" of an sf/sfc/bbox object's CRS (NULL when it has none: the
+# default, EPSG:4326). The library knows EPSG codes only, so a CRS without one
+# (a WKT or PROJ definition) must be transformed first (needs_4326()).
 crs_string <- function(crs) {
-  if (is.null(crs) || is.na(crs$epsg)) return(NULL)
+  if (is.null(crs) || is.na(crs)) return(NULL)
   paste0("EPSG:", crs$epsg)
+}
+
+# Whether an sf CRS is set but has no EPSG code: its coordinates are then
+# transformed to EPSG:4326 by sf (which reads the WKT), never read as lon/lat.
+needs_4326 <- function(crs) !is.null(crs) && !is.na(crs) && is.na(crs$epsg)
+
+# Comids as doubles the C glue converts exactly: each must be a finite whole
+# number within the 64-bit integer range; anything else is an error naming it.
+comid_values <- function(x) {
+  if (!is.numeric(x)) stop("plot_hydro(): comids are numbers, not ", class(x)[1])
+  x <- as.numeric(x)
+  bad <- function(test, why) {
+    if (any(test)) stop("plot_hydro(): comid ", format(x[which(test)[1]], digits = 15), " ", why, call. = FALSE)
+  }
+  bad(is.na(x) & !is.nan(x), "is missing (NA)")
+  bad(is.nan(x) | is.infinite(x), "is not a finite number")
+  bad(abs(x) >= 2^63, "is outside the 64-bit integer range")
+  bad(x != trunc(x), "is not a whole number")
+  x
 }
 
 # The six outlet forms of the spec.
 add_outlets <- function(req, outlets) {
   if (is.null(outlets)) return(req)
   if (inherits(outlets, "sf") || inherits(outlets, "sfc")) {
+    if (needs_4326(sf::st_crs(outlets))) outlets <- sf::st_transform(outlets, 4326)
     xy <- sf::st_coordinates(outlets)
     req$points <- as.numeric(t(xy[, 1:2, drop = FALSE]))
     req$points_crs <- as.character(crs_string(sf::st_crs(outlets)))
@@ -34,14 +56,13 @@ add_outlets <- function(req, outlets) {
     return(req)
   }
   if (is.numeric(outlets)) {
-    if (any(outlets != round(outlets))) stop("plot_hydro(): comids are whole numbers")
-    req$comid_set <- as.numeric(outlets)
+    req$comid_set <- comid_values(outlets)
     return(req)
   }
   if (!is.list(outlets)) stop("plot_hydro(): cannot read outlets of class ", class(outlets)[1])
   for (o in outlets) {
-    if (is.numeric(o) && length(o) == 1) {
-      req$comids <- c(req$comids, as.numeric(o))
+    if ((is.numeric(o) || identical(o, NA)) && length(o) == 1) {
+      req$comids <- c(req$comids, comid_values(as.numeric(o)))
     } else if ((is.character(o) || is.list(o)) && length(o) == 2 && all(vapply(o, is.character, TRUE))) {
       req$features <- c(req$features, as.character(unlist(o)))
     } else if (is.character(o) && length(o) == 1) {
@@ -59,6 +80,11 @@ add_bbox <- function(req, bbox) {
   req$bbox <- as.numeric(unname(bbox[c("xmin", "ymin", "xmax", "ymax")]))
   if (anyNA(req$bbox)) req$bbox <- as.numeric(unname(bbox))[1:4]
   crs <- attr(bbox, "crs")
+  if (inherits(crs, "crs") && needs_4326(crs)) {
+    box <- sf::st_bbox(sf::st_transform(sf::st_as_sfc(sf::st_bbox(bbox)), 4326))
+    req$bbox <- as.numeric(unname(box[c("xmin", "ymin", "xmax", "ymax")]))
+    crs <- sf::st_crs(4326)
+  }
   req$bbox_crs <- if (inherits(crs, "crs")) as.character(crs_string(crs)) else as.character(crs)
   req
 }

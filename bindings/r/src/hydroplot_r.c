@@ -226,10 +226,11 @@ static int arrow_valid(const struct ArrowArray *a, int64_t i) {
 /* One column of a batch as an R vector: int64 ("l") as integer when every
  * value fits, else double; float64 ("g") double; bool ("b") logical; utf8
  * ("u") character; binary ("z", the WKB geometry) a list of raw vectors,
- * NULL for a null. Nulls are NA. */
+ * NULL for a null. Nulls are NA. R strings cannot hold a NUL byte: a text
+ * value holding one is cut at it, with one warning naming the column. */
 static SEXP arrow_column(const struct ArrowSchema *field, const struct ArrowArray *a) {
     const char *f = field->format;
-    R_xlen_t n = (R_xlen_t)a->length, i;
+    R_xlen_t n = (R_xlen_t)a->length, i, cut = 0;
     SEXP out;
     if (strcmp(f, "l") == 0) {
         const int64_t *v = (const int64_t *)a->buffers[1] + a->offset;
@@ -263,6 +264,11 @@ static SEXP arrow_column(const struct ArrowSchema *field, const struct ArrowArra
             if (!arrow_valid(a, i)) {
                 if (text) SET_STRING_ELT(out, i, NA_STRING);
             } else if (text) {
+                const char *nul = len > 0 ? memchr(data + offsets[i], 0, (size_t)len) : NULL;
+                if (nul != NULL) {
+                    len = (int)(nul - (data + offsets[i]));
+                    cut++;
+                }
                 SET_STRING_ELT(out, i, Rf_mkCharLenCE(data + offsets[i], len, CE_UTF8));
             } else {
                 SEXP raw = Rf_allocVector(RAWSXP, len);
@@ -273,6 +279,9 @@ static SEXP arrow_column(const struct ArrowSchema *field, const struct ArrowArra
     } else {
         Rf_error("column %s: unsupported Arrow format \"%s\"", field->name, f);
     }
+    if (cut > 0)
+        Rf_warning("column %s: %ld value(s) held a NUL byte, which R strings cannot hold; cut at it", field->name,
+                   (long)cut);
     UNPROTECT(1);
     return out;
 }
@@ -393,6 +402,7 @@ static hydroplot_status fill_request(hydroplot_plot_request *req, SEXP a) {
     if (XLENGTH(v) == 1) TRY(hydroplot_plot_request_set_streamorder(req, INTEGER(v)[0]));
     if (str_or_null(field(a, "hydro_data"))) TRY(hydroplot_plot_request_set_hydro_data(req, str_or_null(field(a, "hydro_data"))));
     if (str_or_null(field(a, "gpkg"))) TRY(hydroplot_plot_request_set_gpkg(req, str_or_null(field(a, "gpkg"))));
+    if (str_or_null(field(a, "png_file"))) TRY(hydroplot_plot_request_set_png_file(req, str_or_null(field(a, "png_file"))));
     v = field(a, "styles"); /* element1, property1, value1, ... */
     n = XLENGTH(v);
     for (i = 0; i + 2 < n; i += 3)

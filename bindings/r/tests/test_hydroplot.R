@@ -294,5 +294,81 @@ check("an R error raised inside the glue is a normal R error and frees what the 
   stopifnot(nrow(d$flowline) == 251, held() == 0L)
 })
 
+# Every file in `dir` with its bytes, to compare before and after.
+dir_bytes <- function(dir) {
+  files <- sort(list.files(dir, all.files = TRUE, no.. = TRUE))
+  stats::setNames(lapply(file.path(dir, files), function(f) readBin(f, "raw", file.size(f))), files)
+}
+
+check("file is checked with the inputs before any work and never replaces them", {
+  dir <- tempfile("hydroplot-files-")
+  dir.create(dir)
+  old <- setwd(dir)
+  on.exit(setwd(old))
+  file.copy(sample_gpkg, "x.gpkg")
+  writeBin(charToRaw("my own map"), "mine.png")
+  before <- dir_bytes(dir)
+  local <- function(...) plot_hydro(list(13293970), hydro_data = "x.gpkg", basemap = "none", ...)
+  cases <- list(
+    list(list(file = "x.gpkg"), "HYDROPLOT_ERR_INVALID_ARGUMENT.*same file"),
+    list(list(file = "./x.gpkg"), "HYDROPLOT_ERR_INVALID_ARGUMENT.*same file"),
+    list(list(file = "out.png", cache_data = "./out.png"), "HYDROPLOT_ERR_INVALID_ARGUMENT.*same file"),
+    list(list(file = "no/such/folder/map.png"), "HYDROPLOT_ERR_IO.*no/such/folder/map.png.*does not exist"),
+    list(list(file = dir), "HYDROPLOT_ERR_IO.*not a regular file"),
+    list(list(file = "mine.png", overwrite = FALSE), "HYDROPLOT_ERR_EXISTS.*mine.png"))
+  for (case in cases) {
+    expect_error(do.call(local, case[[1]]), case[[2]])
+    stopifnot(identical(dir_bytes(dir), before))
+  }
+  d <- local(file = "mine.png")
+  stopifnot(identical(readBin("mine.png", "raw", file.size("mine.png")), attr(d, "png")),
+            identical(sort(list.files(dir, all.files = TRUE, no.. = TRUE)), c("mine.png", "x.gpkg")))
+})
+
+check("comids that are not whole, finite 64-bit numbers are refused with a message", {
+  for (case in list(list(list(13293970.7), "13293970.7 is not a whole number"),
+                    list(list(NA), "NA is missing"),
+                    list(list(NA_real_), "NA is missing"),
+                    list(list(Inf), "Inf is not a finite number"),
+                    list(list(NaN), "NaN is not a finite number"),
+                    list(list(1e19), "outside the 64-bit integer range"),
+                    list(c(13293970, NA), "NA is missing"),
+                    list(c(13293970, 0.5), "0.5 is not a whole number"),
+                    list(c(13293970, -Inf), "-Inf is not a finite number")))
+    expect_error(plot_hydro(case[[1]], actually_plot = FALSE), case[[2]])
+})
+
+if (with_sf) check("an sf outlet whose CRS has no EPSG code is read through its WKT", {
+  pt <- sf::st_sf(geometry = sf::st_sfc(sf::st_point(c(-89.36, 43.09)), crs = 4326))
+  albers <- sf::st_crs(paste("+proj=aea +lat_0=23 +lon_0=-96 +lat_1=29.5 +lat_2=45.5",
+                             "+x_0=0 +y_0=0 +datum=NAD83 +units=m +no_defs"))
+  stopifnot(is.na(albers$epsg))
+  projected <- sf::st_transform(pt, albers)
+  want <- plot_hydro(pt, hydro_data = sample_gpkg, actually_plot = FALSE)
+  got <- plot_hydro(projected, hydro_data = sample_gpkg, actually_plot = FALSE)
+  stopifnot(nrow(got$flowline) > 0, identical(sort(got$flowline$comid), sort(want$flowline$comid)))
+  box <- sf::st_bbox(sf::st_transform(sf::st_as_sfc(sf::st_bbox(c(xmin = -89.5, ymin = 43.0, xmax = -89.3, ymax = 43.1),
+                                                                 crs = sf::st_crs(4326))), albers))
+  d <- plot_hydro(bbox = box, streamorder = 3, hydro_data = sample_gpkg, actually_plot = FALSE)
+  stopifnot(nrow(d$flowline) > 0)
+})
+
+if (nzchar(Sys.which("sqlite3"))) check("a text property holding a NUL byte is cut at it, with one warning", {
+  gpkg <- tempfile(fileext = ".gpkg")
+  file.copy(sample_gpkg, gpkg)
+  # The copy's R-tree triggers call GeoPackage SQL functions the sqlite3 shell
+  # lacks; they do not matter to a name.
+  triggers <- system2("sqlite3", c(gpkg, shQuote("SELECT name FROM sqlite_master WHERE type = 'trigger'")), stdout = TRUE)
+  sql <- paste(c(sprintf('DROP TRIGGER "%s";', triggers),
+                 "UPDATE NHDFlowline_Network SET gnis_name = 'Yahara' || char(0) || ' River' WHERE comid = 13293970;"),
+               collapse = " ")
+  stopifnot(system2("sqlite3", c(gpkg, shQuote(sql))) == 0)
+  warned <- character(0)
+  d <- withCallingHandlers(plot_hydro(list(13293970), hydro_data = gpkg, actually_plot = FALSE),
+                           warning = function(w) { warned <<- c(warned, conditionMessage(w)); invokeRestart("muffleWarning") })
+  stopifnot(is_yahara(d), length(warned) == 1, grepl("gnis_name", warned), grepl("NUL", warned),
+            d$flowline$gnis_name[d$flowline$comid == 13293970] == "Yahara")
+})
+
 cat(sprintf("hydroplot-r: %d passed, %d failed\n", passed, failed))
 quit(status = if (failed == 0) 0 else 1)
