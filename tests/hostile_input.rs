@@ -564,6 +564,75 @@ fn geometry_less_flowlines_are_a_message_from_the_cli_never_a_panic() {
     assert!(png.exists());
 }
 
+/// A fabric service whose network flowlines come without geometry and
+/// which has no catchments: a loopback server answering every items query
+/// with one such page, until `requests` have been answered.
+fn geometry_less_fabric(requests: usize) -> (String, std::thread::JoinHandle<()>) {
+    use std::io::{Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/fabric", listener.local_addr().unwrap());
+    let serve = std::thread::spawn(move || {
+        for stream in listener.incoming().take(requests) {
+            let mut stream = stream.unwrap();
+            let mut request = Vec::new();
+            let mut buf = [0u8; 4096];
+            // The head, then the body its Content-Length announces.
+            let body_at = loop {
+                let n = stream.read(&mut buf).unwrap();
+                request.extend_from_slice(&buf[..n]);
+                if let Some(i) = request.windows(4).position(|w| w == b"\r\n\r\n") {
+                    break i + 4;
+                }
+            };
+            let head = String::from_utf8_lossy(&request[..body_at]).to_lowercase();
+            let length = head
+                .lines()
+                .find_map(|l| l.strip_prefix("content-length:"))
+                .map_or(0, |v| v.trim().parse::<usize>().unwrap());
+            while request.len() < body_at + length {
+                let n = stream.read(&mut buf).unwrap();
+                request.extend_from_slice(&buf[..n]);
+            }
+            let features = if head.contains("catchment") {
+                String::new()
+            } else {
+                r#"{"type":"Feature","id":1,"geometry":null,"properties":{"comid":13293970,"hydroseq":1,"dnhydroseq":0,"streamorde":1}}"#.to_string()
+            };
+            let n = usize::from(!features.is_empty());
+            let body = format!(
+                r#"{{"type":"FeatureCollection","features":[{features}],"numberMatched":{n},"numberReturned":{n},"links":[]}}"#
+            );
+            write!(
+                stream,
+                "HTTP/1.1 200 OK\r\nContent-Type: application/geo+json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                body.len()
+            )
+            .unwrap();
+        }
+    });
+    (url, serve)
+}
+
+/// The download path of the same defect: a comid set whose flowlines the
+/// fabric service sends without geometry, and no catchments. The CLI exits
+/// 1 with a message naming the service's answer, never 101.
+#[test]
+fn geometry_less_flowlines_from_the_service_are_a_message_never_a_panic() {
+    let (fabric, serve) = geometry_less_fabric(2);
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_hydroplot"))
+        .args(["plot", "--comid-set", "13293970", "--no-plot", "--no-cache"])
+        .args(["--option", &format!("fabric_url={fabric}")])
+        .args(["--option", "retries=0"])
+        .env_remove("RUST_BACKTRACE")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert!(stderr.contains("fabric service's answer"), "{stderr}");
+    serve.join().unwrap();
+}
+
 #[test]
 fn tile_templates_with_path_tricks_never_leave_the_cache_directory() {
     let ctx = context(None);
