@@ -787,3 +787,56 @@ fn a_second_process_committing_large_transactions_loses_nothing() {
     drop(conn);
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Two openers find the same damage: the first replaces the file, the
+/// second (still on the damaged one) sees that the path names another file
+/// by now and moves to it, never replacing the first one's new cache, whose
+/// entries stay; and its own write lands there too.
+#[cfg(unix)]
+#[test]
+fn a_file_another_opener_replaced_first_is_not_replaced_again() {
+    use hydroplot::cache::PlotCache;
+    use std::os::unix::fs::MetadataExt;
+    let ctx = hydroplot::Context::new(hydroplot::config::Config::default()).unwrap();
+    let file = tmpdir("replaced-first").join("plot.cache");
+    let mut first = PlotCache::open(&ctx, &file, &mut Vec::new()).unwrap();
+    first.put("old", &[7u8; 100_000]).unwrap();
+    // Garbage over pages past the first, and a new change counter so that
+    // no opener trusts the pages it has cached.
+    let mut bytes = std::fs::read(&file).unwrap();
+    bytes[24..28].copy_from_slice(&0xdead_beef_u32.to_be_bytes());
+    bytes[2 * 4096..5 * 4096].fill(0xa5);
+    std::fs::write(&file, &bytes).unwrap();
+    let mut second = PlotCache::open(&ctx, &file, &mut Vec::new()).unwrap();
+    assert_eq!(second.read(|c| c.get("old")), None, "damage is a miss");
+    let replaced = second.take_warnings();
+    assert!(
+        replaced
+            .iter()
+            .any(|w| w.contains("damaged") && w.contains("replacing")),
+        "{replaced:?}"
+    );
+    let inode = std::fs::metadata(&file).unwrap().ino();
+    second.put("second", b"2").unwrap();
+    assert_eq!(first.read(|c| c.get("old")), None, "damage is a miss");
+    first.put("first", b"1").unwrap();
+    assert_eq!(
+        first.take_warnings(),
+        Vec::<String>::new(),
+        "no replacement"
+    );
+    assert_eq!(
+        std::fs::metadata(&file).unwrap().ino(),
+        inode,
+        "replaced once"
+    );
+    let conn = rusqlite::Connection::open(&file).unwrap();
+    let keys: Vec<String> = conn
+        .prepare("SELECT key FROM plot_data ORDER BY key")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert_eq!(keys, ["first", "second"]);
+}
