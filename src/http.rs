@@ -91,13 +91,16 @@ impl RateLimit {
     /// Blocks until this request's slot.
     fn wait(&self) {
         let now = Instant::now();
-        let slot = {
-            let mut next = self.next_slot.lock().unwrap_or_else(|p| p.into_inner());
-            let slot = (*next).max(now);
-            *next = slot + self.interval;
-            slot
-        };
-        std::thread::sleep(slot.saturating_duration_since(now));
+        std::thread::sleep(self.take_slot(now).saturating_duration_since(now));
+    }
+
+    /// The start time of a request asked for at `now`: the first free slot,
+    /// which is then taken (the next one is an interval later).
+    fn take_slot(&self, now: Instant) -> Instant {
+        let mut next = self.next_slot.lock().unwrap_or_else(|p| p.into_inner());
+        let slot = (*next).max(now);
+        *next = slot + self.interval;
+        slot
     }
 }
 
@@ -535,6 +538,23 @@ mod tests {
             error_detail(long.as_bytes()).unwrap().len(),
             EXCERPT_CHARS + 3
         );
+    }
+
+    /// Requests asked for at once start an interval apart; one asked for
+    /// after a quiet spell starts at once. (Instants are given, not measured.)
+    #[test]
+    fn rate_limit_slots_are_one_interval_apart() {
+        let start = Instant::now();
+        let interval = Duration::from_millis(100);
+        let rate = RateLimit {
+            interval,
+            next_slot: Mutex::new(start),
+        };
+        let slots: Vec<Duration> = (0..6).map(|_| rate.take_slot(start) - start).collect();
+        assert_eq!(slots, (0..6).map(|i| interval * i).collect::<Vec<_>>());
+        let later = start + Duration::from_secs(60);
+        assert_eq!(rate.take_slot(later), later);
+        assert_eq!(rate.take_slot(later), later + interval);
     }
 
     #[test]

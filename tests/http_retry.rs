@@ -7,7 +7,7 @@ use hydroplot::services::{fabric, index};
 use hydroplot::{Context, Error};
 use hydroplot_mock::{self as mock, Fault, FaultKind, MockServer};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// Keeps the log lines it receives.
 #[derive(Default)]
@@ -78,18 +78,20 @@ fn a_404_fails_at_once_as_not_found() {
 #[test]
 fn retry_after_of_a_429_is_honoured() {
     let server = MockServer::start();
-    let ctx = mock::context(&server);
+    let (ctx, log) = recorded(&server);
     server.set_fault(fault(
         "/linked-data/",
         FaultKind::TooManyRequests { retry_after_s: 1 },
         Some(1),
     ));
-    let start = Instant::now();
     index::feature(&ctx, "nwissite", "USGS-05427718").unwrap();
+    // The wait chosen is the server's (backoff alone would be 0.1 s at most
+    // for a first retry), logged before the retry sleeps it.
+    let log = log.0.lock().unwrap();
     assert!(
-        start.elapsed() >= Duration::from_secs(1),
-        "{:?}",
-        start.elapsed()
+        log.iter()
+            .any(|(level, m)| *level == LogLevel::Warning && m.ends_with("retry 1 of 2 in 1.0 s")),
+        "{log:?}"
     );
     assert_eq!(server.requests().len(), 2);
 }
@@ -144,11 +146,12 @@ fn a_timeout_is_a_network_error() {
         FaultKind::Slow(Duration::from_millis(1500)),
         None,
     ));
-    let start = Instant::now();
+    // The answer would come, whole, after 1.5 s: a timeout error proves the
+    // client gave up first, at its configured limit.
     let e = index::feature(&ctx, "comid", "13293454").unwrap_err();
     assert!(matches!(e, Error::Network(_)), "{e:?}");
     assert!(e.to_string().contains("timed out"), "{e}");
-    assert!(start.elapsed() < Duration::from_millis(1400));
+    assert_eq!(server.requests().len(), 1);
 }
 
 #[test]
@@ -205,19 +208,15 @@ fn the_rate_limit_spaces_requests() {
     config.rate_limit_per_s = 10.0;
     let ctx = Context::new(config).unwrap();
     let url = format!("{}/linked-data/comid/13293454", server.index_url());
-    let start = Instant::now();
     hydroplot::parallel::parallel_map(
         3,
         &[0; 6],
         |_| ctx.get(Service::Index, &url).unwrap().status,
         |_, _| {},
     );
-    // Six requests at 10/s: the last starts 0.5 s after the first.
-    assert!(
-        start.elapsed() >= Duration::from_millis(480),
-        "{:?}",
-        start.elapsed()
-    );
+    // Every request goes through the limiter and is served; the spacing of
+    // the slots it hands out is `http`'s unit test
+    // `rate_limit_slots_are_one_interval_apart`, on given instants.
     assert_eq!(server.requests().len(), 6);
 }
 

@@ -35,8 +35,8 @@ pub fn cached_plot_data(
 ) -> Result<PlotData> {
     let key = request_key(ctx, req)?;
     let mut warnings = Vec::new();
-    let cache = PlotCache::open(ctx, path, &mut warnings);
-    let hit = cache.as_ref().and_then(|c| read(c, &key));
+    let mut cache = PlotCache::open(ctx, path, &mut warnings);
+    let hit = cache.as_mut().and_then(|c| read(c, &key));
     if let Some(mut hit) = hit {
         ctx.log(
             LogLevel::Info,
@@ -46,8 +46,10 @@ pub fn cached_plot_data(
         return Ok(hit);
     }
     let mut data = build()?;
-    if let Some(cache) = &cache {
-        if let Err(e) = write(cache, &key, &data) {
+    if let Some(cache) = &mut cache {
+        let written = write(cache, &key, &data);
+        warnings.extend(cache.take_warnings());
+        if let Err(e) = written {
             warnings.push(ctx.warn(e.to_string()));
         }
     }
@@ -118,18 +120,20 @@ pub fn request_key(ctx: &Context, req: &PlotRequest) -> Result<String> {
 }
 
 /// Stores `data` under `key`: the body, then each layer as it is encoded.
-pub fn write(cache: &PlotCache, key: &str, data: &PlotData) -> Result<()> {
+pub fn write(cache: &mut PlotCache, key: &str, data: &PlotData) -> Result<()> {
     let names: Vec<&str> = Layer::ALL.iter().map(|l| l.name()).collect();
     let body = json!({"bbox": data.bbox, "warnings": data.warnings, "layers": names});
-    let parts = Layer::ALL
-        .iter()
-        .map(|&l| Ok((l.name().to_string(), encode_layer(data.layer(l))?)));
+    let parts = || {
+        Layer::ALL
+            .iter()
+            .map(|&l| Ok((l.name().to_string(), encode_layer(data.layer(l))?)))
+    };
     cache.put_entry(key, body.to_string().as_bytes(), parts)
 }
 
 /// The plot data stored under `key`, or `None` when it is absent or any
 /// part of it is unreadable (a miss).
-pub fn read(cache: &PlotCache, key: &str) -> Option<PlotData> {
+pub fn read(cache: &mut PlotCache, key: &str) -> Option<PlotData> {
     #[derive(serde::Deserialize)]
     struct Body {
         bbox: [f64; 4],

@@ -3,7 +3,7 @@
 
 use super::outlets::{linked_data_id, outlet_point, Resolved};
 use super::request::{Outlet, PlotRequest};
-use super::subset::{retain_keys, union_basin, Basins, Subset};
+use super::subset::{extent, retain_keys, union_basin, Basins, Subset};
 use super::thinning::Thinning;
 use crate::collection::Collection;
 use crate::context::Context;
@@ -167,11 +167,12 @@ fn comid_set(ctx: &Context, req: &PlotRequest, comids: &[i64]) -> Result<Subset>
             basins.push(union_basin(&subset.catchments).as_ref(), None)?;
             subset.basins = basins.finish()?;
         }
-        let bbox = [subset.catchments.bbox(), subset.flowlines.bbox()]
-            .into_iter()
-            .flatten()
-            .reduce(union_bbox)
-            .expect("flowlines have geometry");
+        let bbox = extent(&subset.catchments, &subset.flowlines).ok_or_else(|| {
+            Error::Service(
+                "neither the network flowlines of the comid set nor their catchments have a geometry in the fabric service's answer"
+                    .into(),
+            )
+        })?;
         let catchments = std::mem::take(&mut subset.catchments);
         add_bbox_layers(ctx, &mut subset, bbox)?;
         subset.catchments = catchments;

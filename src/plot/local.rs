@@ -3,12 +3,11 @@
 
 use super::outlets::{linked_data_id, outlet_point, site_number, Resolved};
 use super::request::{Outlet, PlotRequest};
-use super::subset::{retain_keys, union_basin, wbareacomi_of, Basins, Subset};
+use super::subset::{extent, retain_keys, union_basin, wbareacomi_of, Basins, Subset};
 use super::thinning::Thinning;
 use crate::collection::Collection;
 use crate::context::Context;
 use crate::crs::Transformer;
-use crate::feature::union_bbox;
 use crate::gpkg::GeoPackage;
 use crate::network::{Network, Reach};
 use crate::services::index;
@@ -125,11 +124,12 @@ fn with_flowlines(
         ..Default::default()
     };
     if !thinning.flowline_only {
-        let bbox = [catchments.bbox(), subset.flowlines.bbox()]
-            .into_iter()
-            .flatten()
-            .reduce(union_bbox)
-            .expect("flowlines have geometry");
+        let bbox = extent(&catchments, &subset.flowlines).ok_or_else(|| {
+            Error::Gpkg(
+                "neither the network flowlines of the request nor their catchments have a geometry in the GeoPackage"
+                    .into(),
+            )
+        })?;
         subset.catchments = catchments;
         add_bbox_layers(gpkg, &mut subset, bbox)?;
     }

@@ -78,6 +78,15 @@ impl Subset {
     }
 }
 
+/// The box around the geometries of `catchments` and `flowlines`, by which
+/// the other layers are read; `None` when no row of either has a geometry.
+pub fn extent(catchments: &Table, flowlines: &Table) -> Option<[f64; 4]> {
+    [catchments.bbox(), flowlines.bbox()]
+        .into_iter()
+        .flatten()
+        .reduce(union_bbox)
+}
+
 /// The non-zero `wbareacomi` values of flowlines (read from that column).
 pub fn wbareacomi_of(flowlines: &Table) -> HashSet<i64> {
     let Some(column) = flowlines.column("wbareacomi") else {
