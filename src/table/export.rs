@@ -54,7 +54,9 @@ impl Table {
         let mut fields = vec![wkb_field(crs)];
         let mut columns = vec![wkb_array(&self.geometry)?];
         for (field, column) in self.schema.fields().iter().zip(&self.columns) {
-            let mut field = field.as_ref().clone();
+            let mut metadata = field.metadata().clone();
+            metadata.remove(super::KEY_METADATA);
+            let mut field = field.as_ref().clone().with_metadata(metadata);
             if field.name() == GEOMETRY {
                 field = field.with_name(format!("{GEOMETRY}_property"));
             }
