@@ -1063,13 +1063,35 @@ enum hydroplot_status hydroplot_plot_data_layer_geojson(const struct hydroplot_p
  * A layer as an Arrow C stream: one `geometry` column (GeoArrow
  * `geoarrow.wkb`: WKB, its field metadata `ARROW:extension:metadata` holding
  * `{"crs":"EPSG:4269","crs_type":"authority_code"}`; null for a feature
- * without geometry), then one column per property in first-seen order:
- * int64 (integers, and floats that are all integral, such as comid), float64
- * (other numbers), bool, utf8 (strings; a column of mixed types or of arrays
- * holds their JSON text; a column holding arrays or objects is marked with
- * the canonical `arrow.json` extension, and its strings are JSON text too,
- * quoted). A column without any value is utf8 nulls. A missing or null value
- * is a null. The values are those of `hydroplot_plot_data_layer_geojson`.
+ * without geometry), then one column per property in first-seen order.
+ *
+ * A column's type follows how the values were written (the JSON number
+ * literals of the service's pages, the SQLite storage class of a
+ * GeoPackage's values), never whether they happen to be integral, so two
+ * requests for the same layer agree on its schema:
+ * - int64: every value an integer literal (`13293970`) or SQLite INTEGER;
+ * - float64: every value a number and at least one written with a
+ *   fraction or an exponent (`510042379.0`, `1e3`) or a SQLite REAL; the
+ *   integers of such a column are converted exactly (|n| <= 2^53), and
+ *   `-0.0` keeps its sign;
+ * - utf8 holding each value's text: an integer no float64 holds exactly
+ *   (beyond 2^53) in a column that also holds floats, or beyond the int64
+ *   range (up to 2^64), keeps its digits this way rather than being
+ *   rounded; so do the scalars of a column mixing kinds (number and string,
+ *   boolean and number). Integer literals beyond 2^64 arrive rounded, as
+ *   float64 (the JSON parser reads them so);
+ * - bool: every value a boolean;
+ * - utf8 with the canonical `arrow.json` extension: a column holding an
+ *   array or object anywhere; every value is its JSON text, strings quoted;
+ * - utf8 nulls: a column without any value.
+ * A missing or null value is a null. The values are those of
+ * `hydroplot_plot_data_layer_geojson`.
+ *
+ * Column names are the property names in lower case; two names that
+ * differ only in case (`COMID` and `comid`) are two columns, each named
+ * with its own spelling, so both values are kept. (Before 0.3, float
+ * columns whose values were all integral were int64, and case-distinct
+ * names shared one column.)
  *
  * \param pd    The plot data.
  * \param layer `outlets`, `flowline`, `basin`, `catchment`, `network_wtbd`,
@@ -2182,9 +2204,12 @@ const double *hydroplot_trace_coords(const struct hydroplot_trace *t, size_t i, 
 enum hydroplot_status hydroplot_trace_bbox(const struct hydroplot_trace *t, double *out);
 
 /**
- * A trace as a GeoJSON FeatureCollection, with the current field names
- * (`raindrop_pathDist`, `intersection_point` as `[lon, lat]`; missing values
- * left out).
+ * A trace as a GeoJSON FeatureCollection, with the current field names:
+ * each feature has its `id` member and properties holding all of the
+ * spec's 7 fields (`id`, `gnis_name`, `comid`, `reachcode`,
+ * `raindrop_pathDist`, `measure`, `intersection_point`), a missing value
+ * as `null`, `intersection_point` as `[lon, lat]` on the flowline and `[]`
+ * on the raindrop path. (Before 0.3, missing values were left out.)
  *
  * \param t   The trace (owned, or borrowed from a batch).
  * \param out Receives the GeoJSON bytes on success; not written on failure.
@@ -2210,12 +2235,15 @@ enum hydroplot_status hydroplot_trace_geojson(const struct hydroplot_trace *t,
  * A trace as an Arrow C stream: one row per feature (the flowline, then the
  * raindrop path), a `geometry` column (GeoArrow `geoarrow.wkb` LineStrings,
  * `{"crs":"EPSG:4326","crs_type":"authority_code"}` in its
- * `ARROW:extension:metadata`), then `comid` (int64), `gnis_name` (utf8),
- * `id` (utf8: `raindropPath` or the flowline's id), `intersection_point`
- * (utf8, the JSON text `[lon,lat]`), `measure`, `raindrop_pathDist`
- * (float64) and `reachcode` (utf8); a column the service left empty in
- * both features is absent, a value missing in one feature is a null. The
- * values are those of `hydroplot_trace_geojson`.
+ * `ARROW:extension:metadata`), then always the spec's 7 fields in its
+ * order, whatever the service sent: `id` (utf8: the flowline's id or
+ * `raindropPath`), `gnis_name` (utf8), `comid` (int64), `reachcode` (utf8),
+ * `raindrop_pathDist` and `measure` (float64), `intersection_point` (a
+ * list of float64: `[lon, lat]` on the flowline, an empty list on the
+ * raindrop path). A value missing in a feature is a null; a column typed
+ * as above even when both features miss it. The values are those of
+ * `hydroplot_trace_geojson`. (Before 0.3, a column missing in both
+ * features was absent and `intersection_point` was the JSON text.)
  *
  * \param t   The trace (owned, or borrowed from a batch).
  * \param out Receives the stream on success; not written on failure. Its

@@ -639,3 +639,135 @@ fn c_batch() {
     );
     hydroplot_context_free(ctx);
 }
+
+/// A trace's Arrow stream, read back through the C stream interface as a
+/// consumer (pyarrow, nanoarrow) reads it.
+fn arrow_of(t: *const hydroplot_trace) -> arrow_array::RecordBatch {
+    use arrow_array::ffi_stream::{ArrowArrayStreamReader, FFI_ArrowArrayStream};
+    let mut stream = FFI_ArrowArrayStream::empty();
+    assert_eq!(
+        hydroplot_trace_arrow(t, &mut stream),
+        hydroplot_status::HYDROPLOT_OK
+    );
+    let mut reader = ArrowArrayStreamReader::try_new(stream).unwrap();
+    let batch = reader.next().unwrap().unwrap();
+    assert!(reader.next().is_none(), "one batch");
+    batch
+}
+
+/// The GeoJSON of a trace, parsed.
+fn geojson_of(t: *const hydroplot_trace) -> serde_json::Value {
+    let mut buf = std::ptr::null_mut();
+    assert_eq!(
+        hydroplot_trace_geojson(t, &mut buf),
+        hydroplot_status::HYDROPLOT_OK
+    );
+    let doc = serde_json::from_slice(unsafe {
+        std::slice::from_raw_parts(
+            hydroplot::ffi::buffer::hydroplot_buffer_data(buf),
+            hydroplot::ffi::buffer::hydroplot_buffer_len(buf),
+        )
+    })
+    .unwrap();
+    hydroplot::ffi::buffer::hydroplot_buffer_free(buf);
+    doc
+}
+
+/// The spec's 7 trace fields, in its order ("Trace result" in the interface spec).
+const SPEC_FIELDS: &str =
+    "id gnis_name comid reachcode raindrop_pathDist measure intersection_point";
+
+/// Every output of a trace has the spec's 7 fields, typed, even when the
+/// service left one blank in both features: here a flowline without a GNIS
+/// name (the service sends `"none"`), so `gnis_name` is null twice.
+#[test]
+fn every_output_has_the_specs_7_fields_even_when_one_is_blank_everywhere() {
+    use arrow_array::cast::AsArray;
+    use arrow_array::types::Float64Type;
+    use arrow_array::Array;
+    use arrow_schema::DataType;
+    let data = mock::data::Data::shared().unwrap();
+    let unnamed = |comid: i64| {
+        data.flowline(comid)
+            .is_some_and(|f| f.get_str("gnis_name").is_none_or(|n| n.trim().is_empty()))
+    };
+    let ((x, y), comid) = catchment_points()
+        .into_iter()
+        .find_map(|(p, c)| c.filter(|&c| unnamed(c)).map(|c| (p, c)))
+        .expect("a traceable point on an unnamed flowline");
+    let server = MockServer::start();
+    let ctx = ffi_context(&server);
+    for (point, direction, named) in [((x, y), c"down", false), (YAHARA, c"up", true)] {
+        let mut t = std::ptr::null_mut();
+        assert_eq!(
+            hydroplot_raindrop_trace(
+                ctx,
+                point.0,
+                point.1,
+                std::ptr::null(),
+                direction.as_ptr(),
+                &mut t
+            ),
+            hydroplot_status::HYDROPLOT_OK
+        );
+        assert_eq!(text(hydroplot_trace_gnis_name(t, 0)).is_some(), named);
+
+        let batch = arrow_of(t);
+        let schema = batch.schema();
+        let names: Vec<&str> = schema.fields().iter().map(|f| f.name().as_str()).collect();
+        assert_eq!(names[0], "geometry");
+        assert_eq!(names[1..].join(" "), SPEC_FIELDS);
+        let types: Vec<&DataType> = schema.fields().iter().map(|f| f.data_type()).collect();
+        let list = DataType::new_list(DataType::Float64, true);
+        assert_eq!(
+            types[1..],
+            [
+                &DataType::Utf8,
+                &DataType::Utf8,
+                &DataType::Int64,
+                &DataType::Utf8,
+                &DataType::Float64,
+                &DataType::Float64,
+                &list
+            ]
+        );
+        let gnis = batch.column(2);
+        assert_eq!(gnis.null_count(), if named { 1 } else { 2 });
+        let comids = batch
+            .column(3)
+            .as_primitive::<arrow_array::types::Int64Type>();
+        if !named {
+            assert_eq!(comids.value(0), comid);
+        }
+        assert!(comids.is_null(1));
+        let points = batch.column(7).as_list::<i32>();
+        assert_eq!(points.null_count(), 0, "an empty list, not a null");
+        let mut p = [0.0; 2];
+        assert_eq!(hydroplot_trace_intersection_point(t, 0, p.as_mut_ptr()), 2);
+        assert_eq!(points.value(0).as_primitive::<Float64Type>().values(), &p);
+        assert_eq!(points.value(1).len(), 0);
+
+        let doc = geojson_of(t);
+        for (i, f) in doc["features"].as_array().unwrap().iter().enumerate() {
+            let props = f["properties"].as_object().unwrap();
+            let keys: Vec<&str> = props.keys().map(String::as_str).collect();
+            let mut want: Vec<&str> = SPEC_FIELDS.split(' ').collect();
+            want.sort();
+            assert_eq!(keys, want, "feature {i}");
+            assert_eq!(props["id"], f["id"]);
+        }
+        let (flowline, path) = (&doc["features"][0], &doc["features"][1]);
+        assert_eq!(
+            flowline["properties"]["intersection_point"],
+            serde_json::json!(p)
+        );
+        assert_eq!(
+            path["properties"]["intersection_point"],
+            serde_json::json!([])
+        );
+        assert!(path["properties"]["comid"].is_null() && path["properties"]["measure"].is_null());
+        assert_eq!(flowline["properties"]["gnis_name"].is_null(), !named);
+        hydroplot_trace_free(t);
+    }
+    hydroplot_context_free(ctx);
+}

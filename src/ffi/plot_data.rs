@@ -161,13 +161,35 @@ pub extern "C" fn hydroplot_plot_data_layer_geojson(
 /// A layer as an Arrow C stream: one `geometry` column (GeoArrow
 /// `geoarrow.wkb`: WKB, its field metadata `ARROW:extension:metadata` holding
 /// `{"crs":"EPSG:4269","crs_type":"authority_code"}`; null for a feature
-/// without geometry), then one column per property in first-seen order:
-/// int64 (integers, and floats that are all integral, such as comid), float64
-/// (other numbers), bool, utf8 (strings; a column of mixed types or of arrays
-/// holds their JSON text; a column holding arrays or objects is marked with
-/// the canonical `arrow.json` extension, and its strings are JSON text too,
-/// quoted). A column without any value is utf8 nulls. A missing or null value
-/// is a null. The values are those of `hydroplot_plot_data_layer_geojson`.
+/// without geometry), then one column per property in first-seen order.
+///
+/// A column's type follows how the values were written (the JSON number
+/// literals of the service's pages, the SQLite storage class of a
+/// GeoPackage's values), never whether they happen to be integral, so two
+/// requests for the same layer agree on its schema:
+/// - int64: every value an integer literal (`13293970`) or SQLite INTEGER;
+/// - float64: every value a number and at least one written with a
+///   fraction or an exponent (`510042379.0`, `1e3`) or a SQLite REAL; the
+///   integers of such a column are converted exactly (|n| <= 2^53), and
+///   `-0.0` keeps its sign;
+/// - utf8 holding each value's text: an integer no float64 holds exactly
+///   (beyond 2^53) in a column that also holds floats, or beyond the int64
+///   range (up to 2^64), keeps its digits this way rather than being
+///   rounded; so do the scalars of a column mixing kinds (number and string,
+///   boolean and number). Integer literals beyond 2^64 arrive rounded, as
+///   float64 (the JSON parser reads them so);
+/// - bool: every value a boolean;
+/// - utf8 with the canonical `arrow.json` extension: a column holding an
+///   array or object anywhere; every value is its JSON text, strings quoted;
+/// - utf8 nulls: a column without any value.
+/// A missing or null value is a null. The values are those of
+/// `hydroplot_plot_data_layer_geojson`.
+///
+/// Column names are the property names in lower case; two names that
+/// differ only in case (`COMID` and `comid`) are two columns, each named
+/// with its own spelling, so both values are kept. (Before 0.3, float
+/// columns whose values were all integral were int64, and case-distinct
+/// names shared one column.)
 ///
 /// \param pd    The plot data.
 /// \param layer `outlets`, `flowline`, `basin`, `catchment`, `network_wtbd`,

@@ -481,9 +481,12 @@ pub extern "C" fn hydroplot_trace_bbox(
     })
 }
 
-/// A trace as a GeoJSON FeatureCollection, with the current field names
-/// (`raindrop_pathDist`, `intersection_point` as `[lon, lat]`; missing values
-/// left out).
+/// A trace as a GeoJSON FeatureCollection, with the current field names:
+/// each feature has its `id` member and properties holding all of the
+/// spec's 7 fields (`id`, `gnis_name`, `comid`, `reachcode`,
+/// `raindrop_pathDist`, `measure`, `intersection_point`), a missing value
+/// as `null`, `intersection_point` as `[lon, lat]` on the flowline and `[]`
+/// on the raindrop path. (Before 0.3, missing values were left out.)
 ///
 /// \param t   The trace (owned, or borrowed from a batch).
 /// \param out Receives the GeoJSON bytes on success; not written on failure.
@@ -516,12 +519,15 @@ pub extern "C" fn hydroplot_trace_geojson(
 /// A trace as an Arrow C stream: one row per feature (the flowline, then the
 /// raindrop path), a `geometry` column (GeoArrow `geoarrow.wkb` LineStrings,
 /// `{"crs":"EPSG:4326","crs_type":"authority_code"}` in its
-/// `ARROW:extension:metadata`), then `comid` (int64), `gnis_name` (utf8),
-/// `id` (utf8: `raindropPath` or the flowline's id), `intersection_point`
-/// (utf8, the JSON text `[lon,lat]`), `measure`, `raindrop_pathDist`
-/// (float64) and `reachcode` (utf8); a column the service left empty in
-/// both features is absent, a value missing in one feature is a null. The
-/// values are those of `hydroplot_trace_geojson`.
+/// `ARROW:extension:metadata`), then always the spec's 7 fields in its
+/// order, whatever the service sent: `id` (utf8: the flowline's id or
+/// `raindropPath`), `gnis_name` (utf8), `comid` (int64), `reachcode` (utf8),
+/// `raindrop_pathDist` and `measure` (float64), `intersection_point` (a
+/// list of float64: `[lon, lat]` on the flowline, an empty list on the
+/// raindrop path). A value missing in a feature is a null; a column typed
+/// as above even when both features miss it. The values are those of
+/// `hydroplot_trace_geojson`. (Before 0.3, a column missing in both
+/// features was absent and `intersection_point` was the JSON text.)
 ///
 /// \param t   The trace (owned, or borrowed from a batch).
 /// \param out Receives the stream on success; not written on failure. Its

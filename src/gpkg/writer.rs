@@ -191,18 +191,24 @@ fn sql_type(t: &DataType) -> &'static str {
 }
 
 /// The property columns written: every column of the schema except those
-/// named like the key and geometry columns (`fid`, `geom`, any case).
-fn columns(table: &Table) -> Vec<(&str, &'static str, Column<'_>)> {
+/// named like the key and geometry columns (`fid`, `geom`, any case). SQLite
+/// compares column names ignoring case, so a name equal to an earlier one
+/// ignoring case (`comid` after `COMID`) is written with `_2` (`_3`, ...)
+/// appended.
+fn columns(table: &Table) -> Vec<(String, &'static str, Column<'_>)> {
+    let mut taken = HashSet::new();
     (table.schema().fields().iter().enumerate())
         .filter(|(_, f)| {
             !f.name().eq_ignore_ascii_case("fid") && !f.name().eq_ignore_ascii_case(GEOM)
         })
         .filter_map(|(i, f)| {
-            Some((
-                f.name().as_str(),
-                sql_type(f.data_type()),
-                table.column_at(i)?,
-            ))
+            let name = (1..)
+                .map(|n| match n {
+                    1 => f.name().clone(),
+                    n => format!("{}_{n}", f.name()),
+                })
+                .find(|n| taken.insert(n.to_ascii_lowercase()))?;
+            Some((name, sql_type(f.data_type()), table.column_at(i)?))
         })
         .collect()
 }
@@ -349,7 +355,8 @@ mod tests {
             f(json!({"comid": 1, "len": 1, "name": "a", "mix": 1, "none": null, "FID": 3})),
             f(json!({"comid": 2, "len": 2.5, "name": null, "mix": "x", "flag": true})),
         ]);
-        let mut got: Vec<(&str, &str)> = columns(&t).iter().map(|(c, t, _)| (*c, *t)).collect();
+        let cols = columns(&t);
+        let mut got: Vec<(&str, &str)> = cols.iter().map(|(c, t, _)| (c.as_str(), *t)).collect();
         got.sort_by_key(|(c, _)| *c);
         assert_eq!(
             got,
@@ -362,6 +369,27 @@ mod tests {
                 ("none", "TEXT")
             ]
         );
+    }
+
+    #[test]
+    fn case_distinct_columns_are_both_written() {
+        let page = br#"{"type":"FeatureCollection","features":[{"type":"Feature","geometry":{"type":"Point","coordinates":[1,2]},"properties":{"COMID":1,"comid":2,"Comid_2":3}}]}"#;
+        let t = crate::table::decode::decode_page(page).unwrap().table;
+        let dir = std::env::temp_dir().join(format!("hydroplot-case-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("case.gpkg");
+        write(&path, &[("flowline", &t)], true).unwrap();
+        let conn = Connection::open(&path).unwrap();
+        let row: (i64, i64, i64) = conn
+            .query_row(
+                "SELECT \"COMID\", \"comid_2\", \"Comid_2_2\" FROM flowline",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+            )
+            .unwrap();
+        assert_eq!(row, (1, 2, 3));
+        drop(conn);
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

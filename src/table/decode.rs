@@ -705,16 +705,43 @@ mod tests {
     }
 
     #[test]
-    fn keys_are_lower_cased_and_collisions_keep_the_first_sorted_spelling() {
+    fn keys_are_lower_cased_and_case_distinct_keys_keep_both_values() {
         let p = page(json!([
             feature(json!({"COMID": 1, "StreamOrde": 2})),
             feature(json!({"comid": 3, "COMID": 4})),
         ]));
         let t = &p.table;
-        assert_eq!(t.schema().fields().len(), 2);
-        assert_eq!(t.get_i64(0, "comid"), Some(1));
+        let names: Vec<&str> = t
+            .schema()
+            .fields()
+            .iter()
+            .map(|f| f.name().as_str())
+            .collect();
+        assert_eq!(names, ["COMID", "streamorde", "comid"]);
         assert_eq!(t.get_i64(0, "streamorde"), Some(2));
-        assert_eq!(t.get_i64(1, "comid"), Some(4), "COMID sorts before comid");
+        assert_eq!(t.get_i64(0, "StreamOrde"), Some(2), "matched ignoring case");
+        assert_eq!(
+            (t.get_i64(0, "COMID"), t.get_i64(1, "COMID")),
+            (Some(1), Some(4))
+        );
+        assert_eq!(
+            (t.get_i64(0, "comid"), t.get_i64(1, "comid")),
+            (None, Some(3))
+        );
+        assert_eq!(
+            t.get_i64(1, "Comid"),
+            Some(3),
+            "no exact name: the lower-case one"
+        );
+        assert_eq!(t.get_i64(1, "StreamOrde"), None);
+        // One spelling alone is lower-cased, remembering the key sent, so
+        // pages join by key whichever spellings each page has.
+        let only_upper = page(json!([feature(json!({"COMID": 5}))])).table;
+        assert_eq!(only_upper.schema().field(0).name(), "comid");
+        let t = Table::concat(&[only_upper, p.table]).unwrap();
+        let comid = |name: &str| (0..3).map(|r| t.get_i64(r, name)).collect::<Vec<_>>();
+        assert_eq!(comid("COMID"), [Some(5), Some(1), Some(4)]);
+        assert_eq!(comid("comid"), [None, None, Some(3)]);
         let escaped = br#"{"type":"FeatureCollection","features":[{"type":"Feature","properties":{"N\u0041ME":"a\"b","x":1,"x":2},"geometry":null}]}"#;
         let t = decode_page(escaped).unwrap().table;
         assert_eq!(t.get_str(0, "name"), Some("a\"b"));

@@ -14,11 +14,9 @@
 
 use super::geometry::{kind, Geometries, GeometryBuilder};
 use super::Table;
-use arrow_array::cast::AsArray;
-use arrow_array::types::Float64Type;
 use arrow_array::{
-    new_null_array, Array, ArrayRef, BinaryArray, FixedSizeListArray, Float64Array, Int64Array,
-    ListArray, RecordBatch, StringArray, UInt8Array,
+    new_null_array, Array, ArrayRef, BinaryArray, FixedSizeListArray, Float64Array, ListArray,
+    RecordBatch, StringArray, UInt8Array,
 };
 use arrow_buffer::{NullBuffer, OffsetBuffer, ScalarBuffer};
 use arrow_schema::{DataType, Field, Schema};
@@ -46,24 +44,24 @@ pub(super) mod role {
 impl Table {
     /// The table as the C stream export gives it: `geometry` first (WKB, in
     /// `crs`, e.g. `"EPSG:4269"`), then the property columns in schema
-    /// order, sharing the table's arrays, with the types the header
-    /// documents: a float64 column whose values are all integral (below
-    /// 2^53, such as a comid sent as `13293970.0`) is int64 (the one
-    /// column kind that is converted, not shared), a column with no value
-    /// at all (Arrow `Null`) is utf8 nulls. A property named `geometry` is
+    /// order, sharing the table's arrays and so their types, which follow
+    /// the kinds of the values sent (see [`super::column`]), never whether
+    /// the values happen to be integral; a column with no value at all
+    /// (Arrow `Null`) is utf8 nulls. A property named `geometry` is
     /// exported as `geometry_property`. The `id` is not exported (for the
     /// fabric's layers it equals the comid or featureid).
     pub fn to_record_batch(&self, crs: &str) -> Result<RecordBatch, String> {
         let mut fields = vec![wkb_field(crs)];
         let mut columns = vec![wkb_array(&self.geometry)?];
         for (field, column) in self.schema.fields().iter().zip(&self.columns) {
-            let mut field = field.as_ref().clone();
+            let mut metadata = field.metadata().clone();
+            metadata.remove(super::KEY_METADATA);
+            let mut field = field.as_ref().clone().with_metadata(metadata);
             if field.name() == GEOMETRY {
                 field = field.with_name(format!("{GEOMETRY}_property"));
             }
             let column = match column.data_type() {
                 DataType::Null => new_null_array(&DataType::Utf8, self.len()),
-                DataType::Float64 => integral(column).unwrap_or_else(|| column.clone()),
                 _ => column.clone(),
             };
             fields.push(field.with_data_type(column.data_type().clone()));
@@ -112,20 +110,6 @@ impl Table {
         RecordBatch::try_new_with_options(Arc::new(Schema::new(fields)), columns, &options)
             .map_err(|e| e.to_string())
     }
-}
-
-/// A float64 column as int64 when every value is an integer an `f64` holds
-/// exactly (|v| <= 2^53); `None` otherwise.
-fn integral(column: &ArrayRef) -> Option<ArrayRef> {
-    let floats = column.as_primitive_opt::<Float64Type>()?;
-    let exact = |v: f64| v.fract() == 0.0 && v.abs() <= 9.007_199_254_740_992e15;
-    let all = (0..floats.len()).all(|i| floats.is_null(i) || exact(floats.value(i)));
-    all.then(|| -> ArrayRef {
-        Arc::new(Int64Array::new(
-            floats.values().iter().map(|&v| v as i64).collect(),
-            floats.nulls().cloned(),
-        ))
-    })
 }
 
 /// Interleaved coordinates: a `FixedSizeList<f64, 2>` named `xy`.
@@ -363,14 +347,8 @@ mod tests {
             .collect();
         assert_eq!(
             types,
-            ["Binary", "Int64", "Utf8", "Float64", "Utf8", "Int64"]
-        );
-        assert_eq!(
-            batch
-                .column(5)
-                .as_primitive::<arrow_array::types::Int64Type>()
-                .value(3),
-            3
+            ["Binary", "Int64", "Utf8", "Float64", "Utf8", "Float64"],
+            "order is sent as floats: float64 though every value is integral"
         );
         let meta = schema.field(0).metadata();
         assert_eq!(meta["ARROW:extension:name"], "geoarrow.wkb");

@@ -5,13 +5,12 @@
 
 use super::export::{role, ROLE};
 use super::geometry::Geometries;
-use super::{is_json, Table};
+use super::{is_json, name_index, Table};
 use arrow_array::cast::AsArray;
 use arrow_array::types::UInt8Type;
 use arrow_array::{Array, ArrayRef, ListArray, RecordBatch};
 use arrow_buffer::OffsetBuffer;
 use arrow_schema::{DataType, Field, Schema};
-use std::collections::HashMap;
 use std::sync::Arc;
 
 impl Table {
@@ -21,7 +20,6 @@ impl Table {
     pub fn from_store_batch(batch: &RecordBatch) -> Result<Table, String> {
         let mut fields: Vec<Field> = Vec::new();
         let mut columns: Vec<ArrayRef> = Vec::new();
-        let mut index = HashMap::new();
         let (mut ids, mut kinds, mut geometry, mut collections) = (None, None, None, None);
         for (field, column) in batch.schema().fields().iter().zip(batch.columns()) {
             let bad = |what: &str| format!("column {}: {what}", field.name());
@@ -31,12 +29,6 @@ impl Table {
                         || (is_json(field) && column.data_type() != &DataType::Utf8)
                     {
                         return Err(bad("not a property type"));
-                    }
-                    if index
-                        .insert(field.name().as_str().into(), fields.len())
-                        .is_some()
-                    {
-                        return Err(bad("repeated"));
                     }
                     fields.push(field.as_ref().clone());
                     columns.push(column.clone());
@@ -89,10 +81,11 @@ impl Table {
         if geometry.len() != batch.num_rows() {
             return Err("one geometry type code per row expected".into());
         }
+        let index = Arc::new(name_index(&fields)?);
         Ok(Table {
             schema: Arc::new(Schema::new(fields)),
             columns,
-            index: Arc::new(index),
+            index,
             ids,
             geometry,
         })

@@ -1,6 +1,7 @@
-//! Layers as columns: one schema per layer (property names interned and
-//! lower-cased once), typed Arrow columns with validity, and the
-//! geometries in flat coordinate buffers. See `docs/columnar.md`.
+//! Layers as columns: one schema per layer (property names interned once,
+//! lower-cased unless two differ only in case, see [`TableBuilder::finish`]),
+//! typed Arrow columns with validity, and the geometries in flat
+//! coordinate buffers. See `docs/columnar.md`.
 //!
 //! A [`Table`] is immutable and cheap to clone (its buffers are shared
 //! `Arc`s); [`TableBuilder`] fills one row at a time, widening a column's
@@ -29,14 +30,19 @@ use std::sync::Arc;
 pub const EXTENSION_NAME: &str = "ARROW:extension:name";
 /// The canonical extension of UTF-8 columns holding JSON text.
 pub const JSON_EXTENSION: &str = "arrow.json";
+/// The field metadata holding a column's key as sent, on a column whose
+/// name is that key lower-cased (so tables join by the keys as sent:
+/// [`Table::concat`]). The Arrow export leaves it out.
+pub(crate) const KEY_METADATA: &str = "hydroplot:key";
 
 /// One layer's features as columns. Clones share the buffers.
 #[derive(Debug, Clone)]
 pub struct Table {
-    /// The property columns' fields: lower-case names, first-seen order.
+    /// The property columns' fields, first-seen order (names: see
+    /// [`TableBuilder::finish`]).
     schema: SchemaRef,
     columns: Vec<ArrayRef>,
-    /// Column index by name.
+    /// Column index by name, and by name lower-cased ([`name_index`]).
     index: Arc<HashMap<Box<str>, usize>>,
     /// The GeoJSON `id` member of each row; `None` when no row has one.
     ids: Option<ArrayRef>,
@@ -116,14 +122,21 @@ impl Table {
         self.len() == 0
     }
 
-    /// The property fields (lower-case names; `arrow.json` metadata on JSON columns).
+    /// The property fields (`arrow.json` metadata on JSON columns).
     pub fn schema(&self) -> &SchemaRef {
         &self.schema
     }
 
-    /// The property column named `name` (lower case).
+    /// The property column named `name`: the column of exactly that name,
+    /// else the one named `name` in lower case, else the first (in schema
+    /// order) whose name equals it ignoring ASCII case; NHDPlus names are
+    /// matched so (`COMID`, `comid`).
     pub fn column(&self, name: &str) -> Option<Column<'_>> {
-        self.column_at(*self.index.get(name)?)
+        let i = match self.index.get(name) {
+            Some(&i) => i,
+            None => *self.index.get(name.to_ascii_lowercase().as_str())?,
+        };
+        self.column_at(i)
     }
 
     /// The property column at position `i` of the schema.
@@ -209,7 +222,8 @@ impl Table {
         let mut b = TableBuilder::default();
         for t in tables {
             for (i, field) in t.schema.fields().iter().enumerate() {
-                let col = b.column_named(field.name());
+                let key = field.metadata().get(KEY_METADATA).unwrap_or(field.name());
+                let col = b.column_keyed(key);
                 b.columns[col].pad_to(b.rows)?;
                 b.columns[col].append_array(&t.columns[i], is_json(field))?;
             }
@@ -281,12 +295,31 @@ impl Table {
     }
 }
 
+/// Column index by field name, plus each name lower-cased where that is
+/// not a name itself (to the first such field in schema order); an error
+/// when two fields share a name.
+pub(crate) fn name_index(fields: &[Field]) -> Result<HashMap<Box<str>, usize>, String> {
+    let mut index = HashMap::with_capacity(fields.len());
+    for (i, f) in fields.iter().enumerate() {
+        if index.insert(f.name().as_str().into(), i).is_some() {
+            return Err(format!("column {} is repeated", f.name()));
+        }
+    }
+    for (i, f) in fields.iter().enumerate() {
+        index
+            .entry(f.name().to_ascii_lowercase().into())
+            .or_insert(i);
+    }
+    Ok(index)
+}
+
 /// True when a field holds JSON text (`arrow.json`).
 pub fn is_json(field: &Field) -> bool {
     field.metadata().get(EXTENSION_NAME).map(String::as_str) == Some(JSON_EXTENSION)
 }
 
-/// A raw (as sent) property key: its column and spelling.
+/// A raw (as sent) property key: its spelling and its column (one column
+/// per spelling).
 #[derive(Debug)]
 struct RawKey {
     text: Box<str>,
@@ -319,11 +352,10 @@ fn same_key(a: &[u8], b: &[u8]) -> bool {
 /// push one geometry row, then `end_row`. Owns growing buffers.
 #[derive(Debug, Default)]
 pub struct TableBuilder {
-    names: Vec<Box<str>>,
-    by_name: HashMap<Box<str>, usize>,
+    /// The key (as sent) of each column.
+    column_keys: Vec<Box<str>>,
+    by_key: HashMap<Box<str>, usize>,
     columns: Vec<ColumnBuilder>,
-    /// The raw key that set each column in the current row.
-    setter: Vec<u32>,
     raw: Vec<RawKey>,
     raw_index: HashMap<Box<str>, u32>,
     /// Raw keys of the previous row, in order, and the current row's so far:
@@ -347,19 +379,19 @@ impl TableBuilder {
         self.rows
     }
 
-    fn column_named(&mut self, lower: &str) -> usize {
-        if let Some(&c) = self.by_name.get(lower) {
+    /// The column of property key `key` (as sent), added when new.
+    fn column_keyed(&mut self, key: &str) -> usize {
+        if let Some(&c) = self.by_key.get(key) {
             return c;
         }
         let c = self.columns.len();
-        self.names.push(lower.into());
-        self.by_name.insert(lower.into(), c);
+        self.column_keys.push(key.into());
+        self.by_key.insert(key.into(), c);
         self.columns.push(ColumnBuilder::default());
-        self.setter.push(u32::MAX);
         c
     }
 
-    /// The id of raw property key `raw` (interned; its column lower-cased once).
+    /// The id of raw property key `raw` (interned once; its own column).
     pub fn key(&mut self, raw: &str) -> u32 {
         let pos = self.order.len();
         let id = match self.last_order.get(pos) {
@@ -367,7 +399,7 @@ impl TableBuilder {
             _ => match self.raw_index.get(raw) {
                 Some(&id) => id,
                 None => {
-                    let column = self.column_named(&raw.to_ascii_lowercase());
+                    let column = self.column_keyed(raw);
                     let id = self.raw.len() as u32;
                     self.raw.push(RawKey {
                         text: raw.into(),
@@ -405,31 +437,21 @@ impl TableBuilder {
     }
 
     /// Sets property `key` of the current row. Keys that differ only in
-    /// case fill one column: the smallest spelling wins (as the sorted
-    /// property maps of [`crate::feature::lowercase_keys`] keep it), and a
-    /// repeated key keeps its last value (as `serde_json` does).
+    /// case fill columns of their own; a repeated key keeps its last value
+    /// (as `serde_json` does).
     #[inline]
     pub fn set(&mut self, key: u32, v: Scalar) -> Result<(), String> {
         let RawKey { column, .. } = self.raw[key as usize];
         let c = &mut self.columns[column];
         if c.rows() == self.rows {
             // The common case: the column's first value in this row.
-            c.push(v)?;
-            self.setter[column] = key;
-            return Ok(());
+            return c.push(v);
         }
         if c.rows() > self.rows {
-            let prev = self.setter[column];
-            let wins = prev == key || self.raw[key as usize].text < self.raw[prev as usize].text;
-            if !wins {
-                return Ok(());
-            }
             c.truncate(self.rows);
         }
         c.pad_to(self.rows)?;
-        c.push(v)?;
-        self.setter[column] = key;
-        Ok(())
+        c.push(v)
     }
 
     /// Sets the current row's GeoJSON `id`.
@@ -447,22 +469,37 @@ impl TableBuilder {
     }
 
     /// Freezes the builder into a table (buffers moved, not copied).
+    ///
+    /// A column is named by its key lower-cased (`StreamOrde` gives
+    /// `streamorde`), unless another key of the table differs from it only
+    /// in case: then each of those keys names its column as spelled
+    /// (`COMID` and `comid` give two columns, `COMID` and `comid`), so no
+    /// value is lost and the names stay distinct.
     pub fn finish(self) -> Result<Table, String> {
         let rows = self.rows;
+        let mut spellings: HashMap<String, usize> = HashMap::new();
+        for k in &self.column_keys {
+            *spellings.entry(k.to_ascii_lowercase()).or_default() += 1;
+        }
         let mut fields = Vec::with_capacity(self.columns.len());
         let mut columns = Vec::with_capacity(self.columns.len());
-        for (name, mut c) in self.names.into_iter().zip(self.columns) {
+        for (key, mut c) in self.column_keys.into_iter().zip(self.columns) {
             c.pad_to(rows)?;
             let (array, json) = c.finish();
-            let mut field = Field::new(name.as_ref(), array.data_type().clone(), true);
+            let lower = key.to_ascii_lowercase();
+            let name = if spellings[&lower] > 1 { &*key } else { &lower };
+            let mut metadata = HashMap::new();
             if json {
-                field = field.with_metadata(
-                    [(EXTENSION_NAME.to_string(), JSON_EXTENSION.to_string())].into(),
-                );
+                metadata.insert(EXTENSION_NAME.to_string(), JSON_EXTENSION.to_string());
             }
-            fields.push(field);
+            if name != &*key {
+                metadata.insert(KEY_METADATA.to_string(), key.to_string());
+            }
+            let field = Field::new(name, array.data_type().clone(), true);
+            fields.push(field.with_metadata(metadata));
             columns.push(array);
         }
+        let index = name_index(&fields)?;
         let mut ids = self.ids;
         let ids = if ids.kind() == Kind::Null {
             None
@@ -473,7 +510,7 @@ impl TableBuilder {
         Ok(Table {
             schema: Arc::new(Schema::new(fields)),
             columns,
-            index: Arc::new(self.by_name),
+            index: Arc::new(index),
             ids,
             geometry: self.geometry.finish(),
         })

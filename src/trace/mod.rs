@@ -99,26 +99,23 @@ impl Trace {
     }
 
     /// The trace as features: LineString geometries, the GeoJSON document's
-    /// properties plus its `id` as an `id` property (so a table of them keeps
-    /// which row is the raindrop path).
+    /// properties (the 7 [`FIELDS`], `id` among them, so a table of them
+    /// keeps which row is the raindrop path).
     pub fn to_features(&self) -> Vec<crate::feature::Feature> {
         self.features
             .iter()
-            .map(|f| {
-                let mut properties = properties(f);
-                properties.insert("id".into(), Value::from(f.id.clone()));
-                crate::feature::Feature {
-                    id: None,
-                    geometry: Some(geo::Geometry::LineString(line_string(f))),
-                    properties,
-                }
+            .map(|f| crate::feature::Feature {
+                id: None,
+                geometry: Some(geo::Geometry::LineString(line_string(f))),
+                properties: properties(f),
             })
             .collect()
     }
 
-    /// The trace as a GeoJSON FeatureCollection with the current field names
-    /// (`raindrop_pathDist`, `intersection_point` as `[lon, lat]`); missing
-    /// values are left out.
+    /// The trace as a GeoJSON FeatureCollection with the current field names:
+    /// each feature's `id` member, and properties holding all 7 [`FIELDS`]
+    /// (`id` again, so readers that drop the member keep it; a missing value
+    /// is `null`; `intersection_point` is `[lon, lat]` or `[]`).
     pub fn to_geojson(&self) -> Vec<u8> {
         let features: Vec<Value> = self.features.iter().map(feature_to_json).collect();
         let doc = serde_json::json!({ "type": "FeatureCollection", "features": features });
@@ -257,25 +254,33 @@ fn distance_to_segment(p: [f64; 2], a: [f64; 2], b: [f64; 2]) -> f64 {
     distance(p, [a[0] + t * dx, a[1] + t * dy])
 }
 
-/// The properties of a trace feature with the current field names; missing
-/// values are left out.
+/// The spec's trace fields, in its order (`id` first: a feature's `id`).
+pub const FIELDS: [&str; 7] = [
+    "id",
+    "gnis_name",
+    "comid",
+    "reachcode",
+    "raindrop_pathDist",
+    "measure",
+    "intersection_point",
+];
+
+/// The properties of a trace feature: every one of the spec's 7 [`FIELDS`]
+/// with the current names, a missing value as `null`, and
+/// `intersection_point` as `[lon, lat]` or, when the feature has none (the
+/// raindrop path), `[]`.
 fn properties(f: &TraceFeature) -> Map<String, Value> {
-    let mut props = Map::new();
-    let mut put = |k: &str, v: Option<Value>| {
-        if let Some(v) = v {
-            props.insert(k.to_string(), v);
-        }
-    };
-    put("gnis_name", f.gnis_name.clone().map(Value::from));
-    put("comid", f.comid.map(Value::from));
-    put("reachcode", f.reachcode.clone().map(Value::from));
-    put("raindrop_pathDist", f.raindrop_path_dist.map(Value::from));
-    put("measure", f.measure.map(Value::from));
-    put(
-        "intersection_point",
-        f.intersection_point.map(|p| Value::from(p.to_vec())),
-    );
-    props
+    let point = f.intersection_point.map_or_else(Vec::new, |p| p.to_vec());
+    let values = [
+        Value::from(f.id.clone()),
+        f.gnis_name.clone().into(),
+        f.comid.into(),
+        f.reachcode.clone().into(),
+        f.raindrop_path_dist.into(),
+        f.measure.into(),
+        Value::from(point),
+    ];
+    FIELDS.iter().map(|k| k.to_string()).zip(values).collect()
 }
 
 fn line_string(f: &TraceFeature) -> geo::LineString<f64> {

@@ -210,15 +210,21 @@ static void every_layer_of_the_yahara_sample(hydroplot_context *ctx, const char 
 }
 
 /* The recorded trace at (-89.2158, 42.9561): flowline comid 13297178 with 17
- * vertices, then the raindrop path (no comid) with 7. */
+ * vertices, then the raindrop path (no comid) with 7; the spec's 7 fields in
+ * its order, intersection_point a list of doubles (2 on the flowline, 0 on
+ * the raindrop path). */
 static void a_trace(hydroplot_context *ctx) {
+    static const char *const fields[][2] = {
+        {"id", "u"}, {"gnis_name", "u"}, {"comid", "l"}, {"reachcode", "u"},
+        {"raindrop_pathDist", "g"}, {"measure", "g"}, {"intersection_point", "+l"}};
     hydroplot_trace *tr = NULL;
     struct ArrowArrayStream stream;
     table t;
-    const struct ArrowArray *g, *c, *id;
+    const struct ArrowArray *g, *c, *id, *point;
     const int32_t *offsets;
+    const double *lon_lat;
     int32_t len;
-    int comid, ids;
+    int comid, ids, i;
 
     mock_configure(&mock, ctx);
     CHECK_OK(hydroplot_raindrop_trace(ctx, -89.2158, 42.9561, NULL, "up", &tr));
@@ -246,6 +252,18 @@ static void a_trace(hydroplot_context *ctx) {
     offsets = (const int32_t *)id->buffers[1] + id->offset;
     CHECK(offsets[2] - offsets[1] == 12 &&
           memcmp((const char *)id->buffers[2] + offsets[1], "raindropPath", 12) == 0);
+    CHECK(t.schema.n_children == 8);
+    for (i = 0; i < 7; i++) {
+        CHECK(strcmp(t.schema.children[i + 1]->name, fields[i][0]) == 0);
+        CHECK(strcmp(t.schema.children[i + 1]->format, fields[i][1]) == 0);
+    }
+    CHECK(strcmp(t.schema.children[7]->children[0]->format, "g") == 0);
+    point = t.batches[0].children[7];
+    CHECK(is_valid(point, 0) && is_valid(point, 1));
+    offsets = (const int32_t *)point->buffers[1] + point->offset;
+    CHECK(offsets[1] - offsets[0] == 2 && offsets[2] - offsets[1] == 0);
+    lon_lat = (const double *)point->children[0]->buffers[1] + point->children[0]->offset + offsets[0];
+    CHECK(lon_lat[0] == -89.21324480351977 && lon_lat[1] == 42.956821579907405);
     table_release(&t);
 }
 

@@ -337,11 +337,14 @@ def get_raindrop_trace(point, direction="down", *, crs=None, context=None, outpu
     shapely Point; in ``crs``, default EPSG:4326) to the nearest flowline.
 
     ``direction`` is ``"down"``, ``"up"`` or ``"none"``. Returns 2 LineString
-    features in WGS 84: the flowline portion (``id``, ``gnis_name``,
-    ``comid``, ``reachcode``, ``raindrop_pathDist``, ``measure``,
-    ``intersection_point``) and the raindrop path. As Arrow (``output="arrow"``
-    or a GeoDataFrame made from it) ``id`` is a column and
-    ``intersection_point`` the JSON text ``[lon,lat]``.
+    features in WGS 84, the flowline portion then the raindrop path, each
+    with the spec's 7 fields whatever the service sent: ``id``,
+    ``gnis_name``, ``comid``, ``reachcode``, ``raindrop_pathDist``,
+    ``measure`` (None when missing) and ``intersection_point`` (``[lon,
+    lat]`` on the flowline, ``[]`` on the raindrop path). As Arrow
+    (``output="arrow"``, or a GeoDataFrame made from it) the columns are
+    typed even when every value is null, ``intersection_point`` a list of
+    doubles.
     """
     x, y = _point_xy(point)
     kind = _output_kind(output)

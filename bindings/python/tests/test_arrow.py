@@ -131,17 +131,46 @@ def test_output_arrow_is_a_capsule_stream_readable_twice(ctx, sample_gpkg):
     assert pa.table(data["catchment"]).num_rows == 250
 
 
+#: The spec's trace fields and their Arrow types ("Trace result").
+TRACE_SCHEMA = [("id", "string"), ("gnis_name", "string"), ("comid", "int64"), ("reachcode", "string"),
+                ("raindrop_pathDist", "double"), ("measure", "double"), ("intersection_point", "list<item: double>")]
+
+
 def test_trace_stream(ctx):
     arrow = hydroplot.get_raindrop_trace(START, "up", context=ctx, output="arrow")
     fc = hydroplot.get_raindrop_trace(START, "up", context=ctx, output="geojson")
     table = pa.table(arrow)
     assert crs_of(table) == "EPSG:4326"
+    assert [(f.name, str(f.type)) for f in table.schema][1:] == TRACE_SCHEMA
     # The recorded trace: the Yahara flowline 13297178, then the raindrop path.
     assert table.column("id").to_pylist() == ["upstreamFlowline", "raindropPath"]
     assert table.column("comid").to_pylist() == [13297178, None]
-    assert_same_features(table.drop_columns(["id"]), fc)
+    assert table.column("intersection_point").to_pylist() == [[-89.21324480351977, 42.956821579907405], []]
+    assert_same_features(table, fc)
     batch = hydroplot.get_raindrop_traces([START, (0.0, 0.0)], "up", context=ctx, output="arrow")
     assert pa.table(batch[0]).num_rows == 2 and isinstance(batch[1], hydroplot.HydroplotError)
+
+
+def test_the_trace_geodataframe_has_the_specs_7_fields(ctx):
+    geopandas = pytest.importorskip("geopandas")
+    frame = hydroplot.get_raindrop_trace(START, "up", context=ctx, output="geopandas")
+    assert isinstance(frame, geopandas.GeoDataFrame) and frame.crs.to_epsg() == 4326
+    assert [c for c in frame.columns if c != "geometry"] == [name for name, _ in TRACE_SCHEMA]
+    points = [list(p) for p in frame["intersection_point"]]
+    assert points == [[-89.21324480351977, 42.956821579907405], []]
+    assert frame["gnis_name"].tolist()[0] == "Yahara River" and frame["comid"].tolist()[0] == 13297178
+
+
+def test_layer_types_follow_the_number_kinds_sent(ctx):
+    # The mock replays the fabric's flowlines as the real service writes them:
+    # comid an integer literal, hydroseq a float literal (510042379.0) though
+    # integral. The schema follows the literals, not the values.
+    data = hydroplot.plot_hydro([13293970], actually_plot=False, context=ctx, output="arrow",
+                                cache_data=False)
+    table = pa.table(data["flowline"])
+    assert table.schema.field("comid").type == pa.int64()
+    assert table.schema.field("hydroseq").type == pa.float64()
+    assert 510042379.0 in table.column("hydroseq").to_pylist()
 
 
 def test_geopandas_goes_through_arrow(ctx, sample_gpkg, monkeypatch):

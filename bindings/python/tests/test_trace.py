@@ -24,7 +24,14 @@ def test_an_upstream_trace_has_the_flowline_and_the_raindrop_path(ctx):
     assert props["measure"] == pytest.approx(30.15)
     assert props["intersection_point"] == pytest.approx([-89.21324480351977, 42.956821579907405])
     assert len(flowline["geometry"]["coordinates"]) == 17 and len(path["geometry"]["coordinates"]) == 7
-    assert path["properties"] == {} and path["geometry"]["type"] == "LineString"
+    assert path["geometry"]["type"] == "LineString"
+    # The spec's 7 fields on both features: the path's missing ones null, its
+    # intersection_point an empty list.
+    assert path["properties"] == {
+        "id": "raindropPath", "gnis_name": None, "comid": None, "reachcode": None,
+        "raindrop_pathDist": None, "measure": None, "intersection_point": [],
+    }
+    assert set(props) == set(path["properties"]) and props["id"] == "upstreamFlowline"
 
 
 def test_a_geojson_point_and_a_batch_give_the_same_trace(ctx):

@@ -23,6 +23,8 @@ arrow_frame <- function(tbl, crs) {
   geometry <- cols$geometry
   cols$geometry <- NULL
   n <- length(geometry)
+  # A list column (the trace's intersection_point) stays one column.
+  cols <- lapply(cols, function(c) if (is.list(c)) I(c) else c)
   df <- if (length(cols)) as.data.frame(cols, stringsAsFactors = FALSE, optional = TRUE) else
     data.frame(row.names = seq_len(n))
   crs <- arrow_crs(tbl$geometry_metadata, crs)

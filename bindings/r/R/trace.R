@@ -4,10 +4,12 @@
 #' @param direction "down" (default), "up" or "none".
 #' @param context a [hydroplot_context()]; default: one from the environment.
 #' @return 2 features, the flowline portion then the raindrop path, with the
-#'   spec's fields id, gnis_name, comid, reachcode, raindrop_pathDist,
-#'   measure, intersection_point (a list column) and a LINESTRING geometry in
-#'   WGS 84: an sf object when sf is installed, else a data.frame whose
-#'   geometry column holds WKB raw vectors.
+#'   spec's 7 fields whatever the service sent: id, gnis_name, comid
+#'   (integer), reachcode, raindrop_pathDist, measure (NA when missing),
+#'   intersection_point (a list column: c(lon, lat) on the flowline,
+#'   numeric(0) on the raindrop path) and a LINESTRING geometry in WGS 84:
+#'   an sf object when sf is installed, else a data.frame whose geometry
+#'   column holds WKB raw vectors.
 get_raindrop_trace <- function(point, direction = "down", context = NULL) {
   crs <- "EPSG:4326"
   if (inherits(point, "sf") || inherits(point, "sfc")) {
@@ -17,22 +19,8 @@ get_raindrop_trace <- function(point, direction = "down", context = NULL) {
   tbl <- .Call(C_hp_trace, context_of(context), as.numeric(point[1]), as.numeric(point[2]),
                as.character(crs), as.character(direction), TRUE)
   tr <- arrow_frame(tbl, crs = "EPSG:4326")
-  # The spec's columns in its order; one the service left out is NA.
-  n <- nrow(tr)
-  col <- function(k, na) if (is.null(tr[[k]])) rep(na, n) else tr[[k]]
-  df <- data.frame(
-    id = col("id", NA_character_),
-    gnis_name = col("gnis_name", NA_character_),
-    comid = as.integer(col("comid", NA_integer_)),
-    reachcode = col("reachcode", NA_character_),
-    raindrop_pathDist = as.numeric(col("raindrop_pathDist", NA_real_)),
-    measure = as.numeric(col("measure", NA_real_)),
-    stringsAsFactors = FALSE
-  )
-  # The stream holds the point as JSON text "[lon,lat]".
-  df$intersection_point <- lapply(col("intersection_point", NA_character_), function(p)
-    if (is.na(p)) numeric(0) else as.numeric(strsplit(gsub("[][[:space:]]", "", p), ",")[[1]]))
-  if (has_sf()) return(sf::st_sf(df, geometry = sf::st_geometry(tr)))
-  df$geometry <- tr$geometry
-  df
+  # The stream has the spec's 7 fields, typed, in its order;
+  # intersection_point a list of c(lon, lat) and numeric(0).
+  tr$intersection_point <- unclass(tr$intersection_point)
+  tr
 }

@@ -226,13 +226,30 @@ static int arrow_valid(const struct ArrowArray *a, int64_t i) {
 /* One column of a batch as an R vector: int64 ("l") as integer when every
  * value fits, else double; float64 ("g") double; bool ("b") logical; utf8
  * ("u") character; binary ("z", the WKB geometry) a list of raw vectors,
- * NULL for a null. Nulls are NA. R strings cannot hold a NUL byte: a text
- * value holding one is cut at it, with one warning naming the column. */
+ * NULL for a null; a list of float64 ("+l" of "g", the trace's
+ * intersection_point) a list of double vectors, NULL for a null. Nulls are
+ * NA. R strings cannot hold a NUL byte: a text value holding one is cut at
+ * it, with one warning naming the column. */
 static SEXP arrow_column(const struct ArrowSchema *field, const struct ArrowArray *a) {
     const char *f = field->format;
     R_xlen_t n = (R_xlen_t)a->length, i, cut = 0;
     SEXP out;
-    if (strcmp(f, "l") == 0) {
+    if (strcmp(f, "+l") == 0 && field->n_children == 1 && a->n_children == 1 &&
+        strcmp(field->children[0]->format, "g") == 0) {
+        const int32_t *offsets = (const int32_t *)a->buffers[1] + a->offset;
+        const struct ArrowArray *child = a->children[0];
+        const double *v = (const double *)child->buffers[1] + child->offset;
+        out = PROTECT(Rf_allocVector(VECSXP, n));
+        for (i = 0; i < n; i++) {
+            int32_t j, len = offsets[i + 1] - offsets[i];
+            SEXP item;
+            if (!arrow_valid(a, i)) continue;
+            item = Rf_allocVector(REALSXP, len);
+            SET_VECTOR_ELT(out, i, item);
+            for (j = 0; j < len; j++)
+                REAL(item)[j] = arrow_valid(child, offsets[i] + j) ? v[offsets[i] + j] : NA_REAL;
+        }
+    } else if (strcmp(f, "l") == 0) {
         const int64_t *v = (const int64_t *)a->buffers[1] + a->offset;
         int fits = 1;
         for (i = 0; i < n && fits; i++) fits = !arrow_valid(a, i) || (v[i] > INT32_MIN && v[i] <= INT32_MAX);
