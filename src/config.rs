@@ -292,9 +292,10 @@ fn parse_url(value: &str) -> Result<String, String> {
     Ok(v.trim_end_matches('/').to_string())
 }
 
-/// `on`/`true`/`1` or `off`/`false`/`0`.
+/// `on`/`true`/`1` or `off`/`false`/`0`, in any case (the R and Python
+/// bindings send logicals as `TRUE`/`FALSE`).
 fn parse_switch(value: &str) -> Result<bool, &'static str> {
-    match value {
+    match value.to_ascii_lowercase().as_str() {
         "on" | "true" | "1" => Ok(true),
         "off" | "false" | "0" => Ok(false),
         _ => Err("expected on or off"),
@@ -390,6 +391,8 @@ mod tests {
         assert_eq!(c.names, Names::Neutral);
         assert_eq!(c.concurrency, 8);
         assert!(c.offline);
+        c.set("offline", "FALSE").unwrap();
+        assert!(!c.offline);
         assert_eq!(
             c.proxy,
             ProxySetting::Url("http://u:p@127.0.0.1:3128".into())
