@@ -33,12 +33,14 @@ fn the_ca_bundle_option_trusts_a_private_root() {
     assert_eq!(server.requests().len(), 1);
 }
 
-/// One refused handshake: the error, the connections the front accepted,
-/// and the requests that reached the services (none).
-fn refused(
+/// One refused handshake: a network error after one connection at the
+/// HTTPS front and no request behind it (no retry), whose message holds
+/// every one of `needles` and no "gave up".
+fn assert_refused(
     identity: hydroplot_mock::TlsIdentity,
     ca_bundle: Option<&std::path::Path>,
-) -> (String, usize, usize) {
+    needles: &[&str],
+) {
     let server = MockServer::start_https(&identity);
     let ctx = context(&server, ca_bundle);
     assert_eq!(ctx.config.retries, 2, "the mock context retries");
@@ -46,38 +48,38 @@ fn refused(
     let Error::Network(message) = e else {
         panic!("a certificate error is a network error, got {e:?}")
     };
-    (message, server.tls_connections(), server.requests().len())
+    let counts = (server.tls_connections(), server.requests().len());
+    assert_eq!(counts, (1, 0), "{message}");
+    for needle in needles {
+        assert!(
+            message.contains(needle),
+            "{needle:?} missing from: {message}"
+        );
+    }
+    assert!(!message.contains("gave up"), "{message}");
 }
 
 #[test]
 fn an_unknown_issuer_fails_once_and_says_to_name_the_bundle() {
     let ca = PrivateCa::new();
-    let (message, connections, requests) = refused(ca.server(&["127.0.0.1"]), None);
-    assert_eq!((connections, requests), (1, 0), "{message}");
-    for part in ["127.0.0.1", "unknown issuer", "ca_bundle", "SSL_CERT_FILE"] {
-        assert!(message.contains(part), "{part:?} missing from: {message}");
-    }
-    assert!(!message.contains("gave up"), "{message}");
+    let needles = ["127.0.0.1", "unknown issuer", "ca_bundle", "SSL_CERT_FILE"];
+    assert_refused(ca.server(&["127.0.0.1"]), None, &needles);
 }
 
 #[test]
 fn an_expired_certificate_is_named_as_expired() {
     let ca = PrivateCa::new();
     let path = ca.write(&temp_dir("expired"), "agency-root.pem");
-    let (message, connections, requests) = refused(ca.expired_server(&["127.0.0.1"]), Some(&path));
-    assert_eq!((connections, requests), (1, 0), "{message}");
-    assert!(message.contains("expired"), "{message}");
-    assert!(message.contains("clock"), "{message}");
+    let identity = ca.expired_server(&["127.0.0.1"]);
+    assert_refused(identity, Some(&path), &["expired", "clock"]);
 }
 
 #[test]
 fn a_certificate_for_another_host_is_named_as_the_wrong_name() {
     let ca = PrivateCa::new();
     let path = ca.write(&temp_dir("name"), "agency-root.pem");
-    let (message, connections, requests) = refused(ca.server(&["tiles.example.org"]), Some(&path));
-    assert_eq!((connections, requests), (1, 0), "{message}");
-    assert!(message.contains("wrong name"), "{message}");
-    assert!(message.contains("127.0.0.1"), "{message}");
+    let identity = ca.server(&["tiles.example.org"]);
+    assert_refused(identity, Some(&path), &["wrong name", "127.0.0.1"]);
 }
 
 #[test]
