@@ -66,7 +66,41 @@ pub const OPTION_KEYS: &[&str] = &[
     "page_size",
     "rate_limit_per_s",
     "max_features",
+    "ca_bundle",
+    "proxy",
+    "offline",
 ];
+
+/// Which proxy requests go through (option `proxy`).
+#[derive(Clone, PartialEq, Eq)]
+pub enum ProxySetting {
+    /// `HTTPS_PROXY` / `HTTP_PROXY` / `ALL_PROXY` and `NO_PROXY`, when set (the default).
+    Environment,
+    /// No proxy, whatever the environment says (`proxy` = `none`).
+    Off,
+    /// This proxy URL (`http://[user:password@]host:port`); `NO_PROXY` still applies.
+    Url(String),
+}
+
+impl std::fmt::Debug for ProxySetting {
+    /// Never shows the proxy's credentials.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ProxySetting::Environment => f.write_str("Environment"),
+            ProxySetting::Off => f.write_str("Off"),
+            ProxySetting::Url(url) => {
+                let shown = match url.split_once("://") {
+                    Some((scheme, rest)) => {
+                        let host = rest.rsplit_once('@').map_or(rest, |(_, h)| h);
+                        format!("{scheme}://{host}")
+                    }
+                    None => url.rsplit_once('@').map_or(url.as_str(), |(_, h)| h).into(),
+                };
+                write!(f, "Url({shown:?})")
+            }
+        }
+    }
+}
 
 /// The settings of a context. Plain data: cloning is cheap enough.
 #[derive(Debug, Clone, PartialEq)]
@@ -103,6 +137,14 @@ pub struct Config {
     pub rate_limit_per_s: f64,
     /// Refuse a request that would return more features than this.
     pub max_features: u64,
+    /// A PEM file of root certificates trusted besides the bundled and the
+    /// system ones; unset, the first of `SSL_CERT_FILE`, `REQUESTS_CA_BUNDLE`,
+    /// `CURL_CA_BUNDLE` that is set (see `tls`).
+    pub ca_bundle: Option<PathBuf>,
+    /// The proxy requests go through.
+    pub proxy: ProxySetting,
+    /// Offline mode: no request is ever sent; caches and local files serve.
+    pub offline: bool,
 }
 
 impl Default for Config {
@@ -123,6 +165,9 @@ impl Default for Config {
             page_size: 500,
             rate_limit_per_s: 0.0,
             max_features: 1_000_000,
+            ca_bundle: None,
+            proxy: ProxySetting::Environment,
+            offline: false,
         }
     }
 }
@@ -169,13 +214,7 @@ impl Config {
                 }
                 self.tile_cache_dir = PathBuf::from(value);
             }
-            "tile_cache" => {
-                self.tile_cache = match value {
-                    "on" | "true" | "1" => true,
-                    "off" | "false" | "0" => false,
-                    _ => return Err(bad("expected on or off")),
-                }
-            }
+            "tile_cache" => self.tile_cache = parse_switch(value).map_err(bad)?,
             "timeout_s" => self.timeout = parse_seconds(value).map_err(|w| bad(&w))?,
             "connect_timeout_s" => {
                 self.connect_timeout = parse_seconds(value).map_err(|w| bad(&w))?
@@ -203,6 +242,21 @@ impl Config {
             "max_features" => {
                 self.max_features = parse_int(value, 1, u64::MAX / 2).map_err(|w| bad(&w))?
             }
+            "ca_bundle" => {
+                if value.is_empty() {
+                    return Err(bad("an empty path"));
+                }
+                if !std::path::Path::new(value).is_file() {
+                    return Err(bad("no such file (a PEM file of root certificates)"));
+                }
+                self.ca_bundle = Some(PathBuf::from(value));
+            }
+            // The value is never quoted back: it may hold a password.
+            "proxy" => {
+                self.proxy = parse_proxy(value)
+                    .map_err(|why| Error::InvalidArgument(format!("option proxy: {why}")))?
+            }
+            "offline" => self.offline = parse_switch(value).map_err(bad)?,
             _ => {
                 return Err(Error::InvalidArgument(format!(
                     "unknown option key {key:?}; known keys: {}",
@@ -236,6 +290,33 @@ fn parse_url(value: &str) -> Result<String, String> {
         return Err("not a valid URL".into());
     }
     Ok(v.trim_end_matches('/').to_string())
+}
+
+/// `on`/`true`/`1` or `off`/`false`/`0`, in any case (the R and Python
+/// bindings send logicals as `TRUE`/`FALSE`).
+fn parse_switch(value: &str) -> Result<bool, &'static str> {
+    match value.to_ascii_lowercase().as_str() {
+        "on" | "true" | "1" => Ok(true),
+        "off" | "false" | "0" => Ok(false),
+        _ => Err("expected on or off"),
+    }
+}
+
+/// `none`, or an `http://` / `https://` proxy URL that ureq accepts.
+fn parse_proxy(value: &str) -> Result<ProxySetting, String> {
+    let v = value.trim();
+    if v == "none" {
+        return Ok(ProxySetting::Off);
+    }
+    let usable = (v.starts_with("http://") || v.starts_with("https://"))
+        && !v.chars().any(|c| c.is_whitespace() || c.is_control())
+        && ureq::Proxy::new(v).is_ok();
+    if !usable {
+        return Err(
+            "expected none or a proxy URL http://[user:password@]host:port (or https://)".into(),
+        );
+    }
+    Ok(ProxySetting::Url(v.to_string()))
 }
 
 fn parse_seconds(value: &str) -> Result<Duration, String> {
@@ -300,12 +381,24 @@ mod tests {
             ("page_size", "100"),
             ("rate_limit_per_s", "1.5"),
             ("max_features", "10"),
+            ("ca_bundle", file!()),
+            ("proxy", "http://u:p@127.0.0.1:3128"),
+            ("offline", "on"),
         ] {
             c.set(k, v).unwrap();
         }
         assert_eq!(c.index_url, "http://127.0.0.1:1/nldi");
         assert_eq!(c.names, Names::Neutral);
         assert_eq!(c.concurrency, 8);
+        assert!(c.offline);
+        c.set("offline", "FALSE").unwrap();
+        assert!(!c.offline);
+        assert_eq!(
+            c.proxy,
+            ProxySetting::Url("http://u:p@127.0.0.1:3128".into())
+        );
+        c.set("proxy", "none").unwrap();
+        assert_eq!(c.proxy, ProxySetting::Off);
         let e = c.set("colour", "x").unwrap_err();
         assert!(e.to_string().contains("colour"));
     }
@@ -318,7 +411,24 @@ mod tests {
         assert!(c.set("index_url", "ftp://x").is_err());
         assert!(c.set("concurrency", "0").is_err());
         assert!(c.set("tile_url", "http://x/{z}/{x}").is_err());
+        assert!(c.set("ca_bundle", "/no/such/ca.pem").is_err());
+        assert!(c.set("offline", "maybe").is_err());
+        assert!(c.set("proxy", "socks5://127.0.0.1:1080").is_err());
         assert_eq!(c, before);
+    }
+
+    #[test]
+    fn proxy_credentials_stay_out_of_messages_and_debug() {
+        let mut c = Config::default();
+        let e = c.set("proxy", "ftp://agent:s3cret@proxy:1").unwrap_err();
+        assert!(!e.to_string().contains("s3cret"), "{e}");
+        c.set("proxy", "http://agent:s3cret@proxy.example:3128")
+            .unwrap();
+        let shown = format!("{c:?}");
+        assert!(
+            !shown.contains("s3cret") && shown.contains("proxy.example:3128"),
+            "{shown}"
+        );
     }
 
     #[test]

@@ -1,13 +1,18 @@
-//! HTTP core: one ureq agent per context with explicit timeouts, a retry policy
-//! (exponential backoff with jitter, `Retry-After`), a shared rate limit, a
-//! response size cap, and the mapping of statuses to [`Error`] variants.
+//! HTTP core: one ureq agent per context with explicit timeouts, TLS roots
+//! ([`crate::tls`]), a proxy, a retry policy (exponential backoff with jitter,
+//! `Retry-After`), a shared rate limit, a response size cap on the decoded
+//! body, offline mode, and the mapping of statuses to [`Error`] variants.
+//!
+//! Every request of the library passes [`HttpClient::get_conditional`] or
+//! [`HttpClient::post`], so offline mode is enforced here, once: it refuses
+//! before any socket is opened.
 //!
 //! Transport only: it knows no service's documents and no context. Retry
 //! messages go to the log sink the caller passes (the context's observer,
 //! which relays them to the calling thread when the request runs inside
 //! [`crate::parallel::parallel_map`]).
 
-use crate::config::Config;
+use crate::config::{Config, ProxySetting};
 use crate::observer::LogLevel;
 use crate::{Error, Result};
 use std::collections::hash_map::RandomState;
@@ -15,8 +20,9 @@ use std::hash::{BuildHasher, Hasher};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-/// The largest response body read, in bytes (512 MiB); a larger one is an
-/// `Error::Service`. Whole-state flowline pages stay far below this.
+/// The largest response body read, in bytes (512 MiB), counted after gzip
+/// decoding; a larger one is an `Error::Service`. Whole-state flowline pages
+/// stay far below this.
 pub const MAX_RESPONSE_BYTES: u64 = 512 * 1024 * 1024;
 
 /// The first retry waits up to this long; each further retry doubles it.
@@ -73,12 +79,17 @@ impl Response {
     }
 }
 
-/// One ureq agent with the context's timeouts, User-Agent, retry policy,
-/// rate limit and response size cap. Shared by all threads of a context.
+/// One ureq agent with the context's timeouts, User-Agent, TLS roots, proxy,
+/// retry policy, rate limit, response size cap and offline switch. Shared by
+/// all threads of a context.
 pub struct HttpClient {
     agent: ureq::Agent,
     retries: u32,
     rate: Option<RateLimit>,
+    /// Refuse every request (option `offline`).
+    offline: bool,
+    /// The largest decoded body accepted, [`MAX_RESPONSE_BYTES`] unless set.
+    max_body: u64,
 }
 
 /// Requests per second across all threads: the next free start time.
@@ -154,9 +165,16 @@ enum Attempt {
 }
 
 impl HttpClient {
-    /// Builds the agent from the context settings.
+    /// Builds the agent from the context settings. An unusable CA bundle
+    /// (option `ca_bundle` or `SSL_CERT_FILE`, ...) is an
+    /// `Error::InvalidArgument` naming the file.
     pub fn new(config: &Config) -> Result<HttpClient> {
+        let tls = ureq::tls::TlsConfig::builder()
+            .root_certs(crate::tls::root_certs(config.ca_bundle.as_deref())?)
+            .build();
         let agent: ureq::Agent = ureq::Agent::config_builder()
+            .tls_config(tls)
+            .proxy(proxy(&config.proxy)?)
             .timeout_connect(Some(config.connect_timeout))
             .timeout_global(Some(config.timeout))
             .user_agent(config.user_agent.as_str())
@@ -171,7 +189,16 @@ impl HttpClient {
             agent,
             retries: config.retries,
             rate,
+            offline: config.offline,
+            max_body: MAX_RESPONSE_BYTES,
         })
+    }
+
+    /// The same client with a smaller cap on decoded response bodies, for
+    /// embedders short of memory (and tests).
+    pub fn with_response_limit(mut self, bytes: u64) -> HttpClient {
+        self.max_body = bytes.min(MAX_RESPONSE_BYTES);
+        self
     }
 
     /// GET with retries; retry messages go to `log`.
@@ -219,8 +246,16 @@ impl HttpClient {
     }
 
     /// The retry loop: network errors, 408, 429 and 5xx are retried up to
-    /// `retries` times with backoff; everything else returns at once.
+    /// `retries` times with backoff; everything else returns at once. In
+    /// offline mode nothing is sent: an `Error::Network` names the request.
     fn send(&self, request: &Request, log: LogSink) -> Result<Response> {
+        if self.offline {
+            return Err(Error::Network(format!(
+                "offline mode is on (option offline, HYDROPLOT_OFFLINE): {} was not sent, \
+                 and nothing cached or local answers it; turn offline mode off once to fetch it",
+                request.describe()
+            )));
+        }
         let mut retry = 0;
         loop {
             if let Some(rate) = &self.rate {
@@ -268,7 +303,7 @@ impl HttpClient {
         };
         let mut response = match result {
             Ok(r) => r,
-            Err(e) => return network_failure(&what, e),
+            Err(e) => return network_failure(&what, request.url, e, self.max_body),
         };
         let status = response.status().as_u16();
         let headers: Vec<(String, String)> = response
@@ -289,18 +324,13 @@ impl HttpClient {
             });
         }
         if (200..300).contains(&status) {
-            return match response
-                .body_mut()
-                .with_config()
-                .limit(MAX_RESPONSE_BYTES)
-                .read_to_vec()
-            {
+            return match read_capped(response.body_mut(), self.max_body) {
                 Ok(body) => Attempt::Done(Response {
                     status,
                     headers,
                     body,
                 }),
-                Err(e) => network_failure(&what, e),
+                Err(e) => network_failure(&what, request.url, e, self.max_body),
             };
         }
         let body = response
@@ -355,12 +385,84 @@ fn gave_up(error: Error, retries: u32) -> Error {
     }
 }
 
-/// Maps a ureq failure: oversize bodies and bad URLs are final, the rest are
+/// Reads a body, decoded (gzip), up to `limit` bytes: ureq's own limit counts
+/// the bytes on the wire, so a small compressed body could decode to any size.
+fn read_capped(body: &mut ureq::Body, limit: u64) -> std::result::Result<Vec<u8>, ureq::Error> {
+    use std::io::Read;
+    let mut out = Vec::new();
+    body.with_config()
+        .limit(limit)
+        .reader()
+        .take(limit.saturating_add(1))
+        .read_to_end(&mut out)?;
+    if out.len() as u64 > limit {
+        return Err(ureq::Error::BodyExceedsLimit(limit));
+    }
+    Ok(out)
+}
+
+/// The proxy of the agent: the environment's (ureq reads `ALL_PROXY`,
+/// `HTTPS_PROXY`, `HTTP_PROXY` and `NO_PROXY`), none, or the `proxy` option's
+/// URL with the environment's `NO_PROXY` list, as curl and requests apply it.
+fn proxy(setting: &ProxySetting) -> Result<Option<ureq::Proxy>> {
+    let url = match setting {
+        ProxySetting::Environment => return Ok(ureq::Proxy::try_from_env()),
+        ProxySetting::Off => return Ok(None),
+        ProxySetting::Url(url) => url,
+    };
+    let bad = || Error::InvalidArgument("option proxy: not a usable proxy URL".into());
+    let parsed = ureq::Proxy::new(url).map_err(|_| bad())?;
+    let mut builder = ureq::Proxy::builder(parsed.protocol())
+        .host(parsed.host())
+        .port(parsed.port());
+    if let Some(user) = parsed.username() {
+        builder = builder.username(user);
+    }
+    if let Some(password) = parsed.password() {
+        builder = builder.password(password);
+    }
+    let no_proxy = ["NO_PROXY", "no_proxy"]
+        .iter()
+        .find_map(|v| std::env::var(v).ok())
+        .unwrap_or_default();
+    for entry in no_proxy.split(',').map(str::trim).filter(|e| !e.is_empty()) {
+        builder = builder.no_proxy(entry);
+    }
+    builder.build().map(Some).map_err(|_| bad())
+}
+
+/// The host (and port) of a URL, without credentials.
+fn host_of(url: &str) -> &str {
+    split_url(url).1
+}
+
+/// A URL's `scheme://` (empty when none), host without credentials, and
+/// the rest (path, query, fragment).
+fn split_url(url: &str) -> (&str, &str, &str) {
+    let (scheme, rest) = match url.find("://") {
+        Some(i) => (&url[..i + 3], &url[i + 3..]),
+        None => ("", url),
+    };
+    let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let (authority, tail) = rest.split_at(authority_end);
+    let host = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
+    (scheme, host, tail)
+}
+
+/// Maps a ureq failure: oversize bodies, bad URLs and refused certificates
+/// are final (a certificate does not change on a retry), the rest are
 /// network errors worth retrying.
-fn network_failure(what: &str, e: ureq::Error) -> Attempt {
+fn network_failure(what: &str, url: &str, e: ureq::Error, limit: u64) -> Attempt {
+    if let Some(certificate) = crate::tls::certificate_error(&e) {
+        return Attempt::Fail(Error::Network(crate::tls::certificate_message(
+            what,
+            host_of(url),
+            certificate,
+        )));
+    }
     match e {
         ureq::Error::BodyExceedsLimit(_) => Attempt::Fail(Error::Service(format!(
-            "{what} sent a response larger than the {MAX_RESPONSE_BYTES}-byte limit"
+            "{what} sent a response larger than the {limit}-byte limit"
         ))),
         ureq::Error::BadUri(_) | ureq::Error::Http(_) | ureq::Error::InvalidProxyUrl => {
             Attempt::Fail(Error::InvalidArgument(format!(
@@ -410,13 +512,7 @@ fn backoff(retry: u32) -> Duration {
 /// The URL without credentials: no `user:password@`, and the values of
 /// key/token query parameters replaced by `***`.
 pub fn redact_url(url: &str) -> String {
-    let (scheme, rest) = match url.find("://") {
-        Some(i) => (&url[..i + 3], &url[i + 3..]),
-        None => ("", url),
-    };
-    let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
-    let (authority, tail) = rest.split_at(authority_end);
-    let host = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
+    let (scheme, host, tail) = split_url(url);
     let (path, query) = match tail.split_once('?') {
         Some((p, q)) => (p, Some(q)),
         None => (tail, None),

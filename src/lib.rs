@@ -26,6 +26,7 @@ pub mod plot;
 pub mod render;
 pub mod services;
 pub mod table;
+pub mod tls;
 pub mod trace;
 
 pub use context::Context;

@@ -6,7 +6,7 @@ use std::path::Path;
 
 /// The layers of docs/architecture.md, bottom up.
 const LAYERS: &[&[&str]] = &[
-    &["error", "config", "observer", "feature"],
+    &["error", "config", "observer", "feature", "tls"],
     &[
         "http",
         "parallel",

@@ -189,6 +189,8 @@ fn serve_connection(mut stream: TcpStream, shared: &Shared) {
             }
             _ => route(&request, shared),
         };
+        let reply =
+            super::gzip::compress_if_accepted(reply, &request, shared.gzip.load(Ordering::Relaxed));
         let written = match fault {
             Some(FaultKind::TruncatedBody) => {
                 let half = reply.body.len() / 2;

@@ -12,13 +12,17 @@
 //! - [`data`]: the fixture data, loaded once per process, and upstream navigation.
 //! - `http`: the HTTP/1.1 server (keep-alive, Content-Length bodies, faults).
 //! - `index`, `fabric`, `flowtrace`, `tiles`: the endpoints.
+//! - `tls`: the HTTPS front ([`MockServer::start_https`]); `gzip`: compressed
+//!   answers ([`MockServer::set_gzip`]).
 
 pub mod data;
 mod fabric;
 mod flowtrace;
+mod gzip;
 mod http;
 mod index;
 mod tiles;
+mod tls;
 
 use hydroplot::config::{Config, Names};
 use hydroplot::context::Context;
@@ -28,6 +32,7 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 pub use tiles::tile_color;
+pub use tls::TlsIdentity;
 
 /// The default maximum `limit` of the mock fabric service (pygeoapi's clamp).
 pub const DEFAULT_MAX_LIMIT: usize = 10_000;
@@ -91,6 +96,8 @@ struct Shared {
     unordered: AtomicBool,
     /// Leave `numberMatched` out of items pages (pygeoapi may).
     uncounted: AtomicBool,
+    /// Compress answers for clients that accept gzip (pygeoapi's `server.gzip`).
+    gzip: AtomicBool,
     /// Counts unordered answers, so each gets its own order.
     shuffles: AtomicU64,
     /// The sorted selections of recent items queries.
@@ -135,6 +142,8 @@ pub struct MockServer {
     shared: Arc<Shared>,
     port: u16,
     acceptor: Option<JoinHandle<()>>,
+    /// The HTTPS front, when served over TLS.
+    front: Option<tls::Front>,
 }
 
 impl MockServer {
@@ -146,7 +155,7 @@ impl MockServer {
 
     /// Serves on `port` (0 = a free one).
     pub fn start_on(port: u16) -> hydroplot::Result<MockServer> {
-        MockServer::serve(data::Data::shared()?, port)
+        MockServer::serve(data::Data::shared()?, port, None)
     }
 
     /// Serves the GeoPackages `files` instead of the fixtures (benchmarks),
@@ -155,10 +164,16 @@ impl MockServer {
         files: &[std::path::PathBuf],
         port: u16,
     ) -> hydroplot::Result<MockServer> {
-        MockServer::serve(Arc::new(data::Data::load_from(files)?), port)
+        MockServer::serve(Arc::new(data::Data::load_from(files)?), port, None)
     }
 
-    fn serve(data: Arc<data::Data>, port: u16) -> hydroplot::Result<MockServer> {
+    /// Serves `data` on `port`; the links the services write start with
+    /// `public_url` (the HTTPS front's), else `http://127.0.0.1:<port>`.
+    fn serve(
+        data: Arc<data::Data>,
+        port: u16,
+        public_url: Option<String>,
+    ) -> hydroplot::Result<MockServer> {
         let listener = std::net::TcpListener::bind(("127.0.0.1", port)).map_err(|e| {
             hydroplot::Error::Io(format!(
                 "the mock server cannot listen on 127.0.0.1:{port}: {e}"
@@ -170,13 +185,14 @@ impl MockServer {
             .port();
         let shared = Arc::new(Shared {
             data,
-            base_url: format!("http://127.0.0.1:{port}"),
+            base_url: public_url.unwrap_or_else(|| format!("http://127.0.0.1:{port}")),
             requests: Mutex::new(Vec::new()),
             faults: Mutex::new(Vec::new()),
             max_limit: AtomicUsize::new(DEFAULT_MAX_LIMIT),
             neutral: AtomicBool::new(false),
             unordered: AtomicBool::new(false),
             uncounted: AtomicBool::new(false),
+            gzip: AtomicBool::new(false),
             shuffles: AtomicU64::new(0),
             selections: fabric::Selections::default(),
             stop: AtomicBool::new(false),
@@ -186,10 +202,11 @@ impl MockServer {
             shared,
             port,
             acceptor: Some(acceptor),
+            front: None,
         })
     }
 
-    /// `http://127.0.0.1:<port>`.
+    /// `http://127.0.0.1:<port>` (`https://` for [`MockServer::start_https`]).
     pub fn base_url(&self) -> String {
         self.shared.base_url.clone()
     }
@@ -263,6 +280,12 @@ impl MockServer {
     /// order, as a database without `ORDER BY` may (default off).
     pub fn set_unordered(&self, on: bool) {
         self.shared.unordered.store(on, Ordering::Relaxed);
+    }
+
+    /// With `on`, answers are gzip-compressed for clients that send
+    /// `Accept-Encoding: gzip`, as pygeoapi with `server.gzip` (default off).
+    pub fn set_gzip(&self, on: bool) {
+        self.shared.gzip.store(on, Ordering::Relaxed);
     }
 
     /// With `on` (the default), items pages state `numberMatched`; off,

@@ -91,7 +91,9 @@ impl FfiContext {
 /// \par Errors
 /// - `HYDROPLOT_ERR_NULL_ARGUMENT`: `out` is NULL.
 /// - `HYDROPLOT_ERR_INVALID_ARGUMENT`: an environment variable holds an invalid
-///   value or is not UTF-8; the message names the variable.
+///   value or is not UTF-8, or the CA bundle named by `SSL_CERT_FILE`,
+///   `REQUESTS_CA_BUNDLE` or `CURL_CA_BUNDLE` holds no PEM certificate; the
+///   message names the variable.
 ///
 /// \par Ownership
 /// On success the caller owns `*out`; free it once with
@@ -120,7 +122,25 @@ pub extern "C" fn hydroplot_context_new(out: *mut *mut hydroplot_context) -> hyd
 /// defaults and ranges): `index_url`, `process_url`, `fabric_url`, `names`,
 /// `tile_url`, `tile_cache_dir`, `tile_cache` (`on`/`off`), `timeout_s`,
 /// `connect_timeout_s`, `retries`, `concurrency`, `user_agent`, `page_size`,
-/// `rate_limit_per_s`, `max_features`.
+/// `rate_limit_per_s`, `max_features`, `ca_bundle`, `proxy`, `offline`
+/// (`on`/`off`). docs/network.md says what a user behind an agency network sets.
+///
+/// `ca_bundle` names a PEM file of root certificates trusted besides the
+/// bundled Mozilla roots and the operating system's store (an agency's
+/// TLS-inspecting root, for one). Unset, the first of the environment
+/// variables `SSL_CERT_FILE`, `REQUESTS_CA_BUNDLE`, `CURL_CA_BUNDLE` that is
+/// set serves. No option turns certificate verification off; a refused
+/// certificate is `HYDROPLOT_ERR_NETWORK` at once (no retry), naming the host,
+/// the reason and the remedy.
+///
+/// `proxy` is `http://[user:password@]host:port` (or `https://`), or `none`
+/// to ignore the environment; unset, `HTTPS_PROXY`, `HTTP_PROXY`, `ALL_PROXY`
+/// serve. `NO_PROXY` applies either way. Credentials never appear in messages.
+///
+/// `offline` on: no request is ever sent. The plot-data cache and local
+/// GeoPackages serve, tiles come from the tile cache whatever their age (a
+/// missing tile is blank, with one warning), and anything else fails at once
+/// with `HYDROPLOT_ERR_NETWORK` naming offline mode and the request.
 ///
 /// `user_agent` replaces the User-Agent, `hydroplot/<version>` by default. Tile
 /// providers (OpenStreetMap's usage policy, for one) ask heavy users for a way to
@@ -136,8 +156,10 @@ pub extern "C" fn hydroplot_context_new(out: *mut *mut hydroplot_context) -> hyd
 /// \par Errors
 /// - `HYDROPLOT_ERR_NULL_ARGUMENT`: `ctx`, `key` or `value` is NULL.
 /// - `HYDROPLOT_ERR_INVALID_ARGUMENT`: an unknown key, an invalid value (out of
-///   range, not a number, an empty or non-printable user agent, ...), or a
-///   string that is not UTF-8; the message names the key.
+///   range, not a number, an empty or non-printable user agent, a `ca_bundle`
+///   that is no file or holds no PEM certificate, a proxy that is not an
+///   `http(s)://` URL, ...), or a string that is not UTF-8; the message names
+///   the key (never a proxy's credentials).
 ///
 /// \par Ownership
 /// `key` and `value` are copied; the caller keeps them.

@@ -314,13 +314,13 @@ pub fn draw_basemap(
     );
 }
 
-/// One tile: from the cache when fresh; when expired, revalidated with the
-/// server (`304 Not Modified` renews the entry, no download); else fetched
-/// from the server (then cached).
+/// One tile: from the cache when fresh (or, in offline mode, whatever its
+/// age); when expired, revalidated with the server (`304 Not Modified`
+/// renews the entry, no download); else fetched from the server (then cached).
 fn fetch_tile(ctx: &Context, cache: Option<&TileCache>, url: &str) -> Fetched {
     let cached = cache.and_then(|c| c.lookup(url));
     let stale = match cached {
-        Some(entry) if entry.is_fresh() => match decode(&entry.body) {
+        Some(entry) if entry.is_fresh() || ctx.config.offline => match decode(&entry.body) {
             Ok(p) => return fetched(Ok(p), None),
             Err(_) => None,
         },

@@ -58,6 +58,13 @@ class Context:
     bad value raises :class:`HydroplotError`). A context may be shared by many
     threads; its requests, from all of them together, respect
     ``rate_limit_per_s``. It is freed with the object.
+
+    Behind an agency network (docs/network.md): ``ca_bundle="agency-root.pem"``
+    (else ``SSL_CERT_FILE``, ``REQUESTS_CA_BUNDLE``, ``CURL_CA_BUNDLE`` serve),
+    ``proxy="http://user:password@proxy:3128"`` or ``proxy="none"``. With
+    ``offline=True`` (or ``HYDROPLOT_OFFLINE=1``) no request is ever sent: the
+    plot-data cache, local GeoPackages and the tile cache serve, anything else
+    raises at once naming offline mode.
     """
 
     def __init__(self, **options):

@@ -4,6 +4,12 @@
 #' (`index_url`, `fabric_url`, `tile_url`, `tile_cache_dir`, `timeout_s`,
 #' `retries`, `concurrency`, `rate_limit_per_s`, `max_features`, ...),
 #' applied after the defaults and the `HYDROPLOT_*` environment variables.
+#' Behind an agency network (docs/network.md): `ca_bundle = "agency-root.pem"`
+#' (else `SSL_CERT_FILE`, `REQUESTS_CA_BUNDLE`, `CURL_CA_BUNDLE` serve, as
+#' for curl), `proxy = "http://user:password@proxy:3128"` or `proxy = "none"`.
+#' With `offline = TRUE` (or `HYDROPLOT_OFFLINE=1`) no request is ever sent:
+#' the plot-data cache, local GeoPackages and the tile cache serve, anything
+#' else fails at once naming offline mode.
 #' A context is freed by the garbage collector; it does not survive saving
 #' the session.
 #' @param ... named options, e.g. `index_url = "http://127.0.0.1:8080/nldi"`.

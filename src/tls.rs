@@ -1,0 +1,150 @@
+//! TLS trust: which root certificates a context trusts, and what a
+//! certificate failure tells the user.
+//!
+//! The roots are the union of three sources, so an agency's root certificate
+//! works wherever the user put it: Mozilla's roots compiled in (a machine
+//! without a system store still works), the operating system's store
+//! (`rustls-native-certs`: the distribution's bundle, or `SSL_CERT_FILE` /
+//! `SSL_CERT_DIR` when set, as OpenSSL reads them), and a PEM bundle named by
+//! the `ca_bundle` option, else by the first of [`CA_BUNDLE_VARIABLES`] that
+//! is set. Nothing here ever turns verification off.
+
+use crate::{Error, Result};
+use std::collections::HashSet;
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use ureq::tls::{Certificate, PemItem, RootCerts};
+
+/// The environment variables naming a CA bundle when the `ca_bundle` option
+/// is unset, in the order they are tried (OpenSSL's, Python requests', curl's).
+pub const CA_BUNDLE_VARIABLES: [&str; 3] =
+    ["SSL_CERT_FILE", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE"];
+
+/// The CA bundle to add to the roots and where it was named: `option`
+/// (the `ca_bundle` option or `HYDROPLOT_CA_BUNDLE`) wins, else the first
+/// non-empty variable of [`CA_BUNDLE_VARIABLES`].
+pub fn bundle_path(option: Option<&Path>) -> Option<(PathBuf, String)> {
+    if let Some(path) = option {
+        return Some((path.to_path_buf(), "option ca_bundle".to_string()));
+    }
+    CA_BUNDLE_VARIABLES.iter().find_map(|var| {
+        let value = std::env::var_os(var).filter(|v| !v.is_empty())?;
+        Some((PathBuf::from(value), format!("environment variable {var}")))
+    })
+}
+
+/// The trusted roots: the compiled-in Mozilla roots, the system store and
+/// the CA bundle (see [`bundle_path`]). A bundle that cannot be read or holds
+/// no certificate is an `Error::InvalidArgument` naming the file and where
+/// it was named; an unreadable system store only loses its certificates.
+pub fn root_certs(ca_bundle: Option<&Path>) -> Result<RootCerts> {
+    let bundled = webpki_root_certs::TLS_SERVER_ROOT_CERTS
+        .iter()
+        .map(|c| Certificate::from_der(c.as_ref()).to_owned());
+    let mut roots: Vec<Certificate<'static>> = bundled.collect();
+    roots.extend(system_store().iter().cloned());
+    if let Some((path, origin)) = bundle_path(ca_bundle) {
+        roots.extend(read_bundle(&path).map_err(|why| {
+            Error::InvalidArgument(format!("the CA bundle {} ({origin}) {why}", path.display()))
+        })?);
+    }
+    // The system bundle repeats most bundled roots (and its directory the
+    // bundle file): each root once keeps the store ureq builds small.
+    let mut seen = HashSet::new();
+    roots.retain(|c| seen.insert(c.der().to_vec()));
+    Ok(RootCerts::from(roots))
+}
+
+/// The system store's certificates, read once per process for each value of
+/// `SSL_CERT_FILE` / `SSL_CERT_DIR` (a context is rebuilt on every option set).
+fn system_store() -> Arc<Vec<Certificate<'static>>> {
+    type Loaded = Option<(Vec<Option<OsString>>, Arc<Vec<Certificate<'static>>>)>;
+    static LOADED: Mutex<Loaded> = Mutex::new(None);
+    let key: Vec<Option<OsString>> = ["SSL_CERT_FILE", "SSL_CERT_DIR"]
+        .iter()
+        .map(std::env::var_os)
+        .collect();
+    let mut loaded = LOADED.lock().unwrap_or_else(|p| p.into_inner());
+    match &*loaded {
+        Some((k, certs)) if *k == key => certs.clone(),
+        _ => {
+            let certs: Arc<Vec<_>> = Arc::new(
+                rustls_native_certs::load_native_certs()
+                    .certs
+                    .iter()
+                    .map(|c| Certificate::from_der(c.as_ref()).to_owned())
+                    .collect(),
+            );
+            *loaded = Some((key, certs.clone()));
+            certs
+        }
+    }
+}
+
+/// The certificates of a PEM file (other PEM items, such as keys, are
+/// skipped); `Err` says why the file is unusable.
+fn read_bundle(path: &Path) -> std::result::Result<Vec<Certificate<'static>>, String> {
+    let pem = std::fs::read(path).map_err(|e| format!("cannot be read: {e}"))?;
+    let mut certs = Vec::new();
+    for item in ureq::tls::parse_pem(&pem) {
+        match item {
+            Ok(PemItem::Certificate(c)) => certs.push(c),
+            Ok(_) => {}
+            Err(e) => return Err(format!("is not valid PEM: {e}")),
+        }
+    }
+    if certs.is_empty() {
+        return Err("holds no PEM certificate (-----BEGIN CERTIFICATE-----)".into());
+    }
+    Ok(certs)
+}
+
+/// The certificate error inside a ureq failure, if it is one.
+pub fn certificate_error(e: &ureq::Error) -> Option<&rustls::CertificateError> {
+    let rustls_error = match e {
+        ureq::Error::Rustls(r) => r,
+        ureq::Error::Io(io) => io.get_ref()?.downcast_ref::<rustls::Error>()?,
+        _ => return None,
+    };
+    match rustls_error {
+        rustls::Error::InvalidCertificate(c) => Some(c),
+        _ => None,
+    }
+}
+
+/// The message for a certificate `error` of `host`: the reason in words
+/// and what to do about it.
+pub fn certificate_message(what: &str, host: &str, error: &rustls::CertificateError) -> String {
+    use rustls::CertificateError as C;
+    let (reason, hint) = match error {
+        C::UnknownIssuer => (
+            "unknown issuer: no trusted certificate authority signed it".to_string(),
+            "If your network inspects TLS with its own root certificate, name that \
+             certificate's PEM file with the option ca_bundle (HYDROPLOT_CA_BUNDLE) or \
+             SSL_CERT_FILE, or add it to the operating system's certificate store",
+        ),
+        C::Expired | C::ExpiredContext { .. } => (
+            "expired".to_string(),
+            "Check the computer's clock; if it is right, the server's certificate has run out \
+             (an inspecting proxy's own root goes in ca_bundle or SSL_CERT_FILE)",
+        ),
+        C::NotValidYet | C::NotValidYetContext { .. } => {
+            ("not valid yet".to_string(), "Check the computer's clock")
+        }
+        C::NotValidForName | C::NotValidForNameContext { .. } => (
+            format!("wrong name: the certificate is not issued for {host}"),
+            "Check the host in the service URL; a proxy that inspects TLS must present a \
+             certificate for the host asked for (its root goes in ca_bundle or SSL_CERT_FILE)",
+        ),
+        other => (
+            format!("{other:?}"),
+            "Name the root certificate of your network with the option ca_bundle \
+             (HYDROPLOT_CA_BUNDLE) or SSL_CERT_FILE",
+        ),
+    };
+    format!(
+        "{what}: the TLS certificate of {host} was refused ({reason}). {hint}. \
+         Certificate verification cannot be turned off."
+    )
+}
