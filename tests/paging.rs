@@ -77,36 +77,46 @@ fn distinct(d: &PlotData, layer: Layer, key: &str) -> usize {
     ids.len()
 }
 
-fn flowline_pages(log: &[LoggedRequest]) -> Vec<&LoggedRequest> {
+/// The published counts upstream of comid 13293970, each feature once.
+fn assert_upstream_counts(d: &PlotData) {
+    assert_eq!(distinct(d, Layer::Flowline, "comid"), 251);
+    assert_eq!(distinct(d, Layer::Catchment, "featureid"), 250);
+}
+
+/// The published counts of [`bbox_at_stream_order_2`], each flowline once.
+fn assert_bbox_counts(d: &PlotData) {
+    assert_eq!(distinct(d, Layer::Flowline, "comid"), 76);
+    let waterbodies = d.layer(Layer::NetworkWtbd).len() + d.layer(Layer::OffNetworkWtbd).len();
+    assert_eq!(waterbodies, 10 + 43);
+}
+
+/// The data of `req`, which must succeed.
+fn plot(ctx: &Context, req: &PlotRequest) -> PlotData {
+    plot_hydro(ctx, req, None).unwrap().data
+}
+
+/// The query strings of the flowline items requests in `log`, in order.
+fn flowline_queries(log: &[LoggedRequest]) -> Vec<&str> {
     log.iter()
         .filter(|r| r.path.ends_with("/nhdflowline_network/items"))
+        .map(|r| r.query.as_str())
         .collect()
 }
 
 #[test]
 fn a_cursor_server_gives_the_published_counts_with_no_duplicates() {
     let (server, ctx, _) = setup(Paging::Cursor);
-    let d = plot_hydro(&ctx, &upstream_of_13293970(), None)
-        .unwrap()
-        .data;
-    assert_eq!(distinct(&d, Layer::Flowline, "comid"), 251);
-    assert_eq!(distinct(&d, Layer::Catchment, "featureid"), 250);
+    assert_upstream_counts(&plot(&ctx, &upstream_of_13293970()));
 
     server.clear_requests();
-    let d = plot_hydro(&ctx, &bbox_at_stream_order_2(), None)
-        .unwrap()
-        .data;
-    assert_eq!(distinct(&d, Layer::Flowline, "comid"), 76);
-    let waterbodies = d.layer(Layer::NetworkWtbd).len() + d.layer(Layer::OffNetworkWtbd).len();
-    assert_eq!(waterbodies, 10 + 43);
+    assert_bbox_counts(&plot(&ctx, &bbox_at_stream_order_2()));
     // 76 flowlines in pages of 20: the first page, then the three pages
     // the cursors lead to, each requested once.
     let log = server.requests();
-    let pages = flowline_pages(&log);
+    let pages = flowline_queries(&log);
     assert_eq!(pages.len(), 4, "{pages:#?}");
-    assert!(pages[1..].iter().all(|r| r.query.contains("cursor=")));
-    let distinct_pages: HashSet<&str> = pages.iter().map(|r| r.query.as_str()).collect();
-    assert_eq!(distinct_pages.len(), 4);
+    assert!(pages[1..].iter().all(|q| q.contains("cursor=")));
+    assert_eq!(pages.iter().collect::<HashSet<_>>().len(), 4);
 }
 
 #[test]
@@ -120,10 +130,10 @@ fn an_endless_server_fails_naming_the_url_after_two_requests() {
         assert!(matches!(e, Error::Service(_)), "{e:?}");
         let message = e.to_string();
         let log = server.requests();
-        let pages = flowline_pages(&log);
+        let pages = flowline_queries(&log);
         // The first page, then its next link: the same features again.
         assert_eq!(pages.len(), 2, "numberMatched {counted}: {pages:#?}");
-        let repeated = format!("{}{}?{}", server.base_url(), pages[1].path, pages[1].query);
+        let repeated = format!("{}{}?{}", server.base_url(), log[1].path, pages[1]);
         assert!(
             message.contains(&repeated) && message.contains("repeats"),
             "{message}"
@@ -136,18 +146,13 @@ fn an_endless_server_fails_naming_the_url_after_two_requests() {
 fn a_server_that_cannot_sort_is_paged_without_sortby_with_a_warning() {
     let (server, ctx, warnings) = setup(Paging::Offset);
     server.set_sortable(false);
-    let d = plot_hydro(&ctx, &bbox_at_stream_order_2(), None)
-        .unwrap()
-        .data;
-    assert_eq!(distinct(&d, Layer::Flowline, "comid"), 76);
-    let waterbodies = d.layer(Layer::NetworkWtbd).len() + d.layer(Layer::OffNetworkWtbd).len();
-    assert_eq!(waterbodies, 10 + 43);
+    assert_bbox_counts(&plot(&ctx, &bbox_at_stream_order_2()));
     // Flowlines: the refused sorted page, then 4 pages of 20 without sortby.
     let log = server.requests();
-    let pages = flowline_pages(&log);
+    let pages = flowline_queries(&log);
     assert_eq!(pages.len(), 5, "{pages:#?}");
-    assert!(pages[0].query.contains("sortby=comid"));
-    assert!(pages[1..].iter().all(|r| !r.query.contains("sortby")));
+    assert!(pages[0].contains("sortby=comid"));
+    assert!(pages[1..].iter().all(|q| !q.contains("sortby")));
     let warned = warnings.0.lock().unwrap().clone();
     let about_flowlines: Vec<&String> = warned
         .iter()
@@ -156,9 +161,5 @@ fn a_server_that_cannot_sort_is_paged_without_sortby_with_a_warning() {
     assert_eq!(about_flowlines.len(), 1, "{warned:#?}");
 
     // The same through the upstream pipeline: the published counts.
-    let d = plot_hydro(&ctx, &upstream_of_13293970(), None)
-        .unwrap()
-        .data;
-    assert_eq!(distinct(&d, Layer::Flowline, "comid"), 251);
-    assert_eq!(distinct(&d, Layer::Catchment, "featureid"), 250);
+    assert_upstream_counts(&plot(&ctx, &upstream_of_13293970()));
 }
