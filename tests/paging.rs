@@ -3,13 +3,15 @@
 //! ignored, no `numberMatched`), by `next` links that lead back to the
 //! first page forever, and without `sortby` (a 400, as pygeoapi answers for
 //! a provider that cannot sort). Counts are the published nhdplusTools
-//! figures for the Yahara sample; pages of 20 make every query page.
+//! figures for the Yahara sample; pages of 20 make every query page. The
+//! last test runs the `hydroplot` command line against the same servers.
 
 use hydroplot::context::{LogLevel, Observer};
 use hydroplot::plot::{plot_hydro, Layer, Outlet, PlotData, PlotRequest};
 use hydroplot::{Context, Error};
 use hydroplot_mock::{context, LoggedRequest, MockServer, Paging};
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
+use std::process::{Command, Output};
 use std::sync::{Arc, Mutex};
 
 /// Requests a client may make before the mock answers only 503s: far more
@@ -162,4 +164,58 @@ fn a_server_that_cannot_sort_is_paged_without_sortby_with_a_warning() {
 
     // The same through the upstream pipeline: the published counts.
     assert_upstream_counts(&plot(&ctx, &upstream_of_13293970()));
+}
+
+/// `hydroplot plot ARGS --no-plot --no-cache` on `server`'s services with
+/// pages of 20, as a user runs it.
+fn cli_plot(server: &MockServer, args: &[&str]) -> Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_hydroplot"));
+    for (k, _) in std::env::vars() {
+        if k.starts_with("HYDROPLOT_") {
+            cmd.env_remove(k);
+        }
+    }
+    cmd.arg("plot").args(args).args(["--no-plot", "--no-cache"]);
+    for option in [
+        format!("index_url={}", server.index_url()),
+        format!("fabric_url={}", server.fabric_url()),
+        "page_size=20".to_string(),
+    ] {
+        cmd.args(["--option", &option]);
+    }
+    cmd.output().unwrap()
+}
+
+#[test]
+fn the_command_line_pages_a_cursor_server_and_stops_an_endless_one() {
+    let (server, _, _) = setup(Paging::Cursor);
+    let out = cli_plot(&server, &["--comid", "13293970"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // "flowline     251 features" and so on, a line per layer.
+    let counts: HashMap<&str, &str> = stdout
+        .lines()
+        .filter_map(|l| {
+            let mut words = l.split_whitespace();
+            Some((words.next()?, words.next()?))
+        })
+        .collect();
+    assert_eq!(counts.get("flowline"), Some(&"251"), "{stdout}");
+    assert_eq!(counts.get("catchment"), Some(&"250"), "{stdout}");
+
+    let (server, _, _) = setup(Paging::Endless);
+    let out = cli_plot(
+        &server,
+        &["--bbox", "-89.56684,42.99816,-89.24681,43.17192"],
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    let log = server.requests();
+    assert_eq!(log.len(), 2, "{log:#?}");
+    let repeated = format!("{}{}?{}", server.base_url(), log[1].path, log[1].query);
+    assert!(stderr.contains(&repeated), "{stderr}");
 }
