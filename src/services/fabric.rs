@@ -438,20 +438,32 @@ fn path_and_query(url: &str) -> (&str, &str) {
 /// a `next` link elsewhere is not followed (requests go to the configured
 /// service only).
 fn followable(href: &str, fabric_url: &str) -> Result<String> {
-    let origin = |url: &str| -> String {
-        let (scheme, rest) = url.split_once("://").unwrap_or(("", url));
-        let host = rest.split(['/', '?', '#']).next().unwrap_or("");
-        format!("{}://{}", scheme, host).to_ascii_lowercase()
-    };
     let own = origin(fabric_url);
-    if origin(href) == own && href.contains("://") {
+    if href.contains("://") && origin(href) == own {
         Ok(href.to_string())
     } else {
         Err(Error::Service(format!(
-            "the fabric service's next link {:?} is not on {own}; it is not followed",
+            "the fabric service's next link {} is not on {own}; it is not followed",
             redact_url(href)
         )))
     }
+}
+
+/// `scheme://host[:port]` of an absolute URL, lower-case, without
+/// credentials and without the scheme's default port (pygeoapi writes
+/// `https://host:443/...`).
+fn origin(url: &str) -> String {
+    let (scheme, rest) = url.split_once("://").unwrap_or(("", url));
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
+    let host = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
+    let (scheme, host) = (scheme.to_ascii_lowercase(), host.to_ascii_lowercase());
+    let default_port = match scheme.as_str() {
+        "https" => ":443",
+        "http" => ":80",
+        _ => "",
+    };
+    let host = host.strip_suffix(default_port).unwrap_or(&host);
+    format!("{scheme}://{host}")
 }
 
 /// The pages of one query, each feature id once.
@@ -479,4 +491,45 @@ fn add_unique(out: &mut Unique, page: Table) -> usize {
     out.rows += kept;
     out.tables.push(page);
     kept
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A next link as pygeoapi writes it (host with its default port, `f`,
+    /// parameters in its own order and encoding).
+    const PYGEOAPI_NEXT: &str = "https://api.water.usgs.gov:443/fabric/pygeoapi/collections/nhdflowline_network/items?offset=500&f=json&bbox=-89.5,42.9,-89.2,43.1&filter=streamorde+%3E+1&limit=500&sortby=comid";
+    const PREDICTED: &str = "https://api.water.usgs.gov/fabric/pygeoapi/collections/nhdflowline_network/items?bbox=-89.5,42.9,-89.2,43.1&filter=streamorde%20%3E%201&limit=500&offset=500&sortby=comid";
+
+    #[test]
+    fn a_pygeoapi_next_link_agrees_with_the_predicted_offset() {
+        assert!(agrees(PYGEOAPI_NEXT, PREDICTED, 500));
+        assert!(!agrees(PYGEOAPI_NEXT, PREDICTED, 1000), "another offset");
+        let cursor = PYGEOAPI_NEXT.replace("offset=500", "offset=500&cursor=a1b2");
+        assert!(!agrees(&cursor, PREDICTED, 500), "a cursor");
+        let no_offset = PYGEOAPI_NEXT.replace("offset=500&", "");
+        assert!(!agrees(&no_offset, PREDICTED, 500));
+        let elsewhere = PYGEOAPI_NEXT.replace("nhdflowline_network", "catchmentsp");
+        assert!(!agrees(&elsewhere, PREDICTED, 500), "another path");
+    }
+
+    #[test]
+    fn next_links_are_followed_on_the_services_own_origin_only() {
+        let fabric = "https://api.water.usgs.gov/fabric/pygeoapi";
+        assert_eq!(
+            followable(PYGEOAPI_NEXT, fabric).as_deref(),
+            Ok(PYGEOAPI_NEXT)
+        );
+        assert!(followable("HTTPS://API.water.usgs.gov/x?cursor=1", fabric).is_ok());
+        for foreign in [
+            "https://example.com/fabric/pygeoapi/collections/x/items?cursor=1",
+            "http://api.water.usgs.gov/fabric/pygeoapi/collections/x/items?cursor=1",
+            "https://api.water.usgs.gov:8443/x?cursor=1",
+            "/fabric/pygeoapi/collections/x/items?cursor=1",
+        ] {
+            let e = followable(foreign, fabric).unwrap_err();
+            assert!(matches!(e, Error::Service(_)), "{foreign}: {e}");
+        }
+    }
 }
