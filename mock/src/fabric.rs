@@ -6,8 +6,9 @@
 //! Query: `bbox`, `filter` (CQL2 text `<property> <op> <value>`), `limit`
 //! (default 10, clamped to the server's maximum), `offset`, `properties`,
 //! `skipGeometry`, `sortby` (`prop`, `+prop`, `-prop`; stable), property
-//! equality (`comid=13293454`, as pygeoapi allows); `f`, `bbox-crs` and
-//! `filter-lang` are ignored. Any other parameter is a 400. A POST body is
+//! equality (`comid=13293454`, as pygeoapi allows), `cursor` (on a cursor
+//! server only); `f`, `bbox-crs` and `filter-lang` are ignored. Any other
+//! parameter is a 400. A POST body is
 //! a CQL2-JSON `in` filter on an integer property (the router checks its
 //! content type). Only the collection names of the served profile exist.
 //!
