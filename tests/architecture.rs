@@ -1,7 +1,8 @@
 //! docs/architecture.md stays true: each top-level module of `src/` uses
-//! only modules of lower layers (so there is no circle between modules).
+//! only modules of lower layers (so there is no circle between modules),
+//! and the files of the dev-only mock crate import each other in no circle.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 /// The layers of docs/architecture.md, bottom up.
@@ -87,4 +88,136 @@ fn every_module_uses_only_lower_layers() {
         "arrows against the layers:\n{}",
         wrong.join("\n")
     );
+}
+
+/// The code of a source file without comments and its test module.
+fn code_of(source: &str) -> String {
+    let code = source.split("#[cfg(test)]").next().unwrap_or(source);
+    code.lines()
+        .map(|l| l.split("//").next().unwrap_or(""))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The first path segments after each `prefix` in `code`: `a` for
+/// `prefix a::b`, `a` and `b` for `prefix {a, b::c}`.
+fn segments_after(code: &str, prefix: &str) -> BTreeSet<String> {
+    let ident = |s: &str| -> String {
+        s.trim_start()
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+            .collect()
+    };
+    code.match_indices(prefix)
+        .filter(|(i, _)| {
+            // `prefix` as a whole path segment (not `hydroplot::http::`).
+            let before = code[..*i].chars().next_back();
+            !before.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_' || c == ':')
+        })
+        .flat_map(|(i, _)| {
+            let rest = &code[i + prefix.len()..];
+            match rest.strip_prefix('{') {
+                Some(group) => group
+                    .split('}')
+                    .next()
+                    .unwrap_or("")
+                    .split(',')
+                    .map(ident)
+                    .collect(),
+                None => vec![ident(rest)],
+            }
+        })
+        .filter(|s| !s.is_empty())
+        .collect()
+}
+
+/// A circle in `edges`, as the files along it, if there is one.
+fn find_circle(edges: &BTreeMap<String, BTreeSet<String>>) -> Option<Vec<String>> {
+    fn visit(
+        node: &str,
+        edges: &BTreeMap<String, BTreeSet<String>>,
+        path: &mut Vec<String>,
+        done: &mut BTreeSet<String>,
+    ) -> Option<Vec<String>> {
+        if let Some(at) = path.iter().position(|n| n == node) {
+            let mut circle = path[at..].to_vec();
+            circle.push(node.to_string());
+            return Some(circle);
+        }
+        if done.contains(node) {
+            return None;
+        }
+        path.push(node.to_string());
+        for next in edges.get(node).into_iter().flatten() {
+            if let Some(circle) = visit(next, edges, path, done) {
+                return Some(circle);
+            }
+        }
+        path.pop();
+        done.insert(node.to_string());
+        None
+    }
+    let mut done = BTreeSet::new();
+    edges
+        .keys()
+        .find_map(|node| visit(node, edges, &mut Vec::new(), &mut done))
+}
+
+/// Which files of the mock library use which: `lib` (the crate root) uses
+/// module `m` where it writes `m::`; a module uses the module it names with
+/// `super::` or `crate::`, and the root for any other item named that way.
+fn mock_file_uses() -> BTreeMap<String, BTreeSet<String>> {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("mock/src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    let code: BTreeMap<String, String> = files
+        .iter()
+        .filter(|f| !f.ends_with("main.rs")) // the binary, another crate
+        .map(|f| {
+            let stem = f.file_stem().unwrap().to_string_lossy().into_owned();
+            (stem, code_of(&std::fs::read_to_string(f).unwrap()))
+        })
+        .collect();
+    let modules: BTreeSet<&String> = code.keys().filter(|m| *m != "lib").collect();
+    let mut edges = BTreeMap::new();
+    for (file, code) in &code {
+        let used: BTreeSet<String> = if file == "lib" {
+            modules
+                .iter()
+                .filter(|m| !segments_after(code, &format!("{m}::")).is_empty())
+                .map(|m| m.to_string())
+                .collect()
+        } else {
+            let mut named = segments_after(code, "super::");
+            named.extend(segments_after(code, "crate::"));
+            named
+                .into_iter()
+                .map(|n| {
+                    if modules.contains(&n) {
+                        n
+                    } else {
+                        "lib".into()
+                    }
+                })
+                .filter(|n| n != file)
+                .collect()
+        };
+        edges.insert(file.clone(), used);
+    }
+    edges
+}
+
+#[test]
+fn the_mock_files_import_each_other_in_no_circle() {
+    let edges = mock_file_uses();
+    assert!(
+        edges["http"].contains("fabric") && edges["lib"].contains("http"),
+        "the check sees the router's arrows: {edges:?}"
+    );
+    if let Some(circle) = find_circle(&edges) {
+        panic!(
+            "the mock's files import in a circle: {}",
+            circle.join(" -> ")
+        );
+    }
 }

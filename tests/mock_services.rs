@@ -8,7 +8,7 @@ use hydroplot::http::Service;
 use hydroplot::services::fabric::{self, ItemsQuery};
 use hydroplot::services::index;
 use hydroplot::{Context, Error};
-use hydroplot_mock::{self as mock, MockServer};
+use hydroplot_mock::{self as mock, MockServer, Paging};
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
 
@@ -697,4 +697,87 @@ fn the_library_names_itself_in_every_request() {
             "{ua:?}"
         );
     }
+}
+
+/// The comids, `numberMatched` and `next` link of the items page at `url`.
+fn page_at(ctx: &Context, url: &str) -> (Vec<i64>, Option<u64>, Option<String>) {
+    let body = ctx.get(Service::Fabric, url).unwrap().body;
+    let page: serde_json::Value = serde_json::from_slice(&body).unwrap();
+    let ids = page["features"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["properties"]["comid"].as_i64().unwrap())
+        .collect();
+    let next = page["links"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|l| l["rel"] == "next")
+        .map(|l| l["href"].as_str().unwrap().to_string());
+    (ids, page["numberMatched"].as_u64(), next)
+}
+
+#[test]
+fn the_paging_profiles_page_as_their_servers_do() {
+    let server = MockServer::start();
+    let ctx = mock::context(&server);
+    let items = format!(
+        "{}/collections/nhdflowline_network/items?bbox=-80,35,-78,37&limit=300&sortby=comid",
+        server.fabric_url()
+    );
+    let at = |offset: u32| format!("{items}&offset={offset}");
+    // pygeoapi: offsets, numberMatched, next by offset; no cursor parameter.
+    let (first, matched, next) = page_at(&ctx, &at(0));
+    assert_eq!((first.len(), matched), (300, Some(746)));
+    assert!(next.unwrap().contains("offset=300"));
+    let cursor = status_of(
+        &server,
+        "GET",
+        &format!("{}&cursor=00", at(0).trim_start_matches(&server.base_url())),
+        "text/plain",
+        "",
+    );
+    assert_eq!(cursor, 400);
+
+    // Cursor: offset ignored, no numberMatched, the cursor link goes on.
+    server.set_paging(Paging::Cursor);
+    let (ignored, matched, next) = page_at(&ctx, &at(300));
+    assert_eq!((&ignored, matched), (&first, None));
+    let next = next.unwrap();
+    assert!(
+        next.contains("cursor=") && !next.contains("offset="),
+        "{next}"
+    );
+    let (second, _, next) = page_at(&ctx, &next);
+    let (third, _, last) = page_at(&ctx, &next.unwrap());
+    let all: HashSet<i64> = first.iter().chain(&second).chain(&third).copied().collect();
+    assert_eq!((all.len(), last), (746, None));
+    let bogus = format!(
+        "{}&cursor=xyz",
+        items.trim_start_matches(&server.base_url())
+    );
+    assert_eq!(status_of(&server, "GET", &bogus, "text/plain", ""), 400);
+
+    // Endless: the next link leads to the first page again.
+    server.set_paging(Paging::Endless);
+    let (_, _, next) = page_at(&ctx, &at(0));
+    assert_eq!(page_at(&ctx, &next.unwrap()).0, first);
+
+    // Unsortable: sortby is a 400, the same query without it is served.
+    server.set_paging(Paging::Offset);
+    server.set_sortable(false);
+    let path = at(0).trim_start_matches(&server.base_url()).to_string();
+    assert_eq!(status_of(&server, "GET", &path, "text/plain", ""), 400);
+    let unsorted = path.replace("&sortby=comid", "");
+    assert_eq!(status_of(&server, "GET", &unsorted, "text/plain", ""), 200);
+}
+
+#[test]
+fn past_the_request_budget_every_answer_is_a_503() {
+    let server = MockServer::start();
+    server.set_request_budget(1);
+    let path = "/nldi/linked-data/comid/13293970";
+    assert_eq!(status_of(&server, "GET", path, "text/plain", ""), 200);
+    assert_eq!(status_of(&server, "GET", path, "text/plain", ""), 503);
 }

@@ -6,18 +6,25 @@
 //! Query: `bbox`, `filter` (CQL2 text `<property> <op> <value>`), `limit`
 //! (default 10, clamped to the server's maximum), `offset`, `properties`,
 //! `skipGeometry`, `sortby` (`prop`, `+prop`, `-prop`; stable), property
-//! equality (`comid=13293454`, as pygeoapi allows); `f`, `bbox-crs` and
-//! `filter-lang` are ignored. Any other parameter is a 400. A POST body is
+//! equality (`comid=13293454`, as pygeoapi allows), `cursor` (on a cursor
+//! server only); `f`, `bbox-crs` and `filter-lang` are ignored. Any other
+//! parameter is a 400. A POST body is
 //! a CQL2-JSON `in` filter on an integer property (the router checks its
 //! content type). Only the collection names of the served profile exist.
 //!
 //! Without `sortby` the stored order is kept, or, when the server is
 //! unordered, the matches come in a new order at every request, as from a
 //! database scan without `ORDER BY`. The sorted matches of a `sortby` query
-//! are kept for its next pages ([`Selections`]).
+//! are kept for its next pages ([`Selections`]). A server that cannot sort
+//! answers any `sortby` with a 400, as pygeoapi does for such providers.
+//!
+//! How pages are cut is the server's [`Paging`]: by `offset` (pygeoapi), by
+//! an opaque `cursor` in the `next` link (offset ignored, no
+//! `numberMatched`), or, broken, by `next` links that lead back to the
+//! first page forever.
 
 use super::data::{wire_json, Data, Item};
-use super::http::{Reply, Request};
+use super::wire::{Reply, Request};
 use geo::{Intersects, Point, Rect};
 use hydroplot::collection::Collection;
 use hydroplot::config::Names;
@@ -57,6 +64,21 @@ impl Selections {
     }
 }
 
+/// How a server cuts the pages of an items query.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Paging {
+    /// pygeoapi: `offset` is the first feature of the page, each `next`
+    /// link carries the offset of the next page.
+    Offset,
+    /// Keyset paging: `offset` is ignored, each `next` link carries an
+    /// opaque `cursor` (the only way to the next page), and pages never
+    /// state `numberMatched`.
+    Cursor,
+    /// Broken: `offset` is ignored and every `next` link leads to the same
+    /// first page again, forever.
+    Endless,
+}
+
 /// How the server answers items requests.
 pub(super) struct Serving<'a> {
     /// The naming profile: the other profile's collection ids are 404.
@@ -69,6 +91,10 @@ pub(super) struct Serving<'a> {
     pub number_matched: bool,
     /// The server's remembered selections.
     pub selections: &'a Selections,
+    /// How pages are cut.
+    pub paging: Paging,
+    /// Whether `sortby` is accepted (else it is a 400).
+    pub sortable: bool,
 }
 
 /// pygeoapi's default `limit`.
@@ -86,7 +112,12 @@ const RESERVED: &[&str] = &[
     "sortby",
     "f",
     "bbox-crs",
+    "cursor",
 ];
+
+/// Scrambles a position into a cursor token, so clients cannot take it
+/// for an offset.
+const CURSOR_KEY: u64 = 0x5DEE_CE66_D1CE_4E5B;
 
 /// The collection behind a service collection id in the `names` profile.
 fn collection_named(name: &str, names: Names) -> Option<(Collection, &'static str)> {
@@ -173,6 +204,28 @@ pub(super) fn items(
         Ok(q) => q,
         Err(why) => return Reply::ogc_error(400, "InvalidParameterValue", why),
     };
+    if query.sortby.is_some() && !serving.sortable {
+        return Reply::ogc_error(
+            400,
+            "InvalidParameterValue",
+            format!("the provider of collection {name:?} does not support sorting"),
+        );
+    }
+    let start = match (serving.paging, request.param("cursor")) {
+        (Paging::Cursor, Some(token)) => match cursor_position(token) {
+            Some(position) => position,
+            None => return Reply::ogc_error(400, "InvalidParameterValue", "invalid cursor"),
+        },
+        (_, Some(_)) => {
+            return Reply::ogc_error(
+                400,
+                "InvalidParameterValue",
+                "unknown query parameter \"cursor\"",
+            )
+        }
+        (Paging::Offset, None) => query.offset,
+        (Paging::Cursor | Paging::Endless, None) => 0,
+    };
     let select = || -> Vec<usize> {
         let mut matched: Vec<usize> = (0..items.len())
             .filter(|&i| selects(&query, &items[i]))
@@ -206,7 +259,7 @@ pub(super) fn items(
     let matched: Vec<&Item> = selection.iter().map(|&i| &items[i]).collect();
     let page: Vec<Cow<str>> = matched
         .iter()
-        .skip(query.offset)
+        .skip(start)
         .take(query.limit)
         .map(|item| feature_text(item, &query))
         .collect();
@@ -221,11 +274,24 @@ pub(super) fn items(
         "type": "application/geo+json", "rel": "self", "title": "This document as GeoJSON",
         "href": with_query(&self_url, &self_pairs),
     })];
-    if query.offset + query.limit < matched.len() {
-        let next = (query.offset + query.limit).to_string();
+    let end = start + query.limit;
+    if end < matched.len() {
+        let (offset, cursor) = (end.to_string(), cursor_token(end));
+        let next_pairs = match serving.paging {
+            Paging::Offset => with_param(&self_pairs, "offset", &offset),
+            Paging::Cursor => {
+                let pairs: Vec<_> = self_pairs
+                    .iter()
+                    .copied()
+                    .filter(|&(k, _)| k != "offset")
+                    .collect();
+                with_param(&pairs, "cursor", &cursor)
+            }
+            Paging::Endless => self_pairs.clone(),
+        };
         links.push(json!({
             "type": "application/geo+json", "rel": "next", "title": "items (next)",
-            "href": with_query(&self_url, &with_param(&self_pairs, "offset", &next)),
+            "href": with_query(&self_url, &next_pairs),
         }));
     }
     links.push(json!({
@@ -237,10 +303,23 @@ pub(super) fn items(
         "application/geo+json",
         page_body(
             &page,
-            serving.number_matched.then_some(matched.len()),
+            (serving.number_matched && serving.paging != Paging::Cursor).then_some(matched.len()),
             &Value::Array(links),
         ),
     )
+}
+
+/// The opaque token of the cursor at `position`.
+fn cursor_token(position: usize) -> String {
+    format!("{:016x}", position as u64 ^ CURSOR_KEY)
+}
+
+/// The position of a cursor token, `None` when it is not one.
+fn cursor_position(token: &str) -> Option<usize> {
+    let scrambled = u64::from_str_radix(token, 16)
+        .ok()
+        .filter(|_| token.len() == 16)?;
+    usize::try_from(scrambled ^ CURSOR_KEY).ok()
 }
 
 /// A feature's JSON text: the one serialized at load, or a fresh one when
@@ -482,11 +561,11 @@ fn selects(query: &Query, item: &Item) -> bool {
 }
 
 /// What identifies a query's selection: the collection, the body and every
-/// query pair but `offset` and `limit`, in order.
+/// query pair but `offset`, `limit` and `cursor`, in order.
 fn selection_key(name: &str, request: &Request) -> String {
     let mut key = format!("{name}\n{}\n", String::from_utf8_lossy(&request.body));
     for (k, v) in &request.query {
-        if k != "offset" && k != "limit" {
+        if !matches!(k.as_str(), "offset" | "limit" | "cursor") {
             key.push_str(&format!("{k}={v}&"));
         }
     }
@@ -595,6 +674,8 @@ mod tests {
             shuffle: None,
             number_matched: true,
             selections,
+            paging: Paging::Offset,
+            sortable: true,
         };
         let reply = items("nhdflowline_network", &request, &data, "http://m", &serving);
         assert_eq!(reply.status, 200);

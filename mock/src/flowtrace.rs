@@ -8,7 +8,7 @@
 //! catchment get HTTP 500 with a JSON description, as the real service does.
 
 use super::data::Data;
-use super::http::{Reply, Request};
+use super::wire::{Reply, Request};
 use geo::{Coord, Distance, Geometry, Haversine, Intersects, Point};
 use hydroplot::collection::Collection;
 use serde_json::{json, Value};

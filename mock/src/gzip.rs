@@ -3,7 +3,7 @@
 //! `Accept-Encoding` takes gzip, with `Content-Encoding: gzip` and
 //! `Vary: Accept-Encoding`.
 
-use super::http::{Reply, Request};
+use super::wire::{Reply, Request};
 use flate2::write::GzEncoder;
 use flate2::Compression;
 use std::io::Write;

@@ -1,9 +1,9 @@
 //! The mock's HTTP/1.1 server on std::net: a thread per connection,
 //! keep-alive, `Content-Length` bodies, request logging and fault injection.
 
-use super::{FaultKind, LoggedRequest, Shared};
+use super::state::{FaultKind, LoggedRequest, Shared};
+use super::wire::{Reply, Request};
 use hydroplot::config::Names;
-use serde_json::{json, Value};
 use std::io::{ErrorKind, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::sync::atomic::Ordering;
@@ -17,115 +17,6 @@ const MAX_HEAD: usize = 64 * 1024;
 const MAX_BODY: usize = 16 * 1024 * 1024;
 /// How often idle connections check whether the server is stopping.
 const POLL: Duration = Duration::from_millis(100);
-
-/// A parsed request.
-pub(super) struct Request {
-    pub method: String,
-    /// Percent-decoded path.
-    pub path: String,
-    /// Raw query string.
-    pub raw_query: String,
-    /// Decoded query pairs in order.
-    pub query: Vec<(String, String)>,
-    /// Header names (lower-case) and values, in order.
-    pub headers: Vec<(String, String)>,
-    pub body: Vec<u8>,
-}
-
-impl Request {
-    /// The first query parameter named `name`.
-    pub fn param(&self, name: &str) -> Option<&str> {
-        self.query
-            .iter()
-            .find(|(k, _)| k == name)
-            .map(|(_, v)| v.as_str())
-    }
-
-    /// The first header named `name` (lower-case).
-    pub fn header(&self, name: &str) -> Option<&str> {
-        self.headers
-            .iter()
-            .find(|(k, _)| k == name)
-            .map(|(_, v)| v.as_str())
-    }
-
-    /// The media type of the body, without parameters (`; charset=...`).
-    pub fn media_type(&self) -> Option<&str> {
-        self.header("content-type")
-            .map(|v| v.split(';').next().unwrap_or("").trim())
-    }
-
-    /// `Err` with a 400 answer naming the first query parameter not in `allowed`.
-    pub fn only_params(&self, allowed: &dyn Fn(&str) -> bool) -> Result<(), Reply> {
-        match self.query.iter().find(|(k, _)| !allowed(k)) {
-            Some((k, _)) => Err(Reply::ogc_error(
-                400,
-                "InvalidParameterValue",
-                format!("unknown query parameter {k:?} on {}", self.path),
-            )),
-            None => Ok(()),
-        }
-    }
-
-    /// `Err` with a 415 answer unless the body's media type is `wanted`.
-    pub fn body_of_type(&self, wanted: &str) -> Result<(), Reply> {
-        match self.media_type() {
-            Some(t) if t.eq_ignore_ascii_case(wanted) => Ok(()),
-            other => Err(Reply::ogc_error(
-                415,
-                "InvalidParameterValue",
-                format!(
-                    "{} takes a body of type {wanted}, not {}",
-                    self.path,
-                    other.unwrap_or("(no Content-Type)")
-                ),
-            )),
-        }
-    }
-}
-
-/// An answer.
-pub(super) struct Reply {
-    pub status: u16,
-    pub content_type: &'static str,
-    pub headers: Vec<(&'static str, String)>,
-    pub body: Vec<u8>,
-}
-
-impl Reply {
-    /// A JSON answer.
-    pub fn json(status: u16, content_type: &'static str, value: &Value) -> Reply {
-        Reply::json_bytes(status, content_type, value.to_string().into_bytes())
-    }
-
-    /// A JSON answer already serialized.
-    pub fn json_bytes(status: u16, content_type: &'static str, body: Vec<u8>) -> Reply {
-        Reply {
-            status,
-            content_type,
-            headers: Vec::new(),
-            body,
-        }
-    }
-
-    /// An error in the index service's style: `{"type":"error","description":...}`.
-    pub fn error(status: u16, description: impl Into<String>) -> Reply {
-        Reply::json(
-            status,
-            "application/json",
-            &json!({"type": "error", "description": description.into()}),
-        )
-    }
-
-    /// An error in pygeoapi's style: `{"code":...,"description":...}`.
-    pub fn ogc_error(status: u16, code: &str, description: impl Into<String>) -> Reply {
-        Reply::json(
-            status,
-            "application/json",
-            &json!({"code": code, "description": description.into()}),
-        )
-    }
-}
 
 /// Accepts connections until the server stops.
 pub(super) fn spawn_acceptor(listener: TcpListener, shared: Arc<Shared>) -> JoinHandle<()> {
@@ -168,6 +59,9 @@ fn serve_connection(mut stream: TcpStream, shared: &Shared) {
             });
         let fault = shared.take_fault(&target);
         let reply = match &fault {
+            _ if !shared.within_budget() => {
+                Reply::error(503, "the mock's request budget is spent")
+            }
             Some(FaultKind::Status(status)) => {
                 Reply::error(*status, format!("injected fault: HTTP {status} for {}", request.path))
             }
@@ -264,6 +158,8 @@ fn answer(request: &Request, shared: &Shared) -> Result<Reply, Reply> {
                 max_limit: shared.max_limit.load(Ordering::Relaxed),
                 shuffle: shared.shuffle_seed(),
                 number_matched: !shared.uncounted.load(Ordering::Relaxed),
+                paging: *shared.paging.lock().unwrap_or_else(|p| p.into_inner()),
+                sortable: shared.sortable.load(Ordering::Relaxed),
                 selections: &shared.selections,
             };
             return Ok(super::fabric::items(

@@ -2,7 +2,7 @@
 //! `.../basin`, in the shape of `nldi_feature_nwissite_USGS-05427718.json`.
 
 use super::data::{Data, SYNTHETIC_FEATURES};
-use super::http::{Reply, Request};
+use super::wire::{Reply, Request};
 use geo::{Geometry, LineString, Point};
 use hydroplot::config::Names;
 use hydroplot::feature::Feature;

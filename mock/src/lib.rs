@@ -9,11 +9,15 @@
 //! Every request is logged, and faults (statuses, 429, slow answers, broken
 //! bodies, dropped connections) can be injected per path.
 //!
+//! Files import downward only (tests/architecture.rs checks it), bottom up:
 //! - [`data`]: the fixture data, loaded once per process, and upstream navigation.
-//! - `http`: the HTTP/1.1 server (keep-alive, Content-Length bodies, faults).
+//! - `wire`: the parsed request and the answer, shared by the router and the endpoints.
 //! - `index`, `fabric`, `flowtrace`, `tiles`: the endpoints.
-//! - `tls`: the HTTPS front ([`MockServer::start_https`]); `gzip`: compressed
-//!   answers ([`MockServer::set_gzip`]).
+//! - `state`: what the server's threads share (log, faults, settings).
+//! - `gzip`: compressed answers ([`MockServer::set_gzip`]).
+//! - `http`: the HTTP/1.1 server (keep-alive, Content-Length bodies,
+//!   faults) and the router to the endpoints.
+//! - `tls`: the HTTPS front ([`MockServer::start_https`]).
 
 pub mod data;
 mod fabric;
@@ -21,121 +25,26 @@ mod flowtrace;
 mod gzip;
 mod http;
 mod index;
+mod state;
 mod tiles;
 mod tls;
+mod wire;
 
 use hydroplot::config::{Config, Names};
 use hydroplot::context::Context;
+use state::Shared;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
+pub use fabric::Paging;
+pub use state::{Fault, FaultKind, LoggedRequest};
 pub use tiles::tile_color;
 pub use tls::TlsIdentity;
 
 /// The default maximum `limit` of the mock fabric service (pygeoapi's clamp).
 pub const DEFAULT_MAX_LIMIT: usize = 10_000;
-
-/// One request as the mock received it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct LoggedRequest {
-    /// `GET`, `POST`, ...
-    pub method: String,
-    /// The path, percent-decoded, without the query.
-    pub path: String,
-    /// The raw query string (after `?`, still encoded), empty when none.
-    pub query: String,
-    /// The request headers, names lower-case, in order.
-    pub headers: Vec<(String, String)>,
-    /// The request body as text (lossy UTF-8).
-    pub body: String,
-}
-
-/// A fault injected into the answers to requests whose path-and-query
-/// contains `path_contains`.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Fault {
-    /// Matched against `path?query` (query still encoded).
-    pub path_contains: String,
-    /// What goes wrong.
-    pub kind: FaultKind,
-    /// How many matching requests it affects; `None` = every one.
-    pub times: Option<u32>,
-}
-
-/// The kinds of injected faults.
-#[derive(Debug, Clone, PartialEq)]
-pub enum FaultKind {
-    /// This status with a JSON `{"type":"error","description":...}` body.
-    Status(u16),
-    /// 429 with `Retry-After: <retry_after_s>`.
-    TooManyRequests { retry_after_s: u32 },
-    /// Sleep this long, then answer normally.
-    Slow(Duration),
-    /// `Content-Length` promises the whole answer, half is sent, the connection closes.
-    TruncatedBody,
-    /// 200 with an HTML page instead of JSON.
-    Html,
-    /// Close the connection without answering.
-    DropConnection,
-    /// `Content-Length` declares half the body, the whole body is sent, the connection closes.
-    WrongContentLength,
-}
-
-/// State shared by the server threads.
-struct Shared {
-    data: Arc<data::Data>,
-    base_url: String,
-    requests: Mutex<Vec<LoggedRequest>>,
-    faults: Mutex<Vec<Fault>>,
-    max_limit: AtomicUsize,
-    /// Serve the neutral names of the spec instead of the USGS ones.
-    neutral: AtomicBool,
-    /// Answer items queries without `sortby` in a new order each time.
-    unordered: AtomicBool,
-    /// Leave `numberMatched` out of items pages (pygeoapi may).
-    uncounted: AtomicBool,
-    /// Compress answers for clients that accept gzip (pygeoapi's `server.gzip`).
-    gzip: AtomicBool,
-    /// Counts unordered answers, so each gets its own order.
-    shuffles: AtomicU64,
-    /// The sorted selections of recent items queries.
-    selections: fabric::Selections,
-    stop: AtomicBool,
-}
-
-impl Shared {
-    /// The naming profile served.
-    fn names(&self) -> Names {
-        if self.neutral.load(Ordering::Relaxed) {
-            Names::Neutral
-        } else {
-            Names::Usgs
-        }
-    }
-
-    /// A fresh seed for the order of one unordered answer, `None` when the
-    /// server keeps its stored order.
-    fn shuffle_seed(&self) -> Option<u64> {
-        self.unordered
-            .load(Ordering::Relaxed)
-            .then(|| self.shuffles.fetch_add(1, Ordering::Relaxed))
-    }
-
-    /// The first active fault matching `target`, using up one of its `times`.
-    fn take_fault(&self, target: &str) -> Option<FaultKind> {
-        let mut faults = self.faults.lock().unwrap_or_else(|p| p.into_inner());
-        let i = faults
-            .iter()
-            .position(|f| target.contains(&f.path_contains) && f.times != Some(0))?;
-        let fault = &mut faults[i];
-        if let Some(n) = &mut fault.times {
-            *n -= 1;
-        }
-        Some(fault.kind.clone())
-    }
-}
 
 /// A running mock server; it stops when dropped.
 pub struct MockServer {
@@ -193,6 +102,9 @@ impl MockServer {
             unordered: AtomicBool::new(false),
             uncounted: AtomicBool::new(false),
             gzip: AtomicBool::new(false),
+            paging: Mutex::new(Paging::Offset),
+            sortable: AtomicBool::new(true),
+            budget: AtomicU64::new(u64::MAX),
             shuffles: AtomicU64::new(0),
             selections: fabric::Selections::default(),
             stop: AtomicBool::new(false),
@@ -293,6 +205,23 @@ impl MockServer {
     pub fn set_number_matched(&self, on: bool) {
         self.shared.uncounted.store(!on, Ordering::Relaxed);
     }
+
+    /// How items queries page (default [`Paging::Offset`], as pygeoapi).
+    pub fn set_paging(&self, paging: Paging) {
+        *self.shared.paging.lock().unwrap_or_else(|p| p.into_inner()) = paging;
+    }
+
+    /// With `on` (the default), items queries may carry `sortby`; off, any
+    /// `sortby` is a 400, as pygeoapi answers for a provider that cannot sort.
+    pub fn set_sortable(&self, on: bool) {
+        self.shared.sortable.store(on, Ordering::Relaxed);
+    }
+
+    /// The next `n` requests are answered; every further one gets a 503, so
+    /// a client that would request forever fails instead of hanging its test.
+    pub fn set_request_budget(&self, n: u64) {
+        self.shared.budget.store(n, Ordering::Relaxed);
+    }
 }
 
 impl Drop for MockServer {
@@ -324,4 +253,28 @@ pub fn context(server: &MockServer) -> Context {
         ..Config::default()
     };
     Context::new(config).expect("a mock context always builds")
+}
+
+impl MockServer {
+    /// Serves the fixtures over HTTPS with `identity` on a free port of
+    /// 127.0.0.1: [`MockServer::base_url`] is `https://127.0.0.1:<port>`
+    /// and the links the services write point there. Panics when the
+    /// identity is not a usable certificate and key, or no port is free.
+    pub fn start_https(identity: &TlsIdentity) -> MockServer {
+        let front =
+            std::net::TcpListener::bind(("127.0.0.1", 0)).expect("a free port for the TLS front");
+        let port = front.local_addr().expect("a bound address").port();
+        let data =
+            data::Data::shared().unwrap_or_else(|e| panic!("the mock server cannot start: {e}"));
+        let mut server = MockServer::serve(data, 0, Some(format!("https://127.0.0.1:{port}")))
+            .unwrap_or_else(|e| panic!("the mock server cannot start: {e}"));
+        server.front = Some(tls::Front::spawn(front, identity, server.port));
+        server
+    }
+
+    /// How many connections the HTTPS front accepted (each is one TLS
+    /// handshake, refused or not); 0 for a plain server.
+    pub fn tls_connections(&self) -> usize {
+        self.front.as_ref().map_or(0, tls::Front::connections)
+    }
 }

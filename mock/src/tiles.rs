@@ -3,7 +3,7 @@
 //! `Last-Modified`) and `304 Not Modified` answers to conditional requests
 //! that match them.
 
-use super::http::Reply;
+use super::wire::Reply;
 use hydroplot::render::tile_cache::parse_http_date;
 
 /// The `Last-Modified` of every tile (tiles never change).

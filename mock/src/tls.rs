@@ -4,7 +4,6 @@
 //! refused certificate ends the connection in the handshake, so the plain
 //! server never sees a request), and relays the decrypted bytes both ways.
 
-use super::MockServer;
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 use rustls::{ServerConfig, ServerConnection};
@@ -21,38 +20,12 @@ pub struct TlsIdentity {
     pub key_pem: String,
 }
 
-/// The running TLS front of a [`MockServer`]; it stops when dropped.
+/// The running TLS front of a mock server; it stops when dropped.
 pub(super) struct Front {
     port: u16,
     stop: Arc<AtomicBool>,
     connections: Arc<AtomicUsize>,
     acceptor: Option<JoinHandle<()>>,
-}
-
-impl MockServer {
-    /// Serves the fixtures over HTTPS with `identity` on a free port of
-    /// 127.0.0.1: [`MockServer::base_url`] is `https://127.0.0.1:<port>`
-    /// and the links the services write point there. Panics when the
-    /// identity is not a usable certificate and key, or no port is free.
-    pub fn start_https(identity: &TlsIdentity) -> MockServer {
-        let config = Arc::new(server_config(identity));
-        let front = TcpListener::bind(("127.0.0.1", 0)).expect("a free port for the TLS front");
-        let port = front.local_addr().expect("a bound address").port();
-        let data = super::data::Data::shared()
-            .unwrap_or_else(|e| panic!("the mock server cannot start: {e}"));
-        let mut server = MockServer::serve(data, 0, Some(format!("https://127.0.0.1:{port}")))
-            .unwrap_or_else(|e| panic!("the mock server cannot start: {e}"));
-        server.front = Some(Front::spawn(front, config, server.port));
-        server
-    }
-
-    /// How many connections the HTTPS front accepted (each is one TLS
-    /// handshake, refused or not); 0 for a plain server.
-    pub fn tls_connections(&self) -> usize {
-        self.front
-            .as_ref()
-            .map_or(0, |f| f.connections.load(Ordering::SeqCst))
-    }
 }
 
 fn server_config(identity: &TlsIdentity) -> ServerConfig {
@@ -70,7 +43,16 @@ fn server_config(identity: &TlsIdentity) -> ServerConfig {
 }
 
 impl Front {
-    fn spawn(listener: TcpListener, config: Arc<ServerConfig>, backend_port: u16) -> Front {
+    /// Accepts TLS connections on `listener` with `identity` and relays
+    /// each, decrypted, to the plain server on `backend_port`. Panics when
+    /// the identity is not a usable certificate and key.
+    /// How many connections this front accepted.
+    pub(super) fn connections(&self) -> usize {
+        self.connections.load(Ordering::SeqCst)
+    }
+
+    pub(super) fn spawn(listener: TcpListener, identity: &TlsIdentity, backend_port: u16) -> Front {
+        let config = Arc::new(server_config(identity));
         let port = listener.local_addr().map_or(0, |a| a.port());
         let stop = Arc::new(AtomicBool::new(false));
         let connections = Arc::new(AtomicUsize::new(0));

@@ -28,8 +28,9 @@ pub struct Page {
     pub number_matched: Option<u64>,
     /// `numberReturned`, when sent.
     pub number_returned: Option<u64>,
-    /// True when `links` has a `rel=next` link.
-    pub has_next: bool,
+    /// The `href` of the first `rel=next` link, when `links` has one (`""`
+    /// for a next link without a string `href`).
+    pub next: Option<String>,
 }
 
 /// Decodes one page. Any malformed input is an error (never a panic).
@@ -74,7 +75,7 @@ fn page(head: Head, b: TableBuilder) -> Result<Page, String> {
         kind: head.kind,
         number_matched: head.number_matched,
         number_returned: head.number_returned,
-        has_next: head.has_next,
+        next: head.next,
     })
 }
 
@@ -98,7 +99,7 @@ struct Head {
     kind: String,
     number_matched: Option<u64>,
     number_returned: Option<u64>,
-    has_next: bool,
+    next: Option<String>,
 }
 
 /// A key, borrowed from the input when it has no escapes.
@@ -152,6 +153,7 @@ impl<'de> Deserialize<'de> for KeyBytes<'de> {
 #[derive(Deserialize)]
 struct Link {
     rel: Option<String>,
+    href: Option<serde_json::Value>,
 }
 
 struct PageSeed<'b> {
@@ -172,7 +174,7 @@ impl<'de> Visitor<'de> for PageSeed<'_> {
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Head, A::Error> {
         let (mut kind, mut features) = (None, false);
-        let (mut number_matched, mut number_returned, mut has_next) = (None, None, false);
+        let (mut number_matched, mut number_returned, mut next) = (None, None, None);
         while let Some(Key(key)) = map.next_key()? {
             match key.as_ref() {
                 "type" => kind = Some(map.next_value::<String>()?),
@@ -185,7 +187,13 @@ impl<'de> Visitor<'de> for PageSeed<'_> {
                 "numberReturned" => number_returned = map.next_value()?,
                 "links" => {
                     let links: Vec<Link> = map.next_value()?;
-                    has_next = links.iter().any(|l| l.rel.as_deref() == Some("next"));
+                    next = links
+                        .into_iter()
+                        .find(|l| l.rel.as_deref() == Some("next"))
+                        .map(|l| {
+                            let href = l.href.as_ref().and_then(serde_json::Value::as_str);
+                            href.unwrap_or_default().to_string()
+                        });
                 }
                 _ => {
                     map.next_value::<IgnoredAny>()?;
@@ -199,7 +207,7 @@ impl<'de> Visitor<'de> for PageSeed<'_> {
             kind: kind.ok_or_else(|| de::Error::missing_field("type"))?,
             number_matched,
             number_returned,
-            has_next,
+            next,
         })
     }
 }
@@ -817,8 +825,8 @@ mod tests {
         });
         let p = decode_page(doc.to_string().as_bytes()).unwrap();
         assert_eq!(
-            (p.number_matched, p.number_returned, p.has_next),
-            (Some(7), Some(2), true)
+            (p.number_matched, p.number_returned, p.next.as_deref()),
+            (Some(7), Some(2), Some("y"))
         );
         assert_eq!(p.kind, "FeatureCollection");
         let t = &p.table;

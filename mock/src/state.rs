@@ -1,0 +1,125 @@
+//! The state a running mock server shares between its threads: the
+//! fixture data, the request log, the injected faults and the behaviour
+//! settings of the served profile. Owned by [`crate::MockServer`] (an
+//! `Arc`), read by the router in `http`.
+
+use super::data;
+use super::fabric;
+use hydroplot::config::Names;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// One request as the mock received it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LoggedRequest {
+    /// `GET`, `POST`, ...
+    pub method: String,
+    /// The path, percent-decoded, without the query.
+    pub path: String,
+    /// The raw query string (after `?`, still encoded), empty when none.
+    pub query: String,
+    /// The request headers, names lower-case, in order.
+    pub headers: Vec<(String, String)>,
+    /// The request body as text (lossy UTF-8).
+    pub body: String,
+}
+
+/// A fault injected into the answers to requests whose path-and-query
+/// contains `path_contains`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Fault {
+    /// Matched against `path?query` (query still encoded).
+    pub path_contains: String,
+    /// What goes wrong.
+    pub kind: FaultKind,
+    /// How many matching requests it affects; `None` = every one.
+    pub times: Option<u32>,
+}
+
+/// The kinds of injected faults.
+#[derive(Debug, Clone, PartialEq)]
+pub enum FaultKind {
+    /// This status with a JSON `{"type":"error","description":...}` body.
+    Status(u16),
+    /// 429 with `Retry-After: <retry_after_s>`.
+    TooManyRequests { retry_after_s: u32 },
+    /// Sleep this long, then answer normally.
+    Slow(Duration),
+    /// `Content-Length` promises the whole answer, half is sent, the connection closes.
+    TruncatedBody,
+    /// 200 with an HTML page instead of JSON.
+    Html,
+    /// Close the connection without answering.
+    DropConnection,
+    /// `Content-Length` declares half the body, the whole body is sent, the connection closes.
+    WrongContentLength,
+}
+
+/// State shared by the server threads.
+pub(crate) struct Shared {
+    pub(crate) data: Arc<data::Data>,
+    pub(crate) base_url: String,
+    pub(crate) requests: Mutex<Vec<LoggedRequest>>,
+    pub(crate) faults: Mutex<Vec<Fault>>,
+    pub(crate) max_limit: AtomicUsize,
+    /// Serve the neutral names of the spec instead of the USGS ones.
+    pub(crate) neutral: AtomicBool,
+    /// Answer items queries without `sortby` in a new order each time.
+    pub(crate) unordered: AtomicBool,
+    /// Leave `numberMatched` out of items pages (pygeoapi may).
+    pub(crate) uncounted: AtomicBool,
+    /// Compress answers for clients that accept gzip (pygeoapi's `server.gzip`).
+    pub(crate) gzip: AtomicBool,
+    /// How items queries page.
+    pub(crate) paging: Mutex<fabric::Paging>,
+    /// Whether items queries may carry `sortby` (else 400, as pygeoapi
+    /// answers for a provider that cannot sort).
+    pub(crate) sortable: AtomicBool,
+    /// Requests still answered; every further one gets a 503.
+    pub(crate) budget: AtomicU64,
+    /// Counts unordered answers, so each gets its own order.
+    pub(crate) shuffles: AtomicU64,
+    /// The sorted selections of recent items queries.
+    pub(crate) selections: fabric::Selections,
+    pub(crate) stop: AtomicBool,
+}
+
+impl Shared {
+    /// The naming profile served.
+    pub(crate) fn names(&self) -> Names {
+        if self.neutral.load(Ordering::Relaxed) {
+            Names::Neutral
+        } else {
+            Names::Usgs
+        }
+    }
+
+    /// A fresh seed for the order of one unordered answer, `None` when the
+    /// server keeps its stored order.
+    pub(crate) fn shuffle_seed(&self) -> Option<u64> {
+        self.unordered
+            .load(Ordering::Relaxed)
+            .then(|| self.shuffles.fetch_add(1, Ordering::Relaxed))
+    }
+
+    /// Uses up one request of the budget; false when none is left.
+    pub(crate) fn within_budget(&self) -> bool {
+        self.budget
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_sub(1))
+            .is_ok()
+    }
+
+    /// The first active fault matching `target`, using up one of its `times`.
+    pub(crate) fn take_fault(&self, target: &str) -> Option<FaultKind> {
+        let mut faults = self.faults.lock().unwrap_or_else(|p| p.into_inner());
+        let i = faults
+            .iter()
+            .position(|f| target.contains(&f.path_contains) && f.times != Some(0))?;
+        let fault = &mut faults[i];
+        if let Some(n) = &mut fault.times {
+            *n -= 1;
+        }
+        Some(fault.kind.clone())
+    }
+}
