@@ -79,6 +79,9 @@ pub struct HttpClient {
     agent: ureq::Agent,
     retries: u32,
     rate: Option<RateLimit>,
+    /// Until when a server's 429 `Retry-After` holds every request of this
+    /// client (the limit is the address's, not one request's).
+    hold: Mutex<Option<Instant>>,
 }
 
 /// Requests per second across all threads: the next free start time.
@@ -168,6 +171,7 @@ impl HttpClient {
             agent,
             retries: config.retries,
             rate,
+            hold: Mutex::new(None),
         })
     }
 
@@ -220,6 +224,7 @@ impl HttpClient {
     fn send(&self, request: &Request, log: LogSink) -> Result<Response> {
         let mut retry = 0;
         loop {
+            self.wait_for_hold();
             if let Some(rate) = &self.rate {
                 rate.wait();
             }
@@ -228,6 +233,9 @@ impl HttpClient {
                 Attempt::Fail(error) => return Err(error),
                 Attempt::Retry { error, wait } => (error, wait),
             };
+            if let (429, Some(wait)) = (error.http_status(), wait) {
+                self.hold_for(wait.min(RETRY_AFTER_CAP));
+            }
             if retry >= self.retries {
                 return Err(if self.retries == 0 {
                     error
@@ -247,6 +255,21 @@ impl HttpClient {
             );
             std::thread::sleep(delay);
         }
+    }
+
+    /// Sleeps until the end of the hold a 429 asked for, if any.
+    fn wait_for_hold(&self) {
+        let until = *self.hold.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(until) = until {
+            std::thread::sleep(until.saturating_duration_since(Instant::now()));
+        }
+    }
+
+    /// Holds every request of this client for `wait` from now (a later hold wins).
+    fn hold_for(&self, wait: Duration) {
+        let until = Instant::now() + wait;
+        let mut hold = self.hold.lock().unwrap_or_else(|p| p.into_inner());
+        *hold = Some(hold.map_or(until, |h| h.max(until)));
     }
 
     fn attempt(&self, request: &Request) -> Attempt {

@@ -166,7 +166,9 @@ fn serve_connection(mut stream: TcpStream, shared: &Shared) {
                 headers: request.headers.clone(),
                 body: String::from_utf8_lossy(&request.body).into_owned(),
             });
-        let fault = shared.take_fault(&target);
+        let fault = shared
+            .take_fault(&target)
+            .or_else(|| shared.periodic.take(&target));
         let reply = match &fault {
             Some(FaultKind::Status(status)) => {
                 Reply::error(*status, format!("injected fault: HTTP {status} for {}", request.path))

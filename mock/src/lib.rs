@@ -18,6 +18,7 @@ mod fabric;
 mod flowtrace;
 mod http;
 mod index;
+mod periodic;
 mod tiles;
 
 use hydroplot::config::{Config, Names};
@@ -59,6 +60,16 @@ pub struct Fault {
     pub times: Option<u32>,
 }
 
+/// A fault on every `every`-th request whose path-and-query contains
+/// `path_contains` (counted from the server's start), for as long as it is set;
+/// [`Fault`]s are checked first.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PeriodicFault {
+    pub path_contains: String,
+    pub every: u32,
+    pub kind: FaultKind,
+}
+
 /// The kinds of injected faults.
 #[derive(Debug, Clone, PartialEq)]
 pub enum FaultKind {
@@ -84,6 +95,7 @@ struct Shared {
     base_url: String,
     requests: Mutex<Vec<LoggedRequest>>,
     faults: Mutex<Vec<Fault>>,
+    periodic: periodic::Periodic,
     max_limit: AtomicUsize,
     /// Serve the neutral names of the spec instead of the USGS ones.
     neutral: AtomicBool,
@@ -173,6 +185,7 @@ impl MockServer {
             base_url: format!("http://127.0.0.1:{port}"),
             requests: Mutex::new(Vec::new()),
             faults: Mutex::new(Vec::new()),
+            periodic: periodic::Periodic::default(),
             max_limit: AtomicUsize::new(DEFAULT_MAX_LIMIT),
             neutral: AtomicBool::new(false),
             unordered: AtomicBool::new(false),
@@ -236,13 +249,19 @@ impl MockServer {
             .push(fault);
     }
 
-    /// Removes every fault.
+    /// Adds a fault on every Nth matching request.
+    pub fn set_periodic_fault(&self, fault: PeriodicFault) {
+        self.shared.periodic.add(fault);
+    }
+
+    /// Removes every fault, periodic ones included.
     pub fn clear_faults(&self) {
         self.shared
             .faults
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .clear();
+        self.shared.periodic.clear();
     }
 
     /// The largest `limit` the fabric service honours (larger ones are clamped).
