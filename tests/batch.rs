@@ -248,3 +248,73 @@ fn a_gpkg_without_catchments_is_refused_before_any_lookup() {
     assert!(e.to_string().contains("not a GeoPackage"), "{e}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn the_c_comid_lookup_gives_per_point_results() {
+    use hydroplot::ffi::comid_batch::*;
+    use hydroplot::ffi::context::*;
+    use hydroplot::ffi::hydroplot_status::*;
+    let server = MockServer::start();
+    throttle(&server, R2, 3, 0);
+    let mut ctx = std::ptr::null_mut();
+    assert_eq!(hydroplot_context_new(&mut ctx), HYDROPLOT_OK);
+    for (k, v) in [("fabric_url", server.fabric_url()), ("retries", "0".into())] {
+        let (k, v) = (
+            std::ffi::CString::new(k).unwrap(),
+            std::ffi::CString::new(v).unwrap(),
+        );
+        assert_eq!(
+            hydroplot_context_set_option(ctx, k.as_ptr(), v.as_ptr()),
+            HYDROPLOT_OK
+        );
+    }
+    let inside = catchment_interiors()[0];
+    let xy = [inside.0 .0, inside.0 .1, -125.0, 35.0, f64::NAN, 0.0];
+    let gpkg = std::ffi::CString::new(sample().to_str().unwrap()).unwrap();
+    for hydro_data in [std::ptr::null(), gpkg.as_ptr()] {
+        let mut b = std::ptr::null_mut();
+        assert_eq!(
+            hydroplot_comid_lookup(ctx, xy.as_ptr(), 3, std::ptr::null(), hydro_data, &mut b),
+            HYDROPLOT_OK
+        );
+        assert_eq!(hydroplot_comid_batch_len(b), 3);
+        let statuses: Vec<_> = (0..4).map(|i| hydroplot_comid_batch_status(b, i)).collect();
+        assert_eq!(
+            statuses,
+            [
+                HYDROPLOT_OK,
+                HYDROPLOT_OK,
+                HYDROPLOT_ERR_INVALID_ARGUMENT,
+                HYDROPLOT_ERR_INVALID_ARGUMENT
+            ]
+        );
+        let comids: Vec<i64> = (0..3).map(|i| hydroplot_comid_batch_get(b, i)).collect();
+        assert_eq!(comids, [inside.1, 0, 0]);
+        assert!(hydroplot_comid_batch_error(b, 0).is_null());
+        let message = unsafe { std::ffi::CStr::from_ptr(hydroplot_comid_batch_error(b, 2)) };
+        assert!(message.to_str().unwrap().contains("finite"));
+        assert_eq!(hydroplot_comid_batch_http_status(b, 2), 0);
+        hydroplot_comid_batch_free(b);
+    }
+    assert_eq!(hydroplot_comid_batch_len(std::ptr::null()), 0);
+    assert_eq!(
+        hydroplot_comid_batch_status(std::ptr::null(), 0),
+        HYDROPLOT_ERR_NULL_ARGUMENT
+    );
+    hydroplot_comid_batch_free(std::ptr::null_mut());
+    let mut b = std::ptr::null_mut();
+    let missing = std::ffi::CString::new("/nonexistent/x.gpkg").unwrap();
+    assert_eq!(
+        hydroplot_comid_lookup(
+            ctx,
+            xy.as_ptr(),
+            1,
+            std::ptr::null(),
+            missing.as_ptr(),
+            &mut b
+        ),
+        HYDROPLOT_ERR_IO
+    );
+    assert!(b.is_null());
+    hydroplot_context_free(ctx);
+}
