@@ -2,7 +2,8 @@
 #'
 #' @param point an sf/sfc point (any CRS with an EPSG code) or c(lon, lat) in
 #'   WGS 84; several points (an sf/sfc of many, or a 2-column matrix of lon,
-#'   lat) are traced as one batch: see [raindrop_traces()].
+#'   lat) are traced as one batch: one table of every point's rows with
+#'   `point_index` (1-based) and `error` columns (see docs/batch.md).
 #' @param direction "down" (default), "up" or "none".
 #' @param context a [hydroplot_context()]; default: one from the environment.
 #' @return 2 features, the flowline portion then the raindrop path, with the
