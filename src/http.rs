@@ -566,4 +566,16 @@ mod tests {
         assert!(backoff(3) >= BACKOFF_BASE * 2);
         assert!(backoff(30) <= BACKOFF_CAP);
     }
+
+    #[test]
+    fn a_retry_after_hold_is_never_shortened() {
+        let client = HttpClient::new(&Config::default()).unwrap();
+        let until = || client.hold.lock().unwrap().unwrap();
+        client.hold_for(Duration::from_secs(20));
+        let long = until();
+        client.hold_for(Duration::from_secs(1));
+        assert_eq!(until(), long, "a shorter Retry-After keeps the longer hold");
+        client.hold_for(Duration::from_secs(25));
+        assert!(until() > long);
+    }
 }

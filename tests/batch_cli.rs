@@ -240,6 +240,21 @@ fn bad_point_files_fail_before_any_request_and_write_nothing() {
         ],
     );
     assert!(!run.status.success());
+    // So is an output whose folder does not exist, before any request.
+    let points = dir.join("good.csv");
+    std::fs::write(&points, "lon,lat\n-89.4,43.0\n").unwrap();
+    let nowhere = dir.join("missing/out.csv");
+    let run = hydroplot(
+        &server,
+        &[
+            "comid",
+            "--points",
+            points.to_str().unwrap(),
+            "--out",
+            nowhere.to_str().unwrap(),
+        ],
+    );
+    assert!(String::from_utf8_lossy(&run.stderr).contains("its folder does not exist"));
     assert!(!out.exists());
     assert!(server.requests().is_empty());
     let _ = std::fs::remove_dir_all(&dir);

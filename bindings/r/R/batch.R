@@ -50,7 +50,12 @@ raindrop_traces <- function(xy, crs, direction, context) {
     f
   })
   warn_failures(res$errors, "trace")
-  if (length(parts) == 0) parts <- list(failed_trace_row()[0, ])
+  if (length(parts) == 0) {
+    none <- failed_trace_row()[0, ]
+    none$point_index <- integer(0)
+    none$error <- character(0)
+    parts <- list(none)
+  }
   out <- do.call(rbind, parts)
   first <- c("point_index", setdiff(names(out), c("point_index", "error", "geometry")), "error")
   out <- out[, c(first, if (!has_sf()) "geometry"), drop = FALSE]

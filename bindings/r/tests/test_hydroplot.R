@@ -250,6 +250,12 @@ check("get_raindrop_trace() of several points returns every point", {
   }
 })
 
+check("no points give an empty table with the batch's columns", {
+  m <- matrix(numeric(0), ncol = 2)
+  tr <- get_raindrop_trace(m)
+  stopifnot(nrow(tr) == 0, names(tr)[1] == "point_index", "error" %in% names(tr))
+})
+
 check("one point still gives the 2 features of the spec", {
   tr <- get_raindrop_trace(c(-89.2158, 42.9561), direction = "up")
   stopifnot(nrow(tr) == 2, is.null(tr$point_index))

@@ -51,6 +51,9 @@ impl Batch {
             files.push(("--errors", e));
         }
         hydroplot::paths::check_distinct(&files)?;
+        for (flag, path) in files.iter().filter(|(f, _)| is_output(f, outputs)) {
+            writable(flag, path)?;
+        }
         let observer: Arc<dyn Observer> = Arc::new(Terminal {
             tty: std::io::stderr().is_terminal(),
         });
@@ -93,13 +96,26 @@ impl Batch {
     }
 }
 
+fn is_output(flag: &str, outputs: &[&str]) -> bool {
+    flag == "--errors" || outputs.contains(&flag)
+}
+
+/// Checks before any request that an output can be written: its folder
+/// exists and it is not a directory or special file.
+fn writable(flag: &str, path: &Path) -> Result<()> {
+    let dir = path.parent().filter(|d| !d.as_os_str().is_empty());
+    if dir.is_some_and(|d| !d.is_dir()) {
+        return Err(hydroplot::Error::Io(format!(
+            "{flag} {}: its folder does not exist",
+            path.display()
+        )));
+    }
+    hydroplot::output::check_target(path, true)
+}
+
 /// `hydroplot trace --points FILE --geojson OUT`.
 pub fn trace_points(flags: &Flags) -> Result<()> {
-    let batch = Batch::new(
-        flags,
-        &["--points", "--direction", "--geojson"],
-        &["--geojson"],
-    )?;
+    let batch = Batch::new(flags, &["--direction", "--geojson"], &["--geojson"])?;
     let out = batch
         .flag("--geojson")
         .map(PathBuf::from)
@@ -129,7 +145,7 @@ pub fn trace_points(flags: &Flags) -> Result<()> {
 
 /// `hydroplot comid --points FILE --out OUT.csv [--hydro-data GPKG]`.
 pub fn comid(flags: &Flags) -> Result<()> {
-    let batch = Batch::new(flags, &["--points", "--out", "--hydro-data"], &["--out"])?;
+    let batch = Batch::new(flags, &["--out", "--hydro-data"], &["--out"])?;
     let out = batch
         .flag("--out")
         .map(PathBuf::from)
