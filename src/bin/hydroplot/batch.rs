@@ -27,7 +27,9 @@ struct Batch {
 
 impl Batch {
     /// Reads the flags every batch command shares; `own` lists the flags of
-    /// the command. Checks that no output names an input, then reads the points.
+    /// the command, `outputs` those of them that name files it writes. Checks
+    /// that no output names an input and that each can be written, then
+    /// reads the points: all before any request.
     fn new(flags: &Flags, own: &[&str], outputs: &[&str]) -> Result<Batch> {
         let (mut file, mut crs, mut errors, mut mine) = (None, None, None, Vec::new());
         for (flag, v) in &flags.0 {
