@@ -57,6 +57,12 @@ if [ -f "$DATA/national_2m_topo.gpkg" ]; then
   "$BIN/bench_hydroplot" local "$DATA/national_2m_topo.gpkg" "$DATA/local_topo.json"
 fi
 
+echo "== 10,000 points to comids from the local 50k file (issue 27): the R-tree and an exact test, no request"
+[ -f "$DATA/points_10k.csv" ] || python3 bench/make_points.py "$DATA/network_50k.gpkg" 10000 "$DATA/points_10k.csv"
+/usr/bin/time -f "comid 10k points: %e s elapsed, %U s user, %M KB max RSS" \
+  "$BIN/hydroplot" comid --points "$DATA/points_10k.csv" --hydro-data "$DATA/network_50k.gpkg" \
+  --out "$DATA/comids_10k.csv" 2>&1 | tee "$DATA/comids_10k.txt"
+
 echo "== one bbox of all 50k flowlines: fetch, cache, map, GeoJSON; hydroplot's CLI and the Python peer"
 "$BIN/bench_bbox" "$DATA/network_50k.gpkg" "$BIN/hydroplot" "$VENV/bin/python" bench/peer_bbox.py "$DATA/bbox.json"
 

@@ -203,6 +203,14 @@ typedef enum hydroplot_status {
 typedef struct hydroplot_buffer hydroplot_buffer;
 
 /**
+ * The results of a point-to-comid lookup, one per input point in input
+ * order: a comid (or none: the point is in no catchment) or the error of
+ * that point. Immutable: read it from any thread. Free once with
+ * `hydroplot_comid_batch_free`.
+ */
+typedef struct hydroplot_comid_batch hydroplot_comid_batch;
+
+/**
  * Settings for every call: service URLs, timeouts, retries, concurrency,
  * caches and callbacks. Create with `hydroplot_context_new`, free once with
  * `hydroplot_context_free`. A configured context is read-only during calls
@@ -329,6 +337,185 @@ size_t hydroplot_buffer_len(const struct hydroplot_buffer *b);
  * \since 0.1
  */
 void hydroplot_buffer_free(struct hydroplot_buffer *b);
+
+/**
+ * Looks up the comid (`featureid`) of the NHDPlus catchment holding each
+ * point. Without `hydro_data`, the fabric service answers (one request per
+ * distinct point, at most the context's `concurrency` at once); with it,
+ * the GeoPackage's catchments do (their R-tree, then an exact
+ * point-in-polygon test) and no request is made. A point on the edge of
+ * two catchments gets the smaller featureid. Progress is reported as stage
+ * `"comid"`. A failing point does not fail the others. When the service
+ * answers HTTP 429 beyond the context's retries, the point is queued
+ * again after its `Retry-After` and fewer requests run at once.
+ *
+ * \param ctx        The context; only read.
+ * \param xy         The points, `x0, y0, x1, y1, ...`: 2 * `n_points` doubles.
+ * \param n_points   The number of points; 0 gives an empty batch.
+ * \param crs        The CRS of the points, or NULL for `"EPSG:4326"`.
+ * \param hydro_data A local NHDPlus GeoPackage (UTF-8 path) with a
+ *                   catchment layer, or NULL to ask the fabric service.
+ * \param out        Receives the batch on success; not written on failure.
+ *
+ * \return `HYDROPLOT_OK`, or an error status below. Only errors of the whole
+ * call are returned; the points' errors are in the batch.
+ *
+ * \par Errors
+ * - `HYDROPLOT_ERR_NULL_ARGUMENT`: `ctx` or `out` is NULL, or `xy` is NULL
+ *   and `n_points` > 0.
+ * - `HYDROPLOT_ERR_INVALID_ARGUMENT`: `n_points` too large, or a string
+ *   that is not UTF-8 (before any request).
+ * - `HYDROPLOT_ERR_CRS`: `crs` is unknown (before any request).
+ * - `HYDROPLOT_ERR_IO`, `HYDROPLOT_ERR_GPKG`: `hydro_data` cannot be read,
+ *   is not a GeoPackage or has no catchment layer.
+ *
+ * \par Ownership
+ * On success the caller owns `*out`; free it once with
+ * `hydroplot_comid_batch_free`. `hydro_data` is only read during the call.
+ *
+ * \par Thread safety
+ * Any thread; `ctx` may be shared. Callbacks run on the calling thread.
+ *
+ * \since 0.3
+ */
+enum hydroplot_status hydroplot_comid_lookup(const struct hydroplot_context *ctx,
+                                             const double *xy,
+                                             size_t n_points,
+                                             const char *crs,
+                                             const char *hydro_data,
+                                             struct hydroplot_comid_batch **out);
+
+/**
+ * The number of points (results) in a batch.
+ *
+ * \param b The batch, or NULL.
+ *
+ * \return The count; 0 when `b` is NULL.
+ *
+ * \par Errors
+ * None: a NULL `b` gives 0 and leaves `hydroplot_last_error()` unchanged.
+ *
+ * \par Ownership
+ * Nothing is allocated.
+ *
+ * \par Thread safety
+ * Any thread: a batch is immutable.
+ *
+ * \since 0.3
+ */
+size_t hydroplot_comid_batch_len(const struct hydroplot_comid_batch *b);
+
+/**
+ * The result of one point, as a status.
+ *
+ * \param b The batch, or NULL.
+ * \param i The point's index, below `hydroplot_comid_batch_len`.
+ *
+ * \return `HYDROPLOT_OK` when the point was looked up (whether or not a
+ * catchment holds it), else the status its error maps to;
+ * `HYDROPLOT_ERR_NULL_ARGUMENT` when `b` is NULL;
+ * `HYDROPLOT_ERR_INVALID_ARGUMENT` when `i` is out of range.
+ *
+ * \par Errors
+ * The statuses above are answers, not failures of this call:
+ * `hydroplot_last_error()` is unchanged.
+ *
+ * \par Ownership
+ * Nothing is allocated.
+ *
+ * \par Thread safety
+ * Any thread: a batch is immutable.
+ *
+ * \since 0.3
+ */
+enum hydroplot_status hydroplot_comid_batch_status(const struct hydroplot_comid_batch *b, size_t i);
+
+/**
+ * The comid of the catchment holding one point.
+ *
+ * \param b The batch, or NULL.
+ * \param i The point's index, below `hydroplot_comid_batch_len`.
+ *
+ * \return The comid (NHDPlus comids are positive); 0 when no catchment
+ * holds the point, when the point failed (see
+ * `hydroplot_comid_batch_status`), when `b` is NULL or `i` is out of range.
+ *
+ * \par Errors
+ * None: `hydroplot_last_error()` is unchanged.
+ *
+ * \par Ownership
+ * Nothing is allocated.
+ *
+ * \par Thread safety
+ * Any thread: a batch is immutable.
+ *
+ * \since 0.3
+ */
+int64_t hydroplot_comid_batch_get(const struct hydroplot_comid_batch *b, size_t i);
+
+/**
+ * The error message of one point.
+ *
+ * \param b The batch, or NULL.
+ * \param i The point's index, below `hydroplot_comid_batch_len`.
+ *
+ * \return The message; NULL when the point was looked up, when `b` is NULL
+ * or `i` is out of range.
+ *
+ * \par Errors
+ * None: `hydroplot_last_error()` is unchanged.
+ *
+ * \par Ownership
+ * Owned by `b`, valid until it is freed; never free it.
+ *
+ * \par Thread safety
+ * Any thread: a batch is immutable.
+ *
+ * \since 0.3
+ */
+const char *hydroplot_comid_batch_error(const struct hydroplot_comid_batch *b, size_t i);
+
+/**
+ * The HTTP status behind the error of one point (429 when the service
+ * still refused it after every retry and re-queue).
+ *
+ * \param b The batch, or NULL.
+ * \param i The point's index, below `hydroplot_comid_batch_len`.
+ *
+ * \return The HTTP status; 0 when the error had none, when the point was
+ * looked up, when `b` is NULL or `i` is out of range.
+ *
+ * \par Errors
+ * None: `hydroplot_last_error()` is unchanged.
+ *
+ * \par Ownership
+ * Nothing is allocated.
+ *
+ * \par Thread safety
+ * Any thread: a batch is immutable.
+ *
+ * \since 0.3
+ */
+int32_t hydroplot_comid_batch_http_status(const struct hydroplot_comid_batch *b, size_t i);
+
+/**
+ * Frees a batch and every string borrowed from it.
+ *
+ * \param b The batch, or NULL (a no-op).
+ *
+ * \par Errors
+ * None.
+ *
+ * \par Ownership
+ * `b` and everything borrowed from it are invalid afterwards. Never free a
+ * batch twice.
+ *
+ * \par Thread safety
+ * Not while another thread reads `b`.
+ *
+ * \since 0.3
+ */
+void hydroplot_comid_batch_free(struct hydroplot_comid_batch *b);
 
 /**
  * Creates a context with the defaults (the public USGS services; User-Agent
@@ -2297,7 +2484,10 @@ enum hydroplot_status hydroplot_trace_arrow(const struct hydroplot_trace *t,
  * the context's `concurrency` requests at once; progress is reported as
  * stage `"trace"`. A failing point does not fail the others: each point
  * has its own result, read with `hydroplot_trace_batch_status`,
- * `hydroplot_trace_batch_error` and `hydroplot_trace_batch_get`.
+ * `hydroplot_trace_batch_error` and `hydroplot_trace_batch_get`. When the
+ * service answers HTTP 429 beyond the context's retries, the point is
+ * queued again after its `Retry-After` and fewer requests run at once
+ * (since 0.3); a point is never dropped.
  *
  * \param ctx       The context; only read.
  * \param xy        The points, `x0, y0, x1, y1, ...`: 2 * `n_points` doubles.

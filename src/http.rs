@@ -90,6 +90,9 @@ pub struct HttpClient {
     offline: bool,
     /// The largest decoded body accepted, [`MAX_RESPONSE_BYTES`] unless set.
     max_body: u64,
+    /// Until when a server's 429 `Retry-After` holds every request of this
+    /// client (the limit is the address's, not one request's).
+    hold: Mutex<Option<Instant>>,
 }
 
 /// Requests per second across all threads: the next free start time.
@@ -191,6 +194,7 @@ impl HttpClient {
             rate,
             offline: config.offline,
             max_body: MAX_RESPONSE_BYTES,
+            hold: Mutex::new(None),
         })
     }
 
@@ -258,6 +262,7 @@ impl HttpClient {
         }
         let mut retry = 0;
         loop {
+            self.wait_for_hold();
             if let Some(rate) = &self.rate {
                 rate.wait();
             }
@@ -266,6 +271,9 @@ impl HttpClient {
                 Attempt::Fail(error) => return Err(error),
                 Attempt::Retry { error, wait } => (error, wait),
             };
+            if let (429, Some(wait)) = (error.http_status(), wait) {
+                self.hold_for(wait.min(RETRY_AFTER_CAP));
+            }
             if retry >= self.retries {
                 return Err(if self.retries == 0 {
                     error
@@ -285,6 +293,21 @@ impl HttpClient {
             );
             std::thread::sleep(delay);
         }
+    }
+
+    /// Sleeps until the end of the hold a 429 asked for, if any.
+    fn wait_for_hold(&self) {
+        let until = *self.hold.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(until) = until {
+            std::thread::sleep(until.saturating_duration_since(Instant::now()));
+        }
+    }
+
+    /// Holds every request of this client for `wait` from now (a later hold wins).
+    fn hold_for(&self, wait: Duration) {
+        let until = Instant::now() + wait;
+        let mut hold = self.hold.lock().unwrap_or_else(|p| p.into_inner());
+        *hold = Some(hold.map_or(until, |h| h.max(until)));
     }
 
     fn attempt(&self, request: &Request) -> Attempt {
@@ -658,5 +681,17 @@ mod tests {
         assert!(backoff(1) <= BACKOFF_BASE && backoff(1) >= BACKOFF_BASE / 2);
         assert!(backoff(3) >= BACKOFF_BASE * 2);
         assert!(backoff(30) <= BACKOFF_CAP);
+    }
+
+    #[test]
+    fn a_retry_after_hold_is_never_shortened() {
+        let client = HttpClient::new(&Config::default()).unwrap();
+        let until = || client.hold.lock().unwrap().unwrap();
+        client.hold_for(Duration::from_secs(20));
+        let long = until();
+        client.hold_for(Duration::from_secs(1));
+        assert_eq!(until(), long, "a shorter Retry-After keeps the longer hold");
+        client.hold_for(Duration::from_secs(25));
+        assert!(until() > long);
     }
 }

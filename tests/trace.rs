@@ -2,7 +2,8 @@
 //! Yahara answer, every direction, every error path, a 1,000-point batch with
 //! faults switched on, and the C accessors.
 
-use hydroplot::collection::Collection;
+mod support;
+
 use hydroplot::config::{Config, Names};
 use hydroplot::context::{LogLevel, Observer};
 use hydroplot::crs::Transformer;
@@ -17,6 +18,7 @@ use hydroplot::{Context, Error};
 use hydroplot_mock::{self as mock, Fault, FaultKind, MockServer};
 use std::ffi::{c_char, CStr, CString};
 use std::sync::{Arc, Mutex};
+use support::catchment_points;
 
 /// The recorded point (lon, lat), traced up.
 const YAHARA: (f64, f64) = (-89.2158, 42.9561);
@@ -296,25 +298,6 @@ fn a_200_that_is_not_a_two_feature_collection_is_a_service_error() {
         Err(Error::Service(m)) => assert!(m.contains("flowtrace process"), "{m}"),
         other => panic!("{other:?}"),
     }
-}
-
-/// Interior points of the mock's catchments and the comid each should give
-/// (`None`: the catchment has no network flowline, so the service fails).
-fn catchment_points() -> Vec<((f64, f64), Option<i64>)> {
-    use geo::InteriorPoint;
-    let data = mock::data::Data::shared().unwrap();
-    data.layer(Collection::Catchment)
-        .iter()
-        .filter_map(|item| {
-            let comid = item.feature.get_i64("featureid")?;
-            let p = item.feature.geometry.as_ref()?.interior_point()?;
-            let usable = data.flowline(comid).is_some_and(|f| {
-                use geo::CoordsIter;
-                f.geometry.as_ref().is_some_and(|g| g.coords_count() >= 2)
-            });
-            Some(((p.x(), p.y()), usable.then_some(comid)))
-        })
-        .collect()
 }
 
 #[derive(Default)]

@@ -1,7 +1,8 @@
 //! The mock's HTTP/1.1 server on std::net: a thread per connection,
 //! keep-alive, `Content-Length` bodies, request logging and fault injection.
 
-use super::state::{FaultKind, LoggedRequest, Shared};
+use super::fault::FaultKind;
+use super::state::{LoggedRequest, Shared};
 use super::wire::{Reply, Request};
 use hydroplot::config::Names;
 use std::io::{ErrorKind, Read, Write};
@@ -57,7 +58,9 @@ fn serve_connection(mut stream: TcpStream, shared: &Shared) {
                 headers: request.headers.clone(),
                 body: String::from_utf8_lossy(&request.body).into_owned(),
             });
-        let fault = shared.take_fault(&target);
+        let fault = shared
+            .take_fault(&target)
+            .or_else(|| shared.periodic.take(&target));
         let reply = match &fault {
             _ if !shared.within_budget() => {
                 Reply::error(503, "the mock's request budget is spent")

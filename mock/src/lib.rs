@@ -21,6 +21,7 @@
 
 pub mod data;
 mod fabric;
+mod fault;
 mod flowtrace;
 mod gzip;
 mod http;
@@ -39,7 +40,8 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 pub use fabric::Paging;
-pub use state::{Fault, FaultKind, LoggedRequest};
+pub use fault::{Fault, FaultKind, PeriodicFault};
+pub use state::LoggedRequest;
 pub use tiles::tile_color;
 pub use tls::TlsIdentity;
 
@@ -97,6 +99,7 @@ impl MockServer {
             base_url: public_url.unwrap_or_else(|| format!("http://127.0.0.1:{port}")),
             requests: Mutex::new(Vec::new()),
             faults: Mutex::new(Vec::new()),
+            periodic: fault::Periodic::default(),
             max_limit: AtomicUsize::new(DEFAULT_MAX_LIMIT),
             neutral: AtomicBool::new(false),
             unordered: AtomicBool::new(false),
@@ -165,13 +168,19 @@ impl MockServer {
             .push(fault);
     }
 
-    /// Removes every fault.
+    /// Adds a fault on every Nth matching request.
+    pub fn set_periodic_fault(&self, fault: PeriodicFault) {
+        self.shared.periodic.add(fault);
+    }
+
+    /// Removes every fault, periodic ones included.
     pub fn clear_faults(&self) {
         self.shared
             .faults
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .clear();
+        self.shared.periodic.clear();
     }
 
     /// The largest `limit` the fabric service honours (larger ones are clamped).

@@ -5,10 +5,10 @@
 
 use super::data;
 use super::fabric;
+use super::fault::{Fault, FaultKind, Periodic};
 use hydroplot::config::Names;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
 /// One request as the mock received it.
 #[derive(Debug, Clone, PartialEq)]
@@ -25,43 +25,14 @@ pub struct LoggedRequest {
     pub body: String,
 }
 
-/// A fault injected into the answers to requests whose path-and-query
-/// contains `path_contains`.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Fault {
-    /// Matched against `path?query` (query still encoded).
-    pub path_contains: String,
-    /// What goes wrong.
-    pub kind: FaultKind,
-    /// How many matching requests it affects; `None` = every one.
-    pub times: Option<u32>,
-}
-
-/// The kinds of injected faults.
-#[derive(Debug, Clone, PartialEq)]
-pub enum FaultKind {
-    /// This status with a JSON `{"type":"error","description":...}` body.
-    Status(u16),
-    /// 429 with `Retry-After: <retry_after_s>`.
-    TooManyRequests { retry_after_s: u32 },
-    /// Sleep this long, then answer normally.
-    Slow(Duration),
-    /// `Content-Length` promises the whole answer, half is sent, the connection closes.
-    TruncatedBody,
-    /// 200 with an HTML page instead of JSON.
-    Html,
-    /// Close the connection without answering.
-    DropConnection,
-    /// `Content-Length` declares half the body, the whole body is sent, the connection closes.
-    WrongContentLength,
-}
-
 /// State shared by the server threads.
 pub(crate) struct Shared {
     pub(crate) data: Arc<data::Data>,
     pub(crate) base_url: String,
     pub(crate) requests: Mutex<Vec<LoggedRequest>>,
     pub(crate) faults: Mutex<Vec<Fault>>,
+    /// Faults on every Nth matching request.
+    pub(crate) periodic: Periodic,
     pub(crate) max_limit: AtomicUsize,
     /// Serve the neutral names of the spec instead of the USGS ones.
     pub(crate) neutral: AtomicBool,

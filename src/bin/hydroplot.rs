@@ -3,6 +3,8 @@
 //! ```text
 //! hydroplot plot [outlets | --bbox ...] [options]
 //! hydroplot trace --point X,Y[,CRS] [--direction down|up|none] [options]
+//! hydroplot trace --points FILE [--crs CRS] [--direction D] --geojson OUT [--errors FILE.csv]
+//! hydroplot comid --points FILE [--crs CRS] [--hydro-data NATIONAL.gpkg] --out OUT.csv [--errors FILE.csv]
 //! hydroplot index FILE.gpkg
 //! hydroplot --version
 //! ```
@@ -17,6 +19,9 @@ use hydroplot::trace::map::{trace_map, TraceMapSpec};
 use hydroplot::{Context, Error, Result};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+
+#[path = "hydroplot/batch.rs"]
+mod batch;
 
 /// The Yahara sample GeoPackage, embedded so the demo runs offline anywhere.
 const SAMPLE_GPKG: &[u8] = include_bytes!("../../tests/data/yahara_sample.gpkg");
@@ -55,6 +60,21 @@ hydroplot trace: the raindrop trace of a point
   --world-file             with --out: its world file and .aux.xml (EPSG:3857) beside it
   --html FILE.html  --basemap NAME|none   an interactive map of the trace
 
+hydroplot trace --points FILE --geojson OUT: the raindrop traces of many points
+  FILE is a CSV with lon and lat columns (other columns are carried into the output)
+  or a GeoJSON FeatureCollection of points (their properties are carried)
+  --crs CRS                the CRS of the points (default EPSG:4326)
+  --direction D            down (default), up or none
+  --errors FILE.csv        the points that failed: point_index, carried columns, error
+  --geojson OUT            each point's 2 features with point_index (0-based) and its
+                           columns, in input order; N traced, M failed on stderr
+
+hydroplot comid --points FILE --out OUT.csv: the comid of the catchment holding each point
+  FILE, --crs, --errors    as for trace --points
+  --hydro-data PATH        look up in a local NHDPlus GeoPackage's catchments (no request);
+                           without it the fabric service answers, concurrently
+  --out OUT.csv            point_index, carried columns, comid (empty: in no catchment)
+
 hydroplot index FILE.gpkg
   adds the topology index that makes a national-scale NHDPlus GeoPackage fast
   (--hydro-data); refuses other files, changes nothing else, may run twice
@@ -67,6 +87,7 @@ fn main() -> ExitCode {
     let result = match args.first().map(String::as_str) {
         Some("plot") => plot(&args[1..]),
         Some("trace") => trace(&args[1..]),
+        Some("comid") => comid(&args[1..]),
         Some("index") => index(&args[1..]),
         Some("version" | "--version" | "-V") => {
             println!("hydroplot {}", hydroplot::VERSION);
@@ -87,6 +108,10 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+fn comid(args: &[String]) -> Result<()> {
+    batch::comid(&Flags::parse(args)?)
 }
 
 /// Flags as (name, value) pairs; flags without a value get "".
@@ -321,6 +346,9 @@ fn write_layers_json(
 
 fn trace(args: &[String]) -> Result<()> {
     let flags = Flags::parse(args)?;
+    if flags.0.iter().any(|(f, _)| f == "--points") {
+        return batch::trace_points(&flags);
+    }
     let ctx = context(&flags)?;
     let (mut point, mut crs, mut direction, mut geojson, mut html) = (None, None, None, None, None);
     let (mut out, mut map_size, mut cache) = (

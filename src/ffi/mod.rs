@@ -23,6 +23,7 @@
 
 pub mod arrow_stream;
 pub mod buffer;
+pub mod comid_batch;
 pub mod context;
 pub mod html;
 pub mod library;

@@ -6,7 +6,7 @@ use super::status::of_error;
 use super::trace::{hydroplot_trace, FfiTrace, Owner};
 use super::{
     arg_opt_str, arg_ref, arg_slice, boundary, boundary_or, check_out, hydroplot_status,
-    take_handle, write_out, Opaque,
+    take_handle, write_out, FfiResult, Opaque,
 };
 use crate::services::flowtrace;
 use crate::Error;
@@ -23,7 +23,8 @@ impl Opaque for hydroplot_trace_batch {
     type Rust = Vec<Result<FfiTrace, PointError>>;
 }
 
-/// Why one point failed, kept in C form.
+/// Why one point of a batch failed, kept in C form (shared with
+/// `hydroplot_comid_batch`).
 pub(crate) struct PointError {
     status: hydroplot_status,
     http_status: i32,
@@ -31,7 +32,7 @@ pub(crate) struct PointError {
 }
 
 impl PointError {
-    fn new(e: &Error) -> PointError {
+    pub(super) fn new(e: &Error) -> PointError {
         PointError {
             status: of_error(e),
             http_status: i32::from(e.http_status()),
@@ -44,11 +45,58 @@ fn item<'a>(b: *const hydroplot_trace_batch, i: usize) -> Option<&'a Result<FfiT
     unsafe { arg_ref(b, "b") }.ok()?.get(i)
 }
 
+/// The points of a batch call: `n_points` pairs `x, y` at `xy` (which may
+/// be NULL when `n_points` is 0).
+///
+/// # Safety
+/// `xy` is NULL or points to 2 * `n_points` readable doubles.
+pub(super) unsafe fn points_arg(xy: *const f64, n_points: usize) -> FfiResult<Vec<(f64, f64)>> {
+    let len = n_points
+        .checked_mul(2)
+        .ok_or_else(|| Error::InvalidArgument(format!("n_points ({n_points}) is too large")))?;
+    let xy = unsafe { arg_slice(xy, len, "xy") }?;
+    Ok(xy.chunks_exact(2).map(|p| (p[0], p[1])).collect())
+}
+
+/// The status of point `i` of a batch's results (`None`: a NULL batch),
+/// as the batch `_status` functions return it.
+pub(super) fn point_status<T>(
+    items: Option<&[Result<T, PointError>]>,
+    i: usize,
+) -> hydroplot_status {
+    use hydroplot_status::*;
+    match items.map(|items| items.get(i)) {
+        None => HYDROPLOT_ERR_NULL_ARGUMENT,
+        Some(None) => HYDROPLOT_ERR_INVALID_ARGUMENT,
+        Some(Some(Ok(_))) => HYDROPLOT_OK,
+        Some(Some(Err(e))) => e.status,
+    }
+}
+
+/// The message of a failed point; NULL otherwise.
+pub(super) fn point_message<T>(item: Option<&Result<T, PointError>>) -> *const c_char {
+    match item {
+        Some(Err(e)) => e.message.as_ptr(),
+        _ => std::ptr::null(),
+    }
+}
+
+/// The HTTP status of a failed point; 0 otherwise.
+pub(super) fn point_http_status<T>(item: Option<&Result<T, PointError>>) -> i32 {
+    match item {
+        Some(Err(e)) => e.http_status,
+        _ => 0,
+    }
+}
+
 /// Traces many points, each as `hydroplot_raindrop_trace` would, with at most
 /// the context's `concurrency` requests at once; progress is reported as
 /// stage `"trace"`. A failing point does not fail the others: each point
 /// has its own result, read with `hydroplot_trace_batch_status`,
-/// `hydroplot_trace_batch_error` and `hydroplot_trace_batch_get`.
+/// `hydroplot_trace_batch_error` and `hydroplot_trace_batch_get`. When the
+/// service answers HTTP 429 beyond the context's retries, the point is
+/// queued again after its `Retry-After` and fewer requests run at once
+/// (since 0.3); a point is never dropped.
 ///
 /// \param ctx       The context; only read.
 /// \param xy        The points, `x0, y0, x1, y1, ...`: 2 * `n_points` doubles.
@@ -87,13 +135,9 @@ pub extern "C" fn hydroplot_raindrop_trace_batch(
     boundary(|| {
         check_out(out, "out")?;
         let ctx = unsafe { arg_ref(ctx, "ctx") }?;
-        let len = n_points
-            .checked_mul(2)
-            .ok_or_else(|| Error::InvalidArgument(format!("n_points ({n_points}) is too large")))?;
-        let xy = unsafe { arg_slice(xy, len, "xy") }?;
+        let points = unsafe { points_arg(xy, n_points) }?;
         let crs = unsafe { arg_opt_str(crs, "crs") }?;
         let direction = unsafe { arg_opt_str(direction, "direction") }?;
-        let points: Vec<(f64, f64)> = xy.chunks_exact(2).map(|p| (p[0], p[1])).collect();
         let results = flowtrace::raindrop_trace_batch(&ctx.core, &points, crs, direction)?;
         let items = results
             .into_iter()
@@ -153,16 +197,8 @@ pub extern "C" fn hydroplot_trace_batch_status(
     b: *const hydroplot_trace_batch,
     i: usize,
 ) -> hydroplot_status {
-    use hydroplot_status::*;
-    boundary_or(HYDROPLOT_ERR_INTERNAL, || {
-        match unsafe { arg_ref(b, "b") } {
-            Err(_) => HYDROPLOT_ERR_NULL_ARGUMENT,
-            Ok(items) => match items.get(i) {
-                None => HYDROPLOT_ERR_INVALID_ARGUMENT,
-                Some(Ok(_)) => HYDROPLOT_OK,
-                Some(Err(e)) => e.status,
-            },
-        }
+    boundary_or(hydroplot_status::HYDROPLOT_ERR_INTERNAL, || {
+        point_status(unsafe { arg_ref(b, "b") }.ok().map(Vec::as_slice), i)
     })
 }
 
@@ -190,10 +226,7 @@ pub extern "C" fn hydroplot_trace_batch_error(
     b: *const hydroplot_trace_batch,
     i: usize,
 ) -> *const c_char {
-    boundary_or(std::ptr::null(), || match item(b, i) {
-        Some(Err(e)) => e.message.as_ptr(),
-        _ => std::ptr::null(),
-    })
+    boundary_or(std::ptr::null(), || point_message(item(b, i)))
 }
 
 /// The HTTP status behind the error of one point (e.g. 500 for a point
@@ -221,10 +254,7 @@ pub extern "C" fn hydroplot_trace_batch_http_status(
     b: *const hydroplot_trace_batch,
     i: usize,
 ) -> i32 {
-    boundary_or(0, || match item(b, i) {
-        Some(Err(e)) => e.http_status,
-        _ => 0,
-    })
+    boundary_or(0, || point_http_status(item(b, i)))
 }
 
 /// The trace of one point, borrowed from the batch: read it with the

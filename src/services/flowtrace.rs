@@ -10,7 +10,8 @@ use crate::context::Context;
 use crate::crs::{Transformer, DEFAULT_CRS};
 use crate::error::{Error, Result};
 use crate::http::{redact_url, Service};
-use crate::parallel::parallel_map;
+use crate::parallel::adaptive_map;
+use crate::services::batch::throttled;
 use crate::trace::Trace;
 
 /// The directions the process accepts; the first is the default.
@@ -49,6 +50,12 @@ fn trace_point(ctx: &Context, plan: &Plan, x: f64, y: f64) -> Result<Trace> {
 /// CRS (no request made); otherwise each point has its own result, in input
 /// order, and a failing point does not fail the others. Progress is reported
 /// as stage `"trace"`, done/total, on the calling thread.
+///
+/// Rate limits: a point whose request still ends in HTTP 429 after the
+/// client's retries goes back in the queue (after the server's
+/// `Retry-After`, which holds the whole client) and the number of requests
+/// in flight is halved, growing back as answers come
+/// ([`crate::services::batch::throttled`]).
 pub fn raindrop_trace_batch(
     ctx: &Context,
     points: &[(f64, f64)],
@@ -59,10 +66,11 @@ pub fn raindrop_trace_batch(
     let total = points.len() as u64;
     let mut done = 0;
     ctx.progress("trace", 0, total);
-    let results = parallel_map(
+    let results = adaptive_map(
         ctx.config.concurrency,
         points,
         |&(x, y)| trace_point(ctx, &plan, x, y),
+        &throttled(ctx, "raindrop trace"),
         |_, _| {
             done += 1;
             ctx.progress("trace", done, total);

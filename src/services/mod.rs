@@ -2,6 +2,7 @@
 //! ([`index`]), the OGC API Features "fabric" service ([`fabric`]), the
 //! flowtrace process and the tile servers.
 
+pub mod batch;
 pub mod fabric;
 pub mod flowtrace;
 pub mod index;

@@ -52,3 +52,31 @@ pub fn index_names(path: &Path) -> Vec<String> {
         .collect::<Result<_, _>>()
         .unwrap()
 }
+
+/// Interior points of the mock's catchments (the real Yahara catchments),
+/// each with its featureid and whether that catchment has a network
+/// flowline to trace along.
+pub fn catchment_interiors() -> Vec<((f64, f64), i64, bool)> {
+    use geo::{CoordsIter, InteriorPoint};
+    let data = hydroplot_mock::data::Data::shared().unwrap();
+    data.layer(hydroplot::collection::Collection::Catchment)
+        .iter()
+        .filter_map(|item| {
+            let comid = item.feature.get_i64("featureid")?;
+            let p = item.feature.geometry.as_ref()?.interior_point()?;
+            let usable = data
+                .flowline(comid)
+                .is_some_and(|f| f.geometry.as_ref().is_some_and(|g| g.coords_count() >= 2));
+            Some(((p.x(), p.y()), comid, usable))
+        })
+        .collect()
+}
+
+/// Interior points of the mock's catchments and the comid each should give
+/// (`None`: the catchment has no network flowline, so the service fails).
+pub fn catchment_points() -> Vec<((f64, f64), Option<i64>)> {
+    catchment_interiors()
+        .into_iter()
+        .map(|(p, comid, usable)| (p, usable.then_some(comid)))
+        .collect()
+}

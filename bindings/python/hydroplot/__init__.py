@@ -21,6 +21,7 @@ otherwise.
 
 import ctypes
 import json
+import os
 import threading
 
 from . import _ffi
@@ -36,6 +37,7 @@ __all__ = [
     "PlotData",
     "get_raindrop_trace",
     "get_raindrop_traces",
+    "get_comids",
     "plot_hydro",
     "version",
 ]
@@ -397,6 +399,46 @@ def get_raindrop_traces(points, direction="down", *, crs=None, context=None, out
                 )
             )
     return results
+
+
+def get_comids(points, *, hydro_data=None, crs=None, context=None):
+    """The comid of the NHDPlus catchment holding each point (pairs, GeoJSON
+    Points or shapely Points; in ``crs``, default EPSG:4326), in order: an
+    ``int``, ``None`` for a point in no catchment, or the
+    :class:`HydroplotError` of a point that failed (one bad point never fails
+    the others).
+
+    Without ``hydro_data`` the fabric service answers (one request per
+    distinct point, at most the context's ``concurrency`` at once, slowing
+    down on HTTP 429); with a local NHDPlus GeoPackage path, its catchments
+    answer and no request is made.
+    """
+    xy = [c for p in points for c in _point_xy(p)]
+    arr = (ctypes.c_double * len(xy))(*xy)
+    path = None if hydro_data is None else os.fspath(hydro_data)
+    batch = ctypes.c_void_p()
+    check(
+        lib.hydroplot_comid_lookup(
+            _context(context)._handle, arr, len(xy) // 2, text(crs), text(path), ctypes.byref(batch)
+        )
+    )
+    try:
+        return [_comid_result(batch, i) for i in range(lib.hydroplot_comid_batch_len(batch))]
+    finally:
+        lib.hydroplot_comid_batch_free(batch)
+
+
+def _comid_result(batch, i):
+    """Point ``i`` of a comid batch: its comid, ``None`` or its error."""
+    status = lib.hydroplot_comid_batch_status(batch, i)
+    if status == _ffi.OK:
+        return lib.hydroplot_comid_batch_get(batch, i) or None
+    return HydroplotError(
+        status,
+        _ffi.status_name(status),
+        lib.hydroplot_comid_batch_error(batch, i).decode("utf-8", "replace"),
+        lib.hydroplot_comid_batch_http_status(batch, i),
+    )
 
 
 def _installed(module):

@@ -151,6 +151,14 @@ _SIGNATURES = {
     "hydroplot_trace_batch_http_status": (c_int32, [_ptr, c_size_t]),
     "hydroplot_trace_batch_get": (_ptr, [_ptr, c_size_t]),
     "hydroplot_trace_batch_free": (None, [_ptr]),
+    # point-to-comid lookups
+    "hydroplot_comid_lookup": (_status, [_ptr, POINTER(c_double), c_size_t, c_char_p, c_char_p, _out]),
+    "hydroplot_comid_batch_len": (c_size_t, [_ptr]),
+    "hydroplot_comid_batch_status": (_status, [_ptr, c_size_t]),
+    "hydroplot_comid_batch_get": (c_int64, [_ptr, c_size_t]),
+    "hydroplot_comid_batch_error": (c_char_p, [_ptr, c_size_t]),
+    "hydroplot_comid_batch_http_status": (c_int32, [_ptr, c_size_t]),
+    "hydroplot_comid_batch_free": (None, [_ptr]),
 }
 
 for _name, (_restype, _argtypes) in _SIGNATURES.items():

@@ -1,6 +1,9 @@
 #' Trace a raindrop from a point to the nearest flowline.
 #'
-#' @param point an sf/sfc point (any CRS with an EPSG code) or c(lon, lat) in WGS 84.
+#' @param point an sf/sfc point (any CRS with an EPSG code) or c(lon, lat) in
+#'   WGS 84; several points (an sf/sfc of many, or a 2-column matrix of lon,
+#'   lat) are traced as one batch: one table of every point's rows with
+#'   `point_index` (1-based) and `error` columns (see docs/batch.md).
 #' @param direction "down" (default), "up" or "none".
 #' @param context a [hydroplot_context()]; default: one from the environment.
 #' @return 2 features, the flowline portion then the raindrop path, with the
@@ -14,10 +17,19 @@ get_raindrop_trace <- function(point, direction = "down", context = NULL) {
   crs <- "EPSG:4326"
   if (inherits(point, "sf") || inherits(point, "sfc")) {
     crs <- crs_string(sf::st_crs(point))
-    point <- sf::st_coordinates(point)[1, 1:2]
+    point <- sf::st_coordinates(point)[, 1:2, drop = FALSE]
   }
+  if (is.matrix(point) && nrow(point) != 1) {
+    return(raindrop_traces(point, crs, direction, context))
+  }
+  point <- as.vector(point)
   tbl <- .Call(C_hp_trace, context_of(context), as.numeric(point[1]), as.numeric(point[2]),
                as.character(crs), as.character(direction), TRUE)
+  trace_frame(tbl)
+}
+
+# A trace's read_stream() table as the spec's columns and geometry.
+trace_frame <- function(tbl) {
   tr <- arrow_frame(tbl, crs = "EPSG:4326")
   # The stream has the spec's 7 fields, typed, in its order;
   # intersection_point a list of c(lon, lat) and numeric(0).

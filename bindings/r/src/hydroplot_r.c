@@ -43,6 +43,8 @@ typedef struct {
     hydroplot_plot_data *pd;
     hydroplot_map *map;
     hydroplot_trace *trace;
+    hydroplot_trace_batch *trace_batch;
+    hydroplot_comid_batch *comid_batch;
     hydroplot_buffer *buf;
     /* An Arrow stream being read, its schema and its current batch; each is
      * held while its release is set. */
@@ -94,6 +96,8 @@ static void release(void *data) {
         n_held--;                                                                                  \
     }
     RELEASE(trace, hydroplot_trace_free)
+    RELEASE(trace_batch, hydroplot_trace_batch_free)
+    RELEASE(comid_batch, hydroplot_comid_batch_free)
     RELEASE(map, hydroplot_map_free)
     RELEASE(pd, hydroplot_plot_data_free)
     RELEASE(req, hydroplot_plot_request_free)
@@ -539,6 +543,99 @@ static SEXP r_trace(SEXP ctx_ptr, SEXP x, SEXP y, SEXP crs, SEXP direction, SEXP
     return run(do_trace, &c);
 }
 
+/* --- many points: the trace batch and the comid lookup ---------------------- */
+
+/* The points of a batch call as 2n doubles x0, y0, x1, y1, ... (R_alloc'd:
+ * R frees them when the call ends, however it ends). */
+static double *interleave(SEXP x, SEXP y, R_xlen_t *n) {
+    double *xy;
+    R_xlen_t i;
+    *n = XLENGTH(x);
+    if (XLENGTH(y) != *n) Rf_error("x and y differ in length");
+    xy = (double *)R_alloc((size_t)(*n > 0 ? 2 * *n : 1), sizeof(double));
+    for (i = 0; i < *n; i++) {
+        xy[2 * i] = REAL(x)[i];
+        xy[2 * i + 1] = REAL(y)[i];
+    }
+    return xy;
+}
+
+/* Each point's message, NA when it succeeded. */
+static SEXP point_errors(R_xlen_t n, const char *(*error)(const void *, size_t), const void *b) {
+    SEXP out = PROTECT(Rf_allocVector(STRSXP, n));
+    R_xlen_t i;
+    for (i = 0; i < n; i++) {
+        const char *m = error(b, (size_t)i);
+        SET_STRING_ELT(out, i, m == NULL ? NA_STRING : Rf_mkCharCE(m, CE_UTF8));
+    }
+    UNPROTECT(1);
+    return out;
+}
+
+static const char *trace_batch_error(const void *b, size_t i) { return hydroplot_trace_batch_error(b, i); }
+static const char *comid_batch_error(const void *b, size_t i) { return hydroplot_comid_batch_error(b, i); }
+
+/* list(tables, errors): per point, its trace as a read_stream() table (NULL
+ * when it failed) and its message (NA when traced). */
+static SEXP do_trace_batch(void *data) {
+    call *c = data;
+    const char *names[] = {"tables", "errors", ""};
+    R_xlen_t n, i;
+    double *xy = interleave(c->b, c->c, &n);
+    SEXP out, tables;
+    hydroplot_status s = hydroplot_raindrop_trace_batch(unwrap(c->a, "hydroplot_context"), xy, (size_t)n,
+                                                        str_or_null(c->d), str_or_null(c->e), &c->h.trace_batch);
+    hold(c->h.trace_batch);
+    if (s != HYDROPLOT_OK) stop_status(s);
+    out = PROTECT(Rf_mkNamed(VECSXP, names));
+    tables = Rf_allocVector(VECSXP, n);
+    SET_VECTOR_ELT(out, 0, tables);
+    SET_VECTOR_ELT(out, 1, point_errors(n, trace_batch_error, c->h.trace_batch));
+    for (i = 0; i < n; i++) {
+        const hydroplot_trace *t = hydroplot_trace_batch_get(c->h.trace_batch, (size_t)i);
+        if (t == NULL) continue;
+        s = hydroplot_trace_arrow(t, &c->h.stream);
+        if (s != HYDROPLOT_OK) stop_status(s);
+        SET_VECTOR_ELT(tables, i, read_stream(&c->h));
+    }
+    UNPROTECT(1);
+    return out;
+}
+
+static SEXP r_trace_batch(SEXP ctx_ptr, SEXP x, SEXP y, SEXP crs, SEXP direction) {
+    call c = {{0}, ctx_ptr, x, y, crs, direction, R_NilValue};
+    return run(do_trace_batch, &c);
+}
+
+/* list(comids, errors): per point, its comid (double; NA when in no
+ * catchment or failed) and its message (NA when looked up). */
+static SEXP do_comid(void *data) {
+    call *c = data;
+    const char *names[] = {"comids", "errors", ""};
+    R_xlen_t n, i;
+    double *xy = interleave(c->b, c->c, &n);
+    SEXP out, comids;
+    hydroplot_status s = hydroplot_comid_lookup(unwrap(c->a, "hydroplot_context"), xy, (size_t)n, str_or_null(c->d),
+                                                str_or_null(c->e), &c->h.comid_batch);
+    hold(c->h.comid_batch);
+    if (s != HYDROPLOT_OK) stop_status(s);
+    out = PROTECT(Rf_mkNamed(VECSXP, names));
+    comids = Rf_allocVector(REALSXP, n);
+    SET_VECTOR_ELT(out, 0, comids);
+    for (i = 0; i < n; i++) {
+        int64_t comid = hydroplot_comid_batch_get(c->h.comid_batch, (size_t)i);
+        REAL(comids)[i] = comid > 0 ? (double)comid : NA_REAL;
+    }
+    SET_VECTOR_ELT(out, 1, point_errors(n, comid_batch_error, c->h.comid_batch));
+    UNPROTECT(1);
+    return out;
+}
+
+static SEXP r_comid(SEXP ctx_ptr, SEXP x, SEXP y, SEXP crs, SEXP hydro_data) {
+    call c = {{0}, ctx_ptr, x, y, crs, hydro_data, R_NilValue};
+    return run(do_comid, &c);
+}
+
 static const R_CallMethodDef call_methods[] = {
     {"hp_context_new", (DL_FUNC)&r_context_new, 1},
     {"hp_version", (DL_FUNC)&r_version, 0},
@@ -546,6 +643,8 @@ static const R_CallMethodDef call_methods[] = {
     {"hp_map_bounds", (DL_FUNC)&r_map_bounds, 1},
     {"hp_plot", (DL_FUNC)&r_plot, 5},
     {"hp_trace", (DL_FUNC)&r_trace, 6},
+    {"hp_trace_batch", (DL_FUNC)&r_trace_batch, 5},
+    {"hp_comid", (DL_FUNC)&r_comid, 5},
     {"hp_held_handles", (DL_FUNC)&r_held_handles, 0},
     {NULL, NULL, 0}};
 

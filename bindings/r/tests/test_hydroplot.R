@@ -386,5 +386,61 @@ if (nzchar(Sys.which("sqlite3"))) check("a text property holding a NUL byte is c
             d$flowline$gnis_name[d$flowline$comid == 13293970] == "Yahara")
 })
 
+# --- many points (issue 27) ---
+# A point in the catchment of comid 13293970 (shapely's representative point
+# of that polygon in the sample), the recorded trace point (its flowline is
+# comid 13297178), a point in the Pacific (the service answers 500), and the
+# first point again.
+pts <- rbind(c(-89.30492301879852, 43.0088104217879), c(-89.2158, 42.9561), c(-125, 35),
+             c(-89.30492301879852, 43.0088104217879))
+
+check("get_raindrop_trace() of several points returns every point", {
+  input <- if (with_sf) sf::st_sf(site = c("a", "b", "c", "d"),
+                                  geometry = sf::st_sfc(lapply(seq_len(nrow(pts)), function(i) sf::st_point(pts[i, ])), crs = 4326))
+           else pts
+  w <- NULL
+  tr <- withCallingHandlers(get_raindrop_trace(input, direction = "up"),
+                            warning = function(cond) { w <<- conditionMessage(cond); invokeRestart("muffleWarning") })
+  stopifnot(!is.null(w), grepl("^1 of 4 points failed", w), grepl("point 3", w))
+  stopifnot(identical(tr$point_index, c(1L, 1L, 2L, 2L, 3L, 4L, 4L)))
+  stopifnot(identical(is.na(tr$error), c(TRUE, TRUE, TRUE, TRUE, FALSE, TRUE, TRUE)))
+  stopifnot(grepl("outside", tr$error[5]), is.na(tr$comid[5]), is.na(tr$id[5]))
+  stopifnot(tr$comid[1] == 13293970, tr$comid[3] == 13297178L, tr$comid[6] == 13293970)
+  stopifnot(identical(tr$id[3:4], c("upstreamFlowline", "raindropPath")))
+  stopifnot(names(tr)[1] == "point_index")
+  if (with_sf) {
+    stopifnot(inherits(tr, "sf"), sf::st_is_empty(sf::st_geometry(tr))[5], sum(sf::st_is_empty(sf::st_geometry(tr))) == 1)
+    stopifnot(sf::st_crs(tr)$epsg == 4326)
+  }
+})
+
+check("no points give an empty table with the batch's columns", {
+  m <- matrix(numeric(0), ncol = 2)
+  tr <- get_raindrop_trace(m)
+  stopifnot(nrow(tr) == 0, names(tr)[1] == "point_index", "error" %in% names(tr))
+})
+
+check("one point still gives the 2 features of the spec", {
+  tr <- get_raindrop_trace(c(-89.2158, 42.9561), direction = "up")
+  stopifnot(nrow(tr) == 2, is.null(tr$point_index))
+})
+
+check("get_comid() from the service and from a local GeoPackage", {
+  w <- NULL
+  remote <- withCallingHandlers(get_comid(rbind(pts, c(NaN, 1))),
+                                warning = function(cond) { w <<- conditionMessage(cond); invokeRestart("muffleWarning") })
+  stopifnot(grepl("^1 of 5 points failed", w))
+  # The recorded trace point lies outside the sample's catchments (the mock
+  # replays its recorded trace all the same): in no catchment, like the Pacific.
+  stopifnot(identical(as.vector(remote), c(13293970, NA, NA, 13293970, NA)))
+  stopifnot(grepl("finite", attr(remote, "errors")[5]), is.na(attr(remote, "errors")[3]))
+  local <- get_comid(pts, hydro_data = sample_gpkg)
+  stopifnot(identical(as.vector(local), as.vector(remote)[1:4]), is.null(attr(local, "errors")))
+  if (with_sf) {
+    sfpts <- sf::st_transform(sf::st_sfc(sf::st_point(pts[1, ]), crs = 4326), 3857)
+    stopifnot(get_comid(sfpts, hydro_data = sample_gpkg) == 13293970)
+  }
+})
+
 cat(sprintf("hydroplot-r: %d passed, %d failed\n", passed, failed))
 quit(status = if (failed == 0) 0 else 1)
