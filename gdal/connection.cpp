@@ -272,7 +272,13 @@ Settings(const char *filename, const char *const *open_options)
         start = amp + 1;
     }
     for (auto p = open_options; p && *p; ++p)
+    {
+        // GDAL's own options, passed to every driver (ogr2ogr's
+        // NATIVE_DATA=YES, internal @KEY=...): not ours to refuse.
+        if (STARTS_WITH_CI(*p, "NATIVE_DATA=") || (*p)[0] == '@')
+            continue;
         add(*p, "open options");
+    }
     return out;
 }
 
@@ -368,8 +374,10 @@ std::string OpenOptionListXml()
         std::string name = k.name;
         for (auto &ch : name)
             ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
-        xml += std::string("<Option name='") + name + "' type='" + k.type +
-               "' description='" + k.description + "'";
+        char *description = CPLEscapeString(k.description, -1, CPLES_XML);
+        xml += std::string("<Option name=\"") + name + "\" type=\"" + k.type +
+               "\" description=\"" + description + "\"";
+        CPLFree(description);
         if (std::string(k.type) == "string-select")
             xml += "><Value>down</Value><Value>up</Value><Value>none</Value>"
                    "</Option>";
