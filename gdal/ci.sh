@@ -136,6 +136,20 @@ arrow_streams() {
 }
 check "GetArrowStream: own stream (251 rows, GeoArrow WKB); FID and filters through GDAL" arrow_streams
 
+# --- The layer over hand-made Arrow streams (gdal/layer_test.cpp) ----------------
+if g++ -std=c++17 -Wall -Wextra -Werror $(gdal-config --cflags) -I"$root/include" \
+    -o "$work/layer_test" "$root/gdal/layer_test.cpp" "$root/gdal/arrow_table.cpp" \
+    "$root/gdal/ogrhydroplotlayer.cpp" $(gdal-config --libs) >"$work/out" 2>&1; then
+    "$work/layer_test" | grep -E '^(ok|FAIL): ' | tee "$work/layer_test.out"
+    passed=$((passed + $(grep -c '^ok: ' "$work/layer_test.out")))
+    failed=$((failed + $(grep -c '^FAIL: ' "$work/layer_test.out")))
+    grep -q '^ok: ' "$work/layer_test.out" || { echo "FAIL: layer_test ran no check"; failed=$((failed + 1)); }
+else
+    echo "FAIL: gdal/layer_test.cpp does not build"
+    sed 's/^/    /' "$work/out" | tail -n 20
+    failed=$((failed + 1))
+fi
+
 # --- The raindrop trace, through the mock ---------------------------------------
 mock="${HYDROPLOT_TEST_MOCK_BIN:-$target/debug/hydroplot-mock}"
 [ -x "$mock" ] || (cd "$root" && cargo build -q -p hydroplot-mock)

@@ -80,6 +80,7 @@ class OGRHydroplotLayer final
     bool load_ok_ = false;
     int geometry_column_ = -1;
     std::vector<int> field_of_column_;  // -1: the geometry, or skipped
+    std::vector<int> fields_without_column_;  // fixed fields the stream lacks: null
     bool promote_to_multi_ = false;
     bool stream_is_definition_ = false;
     int64_t next_row_ = 0;

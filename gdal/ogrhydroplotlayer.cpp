@@ -177,6 +177,7 @@ void OGRHydroplotLayer::BuildDefinition()
         if (defn_->GetFieldIndex(f.name) < 0)
         {
             OGRFieldDefn field(f.name, f.type);
+            fields_without_column_.push_back(defn_->GetFieldCount());
             defn_->AddFieldDefn(&field);
             stream_is_definition_ = false;
         }
@@ -269,6 +270,8 @@ OGRFeature *OGRHydroplotLayer::BuildFeature(int64_t row)
     for (size_t c = 0; c < columns.size(); c++)
         if (field_of_column_[c] >= 0)
             SetFieldFromCell(f, field_of_column_[c], c, row);
+    for (int field : fields_without_column_)
+        f->SetFieldNull(field);
     if (geometry_column_ >= 0)
     {
         const ColumnKind kind = columns[geometry_column_].kind;
