@@ -307,6 +307,16 @@ int main()
            "INCLUDE_FID=YES: GDAL's stream, which adds the FID column");
     if (own.release)
         own.release(&own);
+    const char *ogc[] = {"INCLUDE_FID=NO", "GEOMETRY_METADATA_ENCODING=OGC", nullptr};
+    const char *geoarrow[] = {"INCLUDE_FID=NO", "GEOMETRY_METADATA_ENCODING=GEOARROW", nullptr};
+    Expect(plain.GetArrowStream(&own, ogc) && own.get_schema != GetSchema,
+           "GEOMETRY_METADATA_ENCODING=OGC: GDAL's stream (ogc.wkb)");
+    if (own.release)
+        own.release(&own);
+    Expect(plain.GetArrowStream(&own, geoarrow) && own.get_schema == GetSchema,
+           "GEOMETRY_METADATA_ENCODING=GEOARROW: hydroplot's own stream");
+    if (own.release)
+        own.release(&own);
 
     CPLPushErrorHandler(CPLQuietErrorHandler);
     CPLErrorReset();

@@ -363,6 +363,12 @@ bool OGRHydroplotLayer::OwnStreamFits(CSLConstList options) const
     const char *encoding = CSLFetchNameValue(options, "GEOMETRY_ENCODING");
     if (encoding != nullptr && !EQUAL(encoding, "WKB"))
         return false;
+    // Ours is GeoArrow's extension name; GDAL's generic stream says ogc.wkb
+    // unless asked for GEOARROW (GDAL >= 3.8).
+    const char *metadata =
+        CSLFetchNameValue(options, "GEOMETRY_METADATA_ENCODING");
+    if (metadata != nullptr && !EQUAL(metadata, "GEOARROW"))
+        return false;
     const char *max = CSLFetchNameValue(options, "MAX_FEATURES_IN_BATCH");
     if (max != nullptr && CPLAtoGIntBig(max) < table_.RowCount())
         return false;
