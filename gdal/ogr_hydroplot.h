@@ -105,6 +105,8 @@ class OGRHydroplotDataset final : public GDALDataset
     }
 
   private:
+    static GDALDataset *OpenConnection(GDALOpenInfo *info);
+
     std::vector<std::unique_ptr<OGRHydroplotLayer>> layers_;
 };
 

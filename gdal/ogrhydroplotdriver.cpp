@@ -81,6 +81,20 @@ GDALDataset *OGRHydroplotDataset::Open(GDALOpenInfo *info)
 {
     if (!Identify(info) || (info->nOpenFlags & GDAL_OF_VECTOR) == 0)
         return nullptr;
+    // No C++ exception (an allocation failure) may unwind into GDAL's C code.
+    try
+    {
+        return OpenConnection(info);
+    }
+    catch (const std::exception &e)
+    {
+        CPLError(CE_Failure, CPLE_AppDefined, "HYDROPLOT: %s", e.what());
+        return nullptr;
+    }
+}
+
+GDALDataset *OGRHydroplotDataset::OpenConnection(GDALOpenInfo *info)
+{
     if (info->eAccess == GA_Update)
     {
         CPLError(CE_Failure, CPLE_NotSupported,
