@@ -24,22 +24,20 @@ namespace hydroplot_gdal
 /// The connection prefix, matched case-insensitively.
 constexpr const char *kPrefix = "HYDROPLOT:";
 
-struct ContextFree
+/// A smart pointer's deleter: hydroplot's one `_free` of a handle type.
+template <typename T, void (*Free)(T *)> struct HandleFree
 {
-    void operator()(hydroplot_context *p) const
+    void operator()(T *p) const
     {
-        hydroplot_context_free(p);
+        Free(p);
     }
 };
-struct RequestFree
-{
-    void operator()(hydroplot_plot_request *p) const
-    {
-        hydroplot_plot_request_free(p);
-    }
-};
-using ContextPtr = std::unique_ptr<hydroplot_context, ContextFree>;
-using RequestPtr = std::unique_ptr<hydroplot_plot_request, RequestFree>;
+using ContextPtr =
+    std::unique_ptr<hydroplot_context,
+                    HandleFree<hydroplot_context, hydroplot_context_free>>;
+using RequestPtr = std::unique_ptr<
+    hydroplot_plot_request,
+    HandleFree<hydroplot_plot_request, hydroplot_plot_request_free>>;
 
 /// What a connection asks for: a plot request, or a raindrop trace; both
 /// with the context they run in. Built by ParseConnection; owns its handles.

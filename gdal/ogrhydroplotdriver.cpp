@@ -23,21 +23,6 @@ const std::vector<FixedField> kTraceFields = {
     {"intersection_point", OFTRealList},
 };
 
-struct PlotDataFree
-{
-    void operator()(hydroplot_plot_data *p) const
-    {
-        hydroplot_plot_data_free(p);
-    }
-};
-struct TraceFree
-{
-    void operator()(hydroplot_trace *p) const
-    {
-        hydroplot_trace_free(p);
-    }
-};
-
 CPLErrorNum ErrorNumber(hydroplot_status st)
 {
     switch (st)
@@ -127,7 +112,8 @@ GDALDataset *OGRHydroplotDataset::OpenConnection(GDALOpenInfo *info)
             ReportFailure(st, "the raindrop trace");
             return nullptr;
         }
-        std::shared_ptr<hydroplot_trace> trace(raw, TraceFree());
+        std::shared_ptr<hydroplot_trace> trace(
+            raw, HandleFree<hydroplot_trace, hydroplot_trace_free>());
         auto source = [trace](ArrowArrayStream *out)
         {
             const hydroplot_status s = hydroplot_trace_arrow(trace.get(), out);
@@ -146,7 +132,8 @@ GDALDataset *OGRHydroplotDataset::OpenConnection(GDALOpenInfo *info)
         ReportFailure(st, "the plot request");
         return nullptr;
     }
-    std::shared_ptr<hydroplot_plot_data> plot(raw, PlotDataFree());
+    std::shared_ptr<hydroplot_plot_data> plot(
+        raw, HandleFree<hydroplot_plot_data, hydroplot_plot_data_free>());
     for (const char *name : kPlotLayers)
     {
         auto source = [plot, name](ArrowArrayStream *out)
