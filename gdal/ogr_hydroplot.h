@@ -15,6 +15,13 @@
 #include <string>
 #include <vector>
 
+// GDAL 3.12 made the layer and dataset getters const; one source for both.
+#if GDAL_VERSION_NUM >= GDAL_COMPUTE_VERSION(3, 12, 0)
+#define HYDROPLOT_GDAL_CONST const
+#else
+#define HYDROPLOT_GDAL_CONST
+#endif
+
 namespace hydroplot_gdal
 {
 
@@ -25,8 +32,8 @@ struct FixedField
     OGRFieldType type;
 };
 
-/// One layer. Reads its stream on first use; owns its batches, feature
-/// definition and SRS; owned by its dataset.
+/// One layer. Reads its whole stream when constructed; owns its batches,
+/// feature definition and SRS; owned by its dataset.
 class OGRHydroplotLayer final
     : public OGRLayer,
       public OGRGetNextFeatureThroughRaw<OGRHydroplotLayer>
@@ -39,28 +46,32 @@ class OGRHydroplotLayer final
     using StreamSource = std::function<bool(ArrowArrayStream *out)>;
 
     /// `default_crs`: the CRS when the stream's GeoArrow metadata names none
-    /// GDAL understands.
+    /// GDAL understands. A stream that fails leaves the layer empty, after a
+    /// CPLError; Loaded() tells.
     OGRHydroplotLayer(const std::string &name, const char *default_crs,
                       StreamSource source,
                       std::vector<FixedField> fixed_fields = {});
     ~OGRHydroplotLayer() override;
 
-    const char *GetName() override
+    bool Loaded() const
     {
-        return name_.c_str();
+        return loaded_;
     }
     void ResetReading() override;
     OGRFeature *GetNextRawFeature();
     OGRFeature *GetFeature(GIntBig fid) override;
     GIntBig GetFeatureCount(int force) override;
-    OGRFeatureDefn *GetLayerDefn() override;
-    int TestCapability(const char *cap) override;
+    HYDROPLOT_GDAL_CONST OGRFeatureDefn *GetLayerDefn() HYDROPLOT_GDAL_CONST override
+    {
+        return defn_;
+    }
+    int TestCapability(const char *cap) HYDROPLOT_GDAL_CONST override;
     bool GetArrowStream(ArrowArrayStream *out,
                         CSLConstList options = nullptr) override;
 
   private:
-    /// Reads the stream and builds the definition, once; false (after a
-    /// CPLError) when the stream failed: the layer is then empty.
+    /// Reads the stream and builds the definition; false (after a CPLError)
+    /// when the stream failed: the layer is then empty.
     bool Load();
     void BuildDefinition();
     OGRFeature *BuildFeature(int64_t row);
@@ -77,7 +88,6 @@ class OGRHydroplotLayer final
     OGRSpatialReference *srs_ = nullptr;
     ArrowTable table_;
     bool loaded_ = false;
-    bool load_ok_ = false;
     int geometry_column_ = -1;
     std::vector<int> field_of_column_;  // -1: the geometry, or skipped
     std::vector<int> fields_without_column_;  // fixed fields the stream lacks: null
@@ -94,12 +104,12 @@ class OGRHydroplotDataset final : public GDALDataset
     /// layers. NULL after a CPLError naming the cause.
     static GDALDataset *Open(GDALOpenInfo *info);
 
-    int GetLayerCount() override
+    int GetLayerCount() HYDROPLOT_GDAL_CONST override
     {
         return static_cast<int>(layers_.size());
     }
-    OGRLayer *GetLayer(int i) override;
-    int TestCapability(const char *) override
+    HYDROPLOT_GDAL_CONST OGRLayer *GetLayer(int i) HYDROPLOT_GDAL_CONST override;
+    int TestCapability(const char *) HYDROPLOT_GDAL_CONST override
     {
         return FALSE;
     }

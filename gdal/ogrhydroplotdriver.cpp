@@ -123,7 +123,7 @@ GDALDataset *OGRHydroplotDataset::OpenConnection(GDALOpenInfo *info)
         };
         ds->layers_.push_back(std::make_unique<OGRHydroplotLayer>(
             "trace", "EPSG:4326", source, kTraceFields));
-        return ds.release();
+        return ds->layers_.back()->Loaded() ? ds.release() : nullptr;
     }
     hydroplot_plot_data *raw = nullptr;
     st = hydroplot_plot(conn.context.get(), conn.request.get(), nullptr, &raw);
@@ -146,11 +146,13 @@ GDALDataset *OGRHydroplotDataset::OpenConnection(GDALOpenInfo *info)
         };
         ds->layers_.push_back(
             std::make_unique<OGRHydroplotLayer>(name, "EPSG:4269", source));
+        if (!ds->layers_.back()->Loaded())
+            return nullptr;
     }
     return ds.release();
 }
 
-OGRLayer *OGRHydroplotDataset::GetLayer(int i)
+HYDROPLOT_GDAL_CONST OGRLayer *OGRHydroplotDataset::GetLayer(int i) HYDROPLOT_GDAL_CONST
 {
     if (i < 0 || i >= GetLayerCount())
         return nullptr;

@@ -114,6 +114,7 @@ OGRHydroplotLayer::OGRHydroplotLayer(const std::string &name,
     defn_->Reference();
     defn_->SetGeomType(wkbNone);
     SetDescription(name.c_str());
+    loaded_ = Load();
 }
 
 OGRHydroplotLayer::~OGRHydroplotLayer()
@@ -125,17 +126,14 @@ OGRHydroplotLayer::~OGRHydroplotLayer()
 
 bool OGRHydroplotLayer::Load()
 {
-    if (loaded_)
-        return load_ok_;
-    loaded_ = true;
     ArrowArrayStream stream{};
     std::string err;
-    load_ok_ = source_(&stream) && table_.Read(&stream, err);
-    if (!load_ok_ && !err.empty())
+    const bool ok = source_(&stream) && table_.Read(&stream, err);
+    if (!ok && !err.empty())
         CPLError(CE_Failure, CPLE_AppDefined, "HYDROPLOT: layer %s: %s",
                  name_.c_str(), err.c_str());
     BuildDefinition();
-    return load_ok_;
+    return ok;
 }
 
 void OGRHydroplotLayer::BuildDefinition()
@@ -227,12 +225,6 @@ void OGRHydroplotLayer::BuildDefinition()
         stream_is_definition_ = false;
 }
 
-OGRFeatureDefn *OGRHydroplotLayer::GetLayerDefn()
-{
-    Load();
-    return defn_;
-}
-
 void OGRHydroplotLayer::ResetReading()
 {
     next_row_ = 0;
@@ -240,7 +232,6 @@ void OGRHydroplotLayer::ResetReading()
 
 OGRFeature *OGRHydroplotLayer::GetNextRawFeature()
 {
-    Load();
     if (next_row_ >= table_.RowCount())
         return nullptr;
     return BuildFeature(next_row_++);
@@ -248,7 +239,6 @@ OGRFeature *OGRHydroplotLayer::GetNextRawFeature()
 
 OGRFeature *OGRHydroplotLayer::GetFeature(GIntBig fid)
 {
-    Load();
     if (fid < 0 || fid >= table_.RowCount())
         return nullptr;
     return BuildFeature(fid);
@@ -256,7 +246,6 @@ OGRFeature *OGRHydroplotLayer::GetFeature(GIntBig fid)
 
 GIntBig OGRHydroplotLayer::GetFeatureCount(int force)
 {
-    Load();
     if (m_poFilterGeom == nullptr && m_poAttrQuery == nullptr)
         return table_.RowCount();
     return OGRLayer::GetFeatureCount(force);
@@ -383,24 +372,20 @@ bool OGRHydroplotLayer::OwnStreamFits(CSLConstList options) const
 bool OGRHydroplotLayer::GetArrowStream(ArrowArrayStream *out,
                                        CSLConstList options)
 {
-    Load();
     if (OwnStreamFits(options))
         return source_(out);
     return OGRLayer::GetArrowStream(out, options);
 }
 
-int OGRHydroplotLayer::TestCapability(const char *cap)
+int OGRHydroplotLayer::TestCapability(const char *cap) HYDROPLOT_GDAL_CONST
 {
     if (EQUAL(cap, OLCFastFeatureCount))
         return m_poFilterGeom == nullptr && m_poAttrQuery == nullptr;
     if (EQUAL(cap, OLCRandomRead) || EQUAL(cap, OLCStringsAsUTF8))
         return TRUE;
     if (EQUAL(cap, OLCFastGetArrowStream))
-    {
-        Load();
         return stream_is_definition_ && m_poFilterGeom == nullptr &&
                m_poAttrQuery == nullptr;
-    }
     return FALSE;
 }
 
