@@ -1271,7 +1271,8 @@ enum hydroplot_status hydroplot_plot_data_layer_geojson(const struct hydroplot_p
 /**
  * A layer as an Arrow C stream: one `geometry` column (GeoArrow
  * `geoarrow.wkb`: WKB, its field metadata `ARROW:extension:metadata` holding
- * `{"crs":"EPSG:4269","crs_type":"authority_code"}`; null for a feature
+ * the CRS, NAD83 (EPSG:4269), as PROJJSON: `{"crs":{"type":"GeographicCRS",
+ * ..., "id":{"authority":"EPSG","code":4269}},"crs_type":"projjson"}`; null for a feature
  * without geometry), then one column per property in first-seen order.
  *
  * A column's type follows how the values were written (the JSON number
@@ -2443,7 +2444,8 @@ enum hydroplot_status hydroplot_trace_geojson(const struct hydroplot_trace *t,
 /**
  * A trace as an Arrow C stream: one row per feature (the flowline, then the
  * raindrop path), a `geometry` column (GeoArrow `geoarrow.wkb` LineStrings,
- * `{"crs":"EPSG:4326","crs_type":"authority_code"}` in its
+ * WGS 84 (EPSG:4326) as PROJJSON, `{"crs":{..., "id":{"authority":"EPSG",
+ * "code":4326}},"crs_type":"projjson"}`, in its
  * `ARROW:extension:metadata`), then always the spec's 7 fields in its
  * order, whatever the service sent: `id` (utf8: the flowline's id or
  * `raindropPath`), `gnis_name` (utf8), `comid` (int64), `reachcode` (utf8),

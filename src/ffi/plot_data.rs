@@ -160,7 +160,8 @@ pub extern "C" fn hydroplot_plot_data_layer_geojson(
 
 /// A layer as an Arrow C stream: one `geometry` column (GeoArrow
 /// `geoarrow.wkb`: WKB, its field metadata `ARROW:extension:metadata` holding
-/// `{"crs":"EPSG:4269","crs_type":"authority_code"}`; null for a feature
+/// the CRS, NAD83 (EPSG:4269), as PROJJSON: `{"crs":{"type":"GeographicCRS",
+/// ..., "id":{"authority":"EPSG","code":4269}},"crs_type":"projjson"}`; null for a feature
 /// without geometry), then one column per property in first-seen order.
 ///
 /// A column's type follows how the values were written (the JSON number

@@ -518,7 +518,8 @@ pub extern "C" fn hydroplot_trace_geojson(
 
 /// A trace as an Arrow C stream: one row per feature (the flowline, then the
 /// raindrop path), a `geometry` column (GeoArrow `geoarrow.wkb` LineStrings,
-/// `{"crs":"EPSG:4326","crs_type":"authority_code"}` in its
+/// WGS 84 (EPSG:4326) as PROJJSON, `{"crs":{..., "id":{"authority":"EPSG",
+/// "code":4326}},"crs_type":"projjson"}`, in its
 /// `ARROW:extension:metadata`), then always the spec's 7 fields in its
 /// order, whatever the service sent: `id` (utf8: the flowline's id or
 /// `raindropPath`), `gnis_name` (utf8), `comid` (int64), `reachcode` (utf8),

@@ -133,10 +133,16 @@ pub(super) fn list(
     ))
 }
 
-/// The GeoArrow WKB field, its CRS given as an authority code (GeoArrow's
-/// `crs_type` `"authority_code"`, read by pyproj, GDAL and sf alike).
+/// The GeoArrow WKB field, its CRS as PROJJSON (what the GeoArrow spec
+/// recommends, read by geopandas, GDAL and DuckDB without guessing) for the
+/// CRSs the library writes, else as an authority code (`crs_type`
+/// `"authority_code"`, the spec's last resort).
 pub fn wkb_field(crs: &str) -> Field {
-    let metadata = serde_json::json!({"crs": crs, "crs_type": "authority_code"}).to_string();
+    let metadata = match projjson(crs) {
+        Some(definition) => serde_json::json!({"crs": definition, "crs_type": "projjson"}),
+        None => serde_json::json!({"crs": crs, "crs_type": "authority_code"}),
+    }
+    .to_string();
     Field::new(GEOMETRY, DataType::Binary, true).with_metadata(
         [
             (
@@ -147,6 +153,57 @@ pub fn wkb_field(crs: &str) -> Field {
         ]
         .into(),
     )
+}
+
+/// The PROJJSON of the geographic CRSs the library's data are in: NAD83
+/// (`EPSG:4269`, plot data) and WGS 84 (`EPSG:4326`, traces), as PROJ
+/// writes them (EPSG's axis order; GeoArrow's coordinates are lon/lat
+/// whatever the CRS says). `None` for any other CRS.
+fn projjson(crs: &str) -> Option<serde_json::Value> {
+    let (name, datum, ellipsoid, inverse_flattening, code) = match crs {
+        "EPSG:4269" => (
+            "NAD83",
+            "North American Datum 1983",
+            "GRS 1980",
+            298.257222101,
+            4269,
+        ),
+        "EPSG:4326" => (
+            "WGS 84",
+            "World Geodetic System 1984",
+            "WGS 84",
+            298.257223563,
+            4326,
+        ),
+        _ => return None,
+    };
+    let axis = |name: &str, abbreviation: &str, direction: &str| {
+        serde_json::json!({
+            "name": name, "abbreviation": abbreviation, "direction": direction, "unit": "degree"
+        })
+    };
+    Some(serde_json::json!({
+        "$schema": "https://proj.org/schemas/v0.7/projjson.schema.json",
+        "type": "GeographicCRS",
+        "name": name,
+        "datum": {
+            "type": "GeodeticReferenceFrame",
+            "name": datum,
+            "ellipsoid": {
+                "name": ellipsoid,
+                "semi_major_axis": 6378137,
+                "inverse_flattening": inverse_flattening
+            }
+        },
+        "coordinate_system": {
+            "subtype": "ellipsoidal",
+            "axis": [
+                axis("Geodetic latitude", "Lat", "north"),
+                axis("Geodetic longitude", "Lon", "east")
+            ]
+        },
+        "id": {"authority": "EPSG", "code": code}
+    }))
 }
 
 /// The WKB (little-endian, 2-D) of every row, written from the flat
@@ -352,7 +409,18 @@ mod tests {
         );
         let meta = schema.field(0).metadata();
         assert_eq!(meta["ARROW:extension:name"], "geoarrow.wkb");
-        assert!(meta["ARROW:extension:metadata"].contains("\"crs\":\"EPSG:4269\""));
+        let crs: serde_json::Value =
+            serde_json::from_str(&meta["ARROW:extension:metadata"]).unwrap();
+        assert_eq!(crs["crs_type"], "projjson");
+        assert_eq!(crs["crs"]["type"], "GeographicCRS");
+        assert_eq!(
+            crs["crs"]["id"],
+            serde_json::json!({"authority": "EPSG", "code": 4269})
+        );
+        // NAD83's ellipsoid, GRS 1980 (EPSG:7019), by its published constants.
+        let ellipsoid = &crs["crs"]["datum"]["ellipsoid"];
+        assert_eq!(ellipsoid["semi_major_axis"], 6378137);
+        assert_eq!(ellipsoid["inverse_flattening"], 298.257222101);
         assert_eq!(batch.column(4).null_count(), 4);
         let g = batch.column(0).as_binary::<i32>();
         assert_eq!(g.value(0), wkb(2, &[2], &[1., 2., 3., 4.]));

@@ -80,16 +80,21 @@ static int metadata_value(const char *metadata, const char *key, char *out, size
     return 0;
 }
 
-/* The geometry column: first, binary, GeoArrow WKB in `crs`. */
+/* The geometry column: first, binary, GeoArrow WKB in `crs` ("EPSG:<code>"),
+ * given as PROJJSON whose id is that code. */
 static void check_geometry_field(const table *t, const char *crs) {
-    char value[256];
+    char value[4096], id[96];
     const struct ArrowSchema *g = t->schema.children[0];
+    CHECK(strncmp(crs, "EPSG:", 5) == 0);
+    snprintf(id, sizeof id, "\"id\":{\"authority\":\"EPSG\",\"code\":%s}", crs + 5);
     CHECK(strcmp(g->name, "geometry") == 0);
     CHECK(strcmp(g->format, "z") == 0);
     CHECK(metadata_value(g->metadata, "ARROW:extension:name", value, sizeof value));
     CHECK(strcmp(value, "geoarrow.wkb") == 0);
     CHECK(metadata_value(g->metadata, "ARROW:extension:metadata", value, sizeof value));
-    CHECK(strstr(value, crs) != NULL);
+    CHECK(strstr(value, "\"crs_type\":\"projjson\"") != NULL);
+    CHECK(strstr(value, "\"type\":\"GeographicCRS\"") != NULL);
+    CHECK(strstr(value, id) != NULL);
 }
 
 static int is_valid(const struct ArrowArray *a, int64_t i) {

@@ -54,7 +54,10 @@ def geojson_of(pd, layer):
 def crs_of(table):
     field = table.schema.field("geometry")
     assert field.metadata[b"ARROW:extension:name"] == b"geoarrow.wkb"
-    return json.loads(field.metadata[b"ARROW:extension:metadata"])["crs"]
+    meta = json.loads(field.metadata[b"ARROW:extension:metadata"])
+    # GeoArrow's recommended form: PROJJSON, named by its id.
+    assert meta["crs_type"] == "projjson" and meta["crs"]["type"] == "GeographicCRS"
+    return "{authority}:{code}".format(**meta["crs"]["id"])
 
 
 def assert_same_features(table, fc):

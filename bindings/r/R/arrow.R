@@ -7,8 +7,13 @@
 # HYDROPLOT_R_NO_SF=1 forces the data.frame path (tests use it to cover both).
 has_sf <- function() !nzchar(Sys.getenv("HYDROPLOT_R_NO_SF")) && requireNamespace("sf", quietly = TRUE)
 
-# The CRS the GeoArrow metadata names ({"crs":"EPSG:4269",...}), else `default`.
+# The CRS the GeoArrow metadata names, "AUTHORITY:CODE": the id of its
+# PROJJSON ({"crs":{..., "id":{"authority":"EPSG","code":4269}}}, the only
+# id in the library's definitions) or an
+# authority code ({"crs":"EPSG:4269"}); else `default`.
 arrow_crs <- function(metadata, default) {
+  id <- regmatches(metadata, regexec('"id"\\s*:\\s*\\{\\s*"authority"\\s*:\\s*"([^"]+)"\\s*,\\s*"code"\\s*:\\s*([0-9]+)', metadata))[[1]]
+  if (length(id) == 3) return(paste0(id[2], ":", id[3]))
   m <- regmatches(metadata, regexec('"crs"\\s*:\\s*"([^"]*)"', metadata))[[1]]
   if (length(m) == 2) m[2] else default
 }

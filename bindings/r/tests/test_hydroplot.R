@@ -263,7 +263,7 @@ if (requireNamespace("jsonlite", quietly = TRUE)) check("the Arrow path equals t
   arrow <- .Call(hydroplot:::C_hp_plot, ctx, req, layers, NULL, TRUE)$layers
   json <- .Call(hydroplot:::C_hp_plot, ctx, req, layers, NULL, FALSE)$layers
   for (l in layers) {
-    stopifnot(grepl('"crs":"EPSG:4269"', arrow[[l]]$geometry_metadata, fixed = TRUE))
+    stopifnot(grepl('"id":{"authority":"EPSG","code":4269}', arrow[[l]]$geometry_metadata, fixed = TRUE))
     same_features(arrow[[l]], json[[l]], l)
   }
   # The published counts, read from the streams.
@@ -278,7 +278,7 @@ if (requireNamespace("jsonlite", quietly = TRUE)) check("the Arrow path equals t
   else stopifnot(is.raw(flowline$geometry[[1]]))
   tr <- .Call(hydroplot:::C_hp_trace, ctx, -89.2158, 42.9561, "EPSG:4326", "up", TRUE)
   tr_json <- .Call(hydroplot:::C_hp_trace, ctx, -89.2158, 42.9561, "EPSG:4326", "up", FALSE)
-  stopifnot(grepl('"crs":"EPSG:4326"', tr$geometry_metadata, fixed = TRUE))
+  stopifnot(grepl('"id":{"authority":"EPSG","code":4326}', tr$geometry_metadata, fixed = TRUE))
   same_features(tr, tr_json, "trace")
 })
 
