@@ -8,22 +8,12 @@ use hydroplot::{Context, Error};
 use hydroplot_mock::{self as mock, Fault, FaultKind, MockServer};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
+use support::Recorder;
 
-/// Keeps the log lines it receives.
-#[derive(Default)]
-struct Recorder(Mutex<Vec<(LogLevel, String)>>);
-
-impl Observer for Recorder {
-    fn log(&self, level: LogLevel, message: &str) {
-        self.0.lock().unwrap().push((level, message.to_string()));
-    }
-    fn progress(&self, _stage: &str, _done: u64, _total: u64) {}
-}
+mod support;
 
 fn recorded(server: &MockServer) -> (Context, Arc<Recorder>) {
-    let recorder = Arc::new(Recorder::default());
-    let ctx = mock::context(server).with_observer(Some(recorder.clone() as Arc<dyn Observer>));
-    (ctx, recorder)
+    Recorder::attach(mock::context(server))
 }
 
 fn fault(path: &str, kind: FaultKind, times: Option<u32>) -> Fault {

@@ -7,9 +7,41 @@
 pub mod georef;
 
 use hydroplot::config::Config;
+use hydroplot::context::{LogLevel, Observer};
 use hydroplot::plot::{Layer, PlotData};
 use hydroplot::Context;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+/// An observer that keeps the log lines it receives, so tests read what the
+/// library decided (a retry's wait, say) instead of timing it.
+#[derive(Default)]
+pub struct Recorder(pub Mutex<Vec<(LogLevel, String)>>);
+
+impl Observer for Recorder {
+    fn log(&self, level: LogLevel, message: &str) {
+        self.0.lock().unwrap().push((level, message.to_string()));
+    }
+    fn progress(&self, _stage: &str, _done: u64, _total: u64) {}
+}
+
+impl Recorder {
+    /// `ctx` with a new recorder as its observer, and the recorder.
+    pub fn attach(ctx: Context) -> (Context, Arc<Recorder>) {
+        let recorder = Arc::new(Recorder::default());
+        let ctx = ctx.with_observer(Some(recorder.clone() as Arc<dyn Observer>));
+        (ctx, recorder)
+    }
+
+    /// Whether a warning ends with `tail`.
+    pub fn warned(&self, tail: &str) -> bool {
+        self.0
+            .lock()
+            .unwrap()
+            .iter()
+            .any(|(level, m)| *level == LogLevel::Warning && m.ends_with(tail))
+    }
+}
 
 /// The real NHDPlusV2 Yahara sample, `tests/data/yahara_sample.gpkg`.
 pub fn sample() -> PathBuf {
