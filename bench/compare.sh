@@ -28,6 +28,15 @@ cargo build --release -p hydroplot --bin hydroplot
 # never a stale one from an earlier build.
 cargo build --release -p hydroplot --lib
 
+# The GDAL driver (issue 25's ogr2ogr case in bench_bbox), where GDAL's
+# headers are installed: built by CMake against the same release library.
+if command -v gdal-config >/dev/null && command -v ogr2ogr >/dev/null; then
+  cmake -S . -B target/bench-cmake -DCMAKE_BUILD_TYPE=Release -DHYDROPLOT_GDAL_PLUGIN=ON \
+    -DBUILD_TESTING=OFF >/dev/null
+  cmake --build target/bench-cmake -j 2 >/dev/null
+  export GDAL_DRIVER_PATH=$PWD/target/bench-cmake/gdalplugins
+fi
+
 echo "== data"
 [ -f "$DATA/network_50k.gpkg" ] ||
   "$BIN/bench_make_network" --cols 5 --rows 10 --out "$DATA/network_50k.gpkg"
@@ -63,7 +72,7 @@ echo "== 10,000 points to comids from the local 50k file (issue 27): the R-tree 
   "$BIN/hydroplot" comid --points "$DATA/points_10k.csv" --hydro-data "$DATA/network_50k.gpkg" \
   --out "$DATA/comids_10k.csv" 2>&1 | tee "$DATA/comids_10k.txt"
 
-echo "== one bbox of all 50k flowlines: fetch, cache, map, GeoJSON; hydroplot's CLI and the Python peer"
+echo "== one bbox of all 50k flowlines: fetch, cache, map, GeoJSON, GeoPackage (CLI and ogr2ogr); hydroplot's CLI and the Python peer"
 "$BIN/bench_bbox" "$DATA/network_50k.gpkg" "$BIN/hydroplot" "$VENV/bin/python" bench/peer_bbox.py "$DATA/bbox.json"
 
 echo "== python stack, same mock"

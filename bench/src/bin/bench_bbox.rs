@@ -7,6 +7,9 @@
 //! Usage: `bench_bbox NETWORK.gpkg HYDROPLOT [PYTHON PEER.py] [OUT.json]`,
 //! where HYDROPLOT is the release CLI and PEER.py is `bench/peer_bbox.py`.
 //! Prints `name value unit` lines, then the targets beside the figures.
+//! With `GDAL_DRIVER_PATH` naming the folder of a built `ogr_HYDROPLOT.so`,
+//! it also times `ogr2ogr -f GPKG` of the same box through the driver beside
+//! `hydroplot plot --flowline-only --gpkg` (issue 25's target: within 1.5x).
 
 use hydroplot_bench::{cpu_s, replay, Figures, Mock};
 use std::path::{Path, PathBuf};
@@ -192,6 +195,10 @@ fn main() {
         "MB",
     );
 
+    if let Some(plugins) = std::env::var_os("GDAL_DRIVER_PATH") {
+        gdal_case(&mut figures, &work, &bbox, &env, &plugins, &hydroplot);
+    }
+
     if let Some((python, script)) = peer {
         let urls = work.join("urls.txt");
         let pages: Vec<&str> = log.iter().map(|(_, url, _)| url.as_str()).collect();
@@ -231,6 +238,56 @@ fn main() {
     let table = targets(&figures);
     figures.save(out);
     println!("{table}");
+}
+
+/// The same box written as a GeoPackage by the CLI and by `ogr2ogr` through
+/// the GDAL driver in `plugins`, each its own measured child on the same
+/// mock; both must hold the same number of flowlines.
+fn gdal_case(
+    figures: &mut Figures,
+    work: &Path,
+    bbox: &str,
+    env: &[(String, String)],
+    plugins: &std::ffi::OsStr,
+    hydroplot: &dyn Fn(&[&str]) -> Run,
+) {
+    let stats = work.join("time-gdal.txt");
+    let cli_gpkg = work.join("cli.gpkg");
+    let cli = hydroplot(&[
+        "--no-plot",
+        "--no-cache",
+        "--gpkg",
+        cli_gpkg.to_str().expect("a UTF-8 temporary path"),
+    ]);
+    put_run(figures, "bbox_cli_gpkg", &cli);
+    let ogr_gpkg = work.join("ogr.gpkg");
+    let mut cmd = measured("ogr2ogr", &stats);
+    cmd.args(["-f", "GPKG"])
+        .arg(&ogr_gpkg)
+        .arg(format!(
+            "HYDROPLOT:bbox={bbox}&flowline_only=true&cache_data=false"
+        ))
+        .arg("flowline")
+        .env("GDAL_DRIVER_PATH", plugins)
+        .envs(env.iter().cloned());
+    let ogr = run(&mut cmd, &stats);
+    put_run(figures, "bbox_ogr2ogr_gpkg", &ogr);
+    let count = |gpkg: &Path, table: &str| -> f64 {
+        let db =
+            rusqlite::Connection::open_with_flags(gpkg, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+                .expect("a written GeoPackage");
+        db.query_row(&format!("SELECT count(*) FROM \"{table}\""), [], |r| {
+            r.get::<_, i64>(0)
+        })
+        .expect("its flowline table") as f64
+    };
+    let written = count(&ogr_gpkg, "flowline");
+    assert_eq!(
+        written,
+        count(&cli_gpkg, "NHDFlowline_Network"),
+        "ogr2ogr and the CLI wrote different flowline counts"
+    );
+    figures.put("bbox_ogr2ogr_flowlines", written, "flowlines");
 }
 
 /// The issue's targets beside the figures, as a text table.
@@ -309,6 +366,15 @@ fn targets(f: &Figures) -> String {
         " MB",
         "py_bbox_geojson_peak_rss",
     );
+    if f.get("bbox_ogr2ogr_gpkg_wall").is_some() {
+        row(
+            "ogr2ogr -f GPKG through the driver: wall (s)",
+            get("bbox_ogr2ogr_gpkg_wall"),
+            1.5 * get("bbox_cli_gpkg_wall"),
+            " s",
+            "",
+        );
+    }
     rows.push(format!(
         "transfer bound: {bound:.2} s wall, {bound_cpu:.2} s CPU, {mb:.1} MB over {CONNECTIONS} connections; \
          the python column is the peer's own figure for the same step (pickle for the cache)"
