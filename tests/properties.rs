@@ -2,9 +2,14 @@
 //! columns plot_hydro reads (`properties=` on every items request), which
 //! costs fewer bytes and draws the same map; a list adds the user's flowline
 //! columns; an unknown name is refused before any request; each setting is
-//! its own cache entry. Counts come from the mock's request log; bytes from
+//! its own cache entry; the C setter takes the same words. Counts come from the mock's request log; bytes from
 //! replaying the logged requests against the mock.
 
+use hydroplot::ffi::context::{
+    hydroplot_context_free, hydroplot_context_new, hydroplot_context_set_option,
+};
+use hydroplot::ffi::hydroplot_status::{self, *};
+use hydroplot::ffi::plot_data::hydroplot_plot_data_free;
 use hydroplot::http::Service;
 use hydroplot::plot::{plot_hydro, CacheSetting, Layer, Outlet, PlotRequest, Properties};
 use hydroplot::{Context, Error};
@@ -201,4 +206,70 @@ fn each_setting_is_its_own_cache_entry() {
     let (miss, _) = fabric_requests(&cached("slope"));
     assert!(miss > 0, "a list is another entry");
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Runs a C request upstream of comid 13293970 (no map, no cache) with the
+/// given `properties` spec on `server`, returning the setter's status and
+/// whether every fabric items request carried `properties=`.
+fn c_plot(server: &MockServer, spec: Option<&str>) -> (hydroplot_status, Option<bool>) {
+    use hydroplot::ffi::plot_request::*;
+    use std::ffi::CString;
+    let cstr = |s: &str| CString::new(s).unwrap();
+    let mut ctx = std::ptr::null_mut();
+    assert_eq!(hydroplot_context_new(&mut ctx), HYDROPLOT_OK);
+    for (k, v) in [
+        ("index_url", server.index_url()),
+        ("fabric_url", server.fabric_url()),
+    ] {
+        let status = hydroplot_context_set_option(ctx, cstr(k).as_ptr(), cstr(&v).as_ptr());
+        assert_eq!(status, HYDROPLOT_OK);
+    }
+    let req = hydroplot_plot_request_new();
+    assert_eq!(
+        hydroplot_plot_request_add_comid(req, 13293970),
+        HYDROPLOT_OK
+    );
+    assert_eq!(
+        hydroplot_plot_request_set_actually_plot(req, false),
+        HYDROPLOT_OK
+    );
+    assert_eq!(hydroplot_plot_request_disable_cache(req), HYDROPLOT_OK);
+    let spec = spec.map(cstr);
+    let status = hydroplot_plot_request_set_properties(
+        req,
+        spec.as_ref().map_or(std::ptr::null(), |s| s.as_ptr()),
+    );
+    server.clear_requests();
+    let mut pd = std::ptr::null_mut();
+    assert_eq!(
+        hydroplot_plot(ctx, req, std::ptr::null_mut(), &mut pd),
+        HYDROPLOT_OK
+    );
+    hydroplot_plot_data_free(pd);
+    hydroplot_plot_request_free(req);
+    hydroplot_context_free(ctx);
+    let log = server.requests();
+    let items = items_requests(&log);
+    let all_slim = items.iter().all(|r| r.query.contains("properties="));
+    let none_slim = items.iter().all(|r| !r.query.contains("properties="));
+    (status, (all_slim || none_slim).then_some(all_slim))
+}
+
+#[test]
+fn the_c_setter_takes_the_same_words_and_leaves_the_request_unchanged_on_failure() {
+    let server = MockServer::start();
+    assert_eq!(c_plot(&server, Some("plot")), (HYDROPLOT_OK, Some(true)));
+    assert_eq!(
+        c_plot(&server, Some("slope,totdasqkm")),
+        (HYDROPLOT_OK, Some(true))
+    );
+    assert_eq!(c_plot(&server, Some("all")), (HYDROPLOT_OK, Some(false)));
+    assert_eq!(
+        c_plot(&server, Some("nosuch")),
+        (HYDROPLOT_ERR_INVALID_ARGUMENT, Some(false))
+    );
+    assert_eq!(
+        c_plot(&server, None),
+        (HYDROPLOT_ERR_NULL_ARGUMENT, Some(false))
+    );
 }
