@@ -232,3 +232,35 @@ impl Collection {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The property names of the first feature of a recorded answer.
+    fn recorded(file: &str) -> Vec<String> {
+        let path = format!("{}/tests/data/responses/{file}", env!("CARGO_MANIFEST_DIR"));
+        let page: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+        let props = page["features"][0]["properties"].as_object().unwrap();
+        props.keys().cloned().collect()
+    }
+
+    #[test]
+    fn the_flowline_properties_and_plot_columns_are_those_of_the_recorded_answers() {
+        let mut flowline = recorded("flowline_items_comid_13293454.json");
+        let mut known = FLOWLINE_NETWORK_PROPERTIES.map(String::from).to_vec();
+        flowline.sort();
+        known.sort();
+        assert_eq!(known, flowline);
+        let waterbody = recorded("waterbody_items_comid.json");
+        for (collection, names) in [
+            (Collection::FlowlineNetwork, &flowline),
+            (Collection::Waterbody, &waterbody),
+        ] {
+            for name in collection.plot_properties() {
+                assert!(names.contains(&name.to_string()), "{collection:?}: {name}");
+            }
+        }
+    }
+}
