@@ -23,6 +23,9 @@
 //! fetched one at a time by its `next` links, with a warning that their
 //! order was not guaranteed.
 //!
+//! A caller may narrow the columns: `properties=` (pygeoapi answers 400 to
+//! a name the collection lacks) then goes on every page of the query.
+//!
 //! `max_features` holds whatever the service sends: a `numberMatched` over
 //! it stops the query after the first page; without `numberMatched`, the
 //! query stops at the first page that takes the count past it.
