@@ -463,3 +463,40 @@ fn cli_world_file_refusals_come_before_any_request_or_file() {
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn cli_properties_plot_sends_properties_and_an_unknown_name_is_refused_before_any_request() {
+    let server = MockServer::start();
+    let fabric = format!("fabric_url={}", server.fabric_url());
+    let run = |spec: &str| {
+        server.clear_requests();
+        let args = ["plot", "--comid", "13293970", "--no-plot", "--no-cache"];
+        let out = hydroplot(
+            Some(&server),
+            &[&args[..], &["--option", &fabric, "--properties", spec]].concat(),
+        );
+        let items: Vec<String> = server
+            .requests()
+            .into_iter()
+            .filter(|r| r.path.ends_with("/items"))
+            .map(|r| r.query)
+            .collect();
+        (out, items)
+    };
+    let (out, items) = run("plot");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(!items.is_empty());
+    assert!(
+        items.iter().all(|q| q.contains("properties=")),
+        "{items:#?}"
+    );
+
+    let (out, _) = run("comid,nosuch");
+    assert!(!out.status.success());
+    assert!(
+        text(&out.stderr).contains("\"nosuch\""),
+        "{}",
+        text(&out.stderr)
+    );
+    assert!(server.requests().is_empty(), "{:#?}", server.requests());
+}

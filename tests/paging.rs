@@ -219,3 +219,23 @@ fn the_command_line_pages_a_cursor_server_and_stops_an_endless_one() {
     let repeated = format!("{}{}?{}", server.base_url(), log[1].path, log[1].query);
     assert!(stderr.contains(&repeated), "{stderr}");
 }
+
+#[test]
+fn the_command_line_prints_the_warning_of_a_server_that_cannot_sort() {
+    let (server, _, _) = setup(Paging::Offset);
+    server.set_sortable(false);
+    let out = cli_plot(&server, &["--comid", "13293970"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    // One warning per query the server refused to sort: the flowlines and
+    // each of the four bbox layers, each naming its collection.
+    let unsorted: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.starts_with("warning: ") && l.contains("order was not guaranteed"))
+        .collect();
+    assert_eq!(unsorted.len(), 5, "{stderr}");
+    assert!(
+        unsorted.iter().any(|l| l.contains("nhdflowline_network")),
+        "{stderr}"
+    );
+}

@@ -655,6 +655,13 @@ mod tests {
 
     /// The same, remembering sorted selections in `selections`.
     fn get_from(query: &str, selections: &Selections) -> Vec<u8> {
+        let reply = answer(query, selections);
+        assert_eq!(reply.status, 200);
+        reply.body
+    }
+
+    /// The reply to a flowline items request with this query.
+    fn answer(query: &str, selections: &Selections) -> Reply {
         let request = Request {
             method: "GET".into(),
             path: "/fabric/pygeoapi/collections/nhdflowline_network/items".into(),
@@ -677,9 +684,7 @@ mod tests {
             paging: Paging::Offset,
             sortable: true,
         };
-        let reply = items("nhdflowline_network", &request, &data, "http://m", &serving);
-        assert_eq!(reply.status, 200);
-        reply.body
+        items("nhdflowline_network", &request, &data, "http://m", &serving)
     }
 
     /// The comids of a page, in order.
@@ -760,6 +765,14 @@ mod tests {
                  "properties": {"comid": 13297170, "streamorde": 4.0}},
             ])
         );
+    }
+
+    #[test]
+    fn an_unknown_property_name_is_a_400_as_pygeoapi_answers() {
+        let reply = answer("properties=comid,nosuch&limit=2", &Selections::default());
+        assert_eq!(reply.status, 400);
+        let body = String::from_utf8_lossy(&reply.body);
+        assert!(body.contains("nosuch"), "{body}");
     }
 
     #[test]

@@ -40,6 +40,9 @@ hydroplot plot: basins, upstream flowlines and waterbodies as a map (PNG) and Ge
                            basemap unless --basemap); without outlets, comid 13293970
   --gpkg OUT.gpkg          write the subset;  --no-overwrite keeps every existing output
   --flowline-only          only flowlines
+  --properties all|plot|N,N,...  columns asked of the fabric service: all (default),
+                           plot (what the map reads: a smaller download, the same
+                           map), or flowline columns added to plot (totdasqkm,slope)
   --style ELEMENT.PROP=V   plot_config, e.g. flowline.col=red basin.lwd=2 outlets.nwissite.pch=17
   --basemap NAME|none      Esri.NatGeoWorldMap (default), OpenStreetMap, CartoDB.Positron, ...
   --zoom Z  --size WxH     tiles zoom; image size (default 1024x768)
@@ -243,6 +246,7 @@ fn plot(args: &[String]) -> Result<()> {
             "--gpkg" => req.set_gpkg(Path::new(v))?,
             "--no-overwrite" => req.overwrite = false,
             "--flowline-only" => req.flowline_only = Some(true),
+            "--properties" => req.set_properties(v)?,
             "--style" => {
                 let (target, value) = v
                     .split_once('=')

@@ -714,6 +714,43 @@ pub extern "C" fn hydroplot_plot_request_disable_cache(
     })
 }
 
+/// Sets which properties the fabric service is asked for (`properties=` on
+/// every items request, and part of the cache key).
+///
+/// \param req The request.
+/// \param spec `"all"` (the default: every property), `"plot"` (only the
+/// columns navigation, the waterbody split, styling, popups and the outputs'
+/// keys read: a smaller download, the same map), or a comma list of network
+/// flowline properties such as `"totdasqkm,slope"` (added to `plot` on the
+/// network flowlines). Case and spaces around names are ignored.
+///
+/// \return `HYDROPLOT_OK`, or an error status below; on failure the
+/// request is unchanged.
+///
+/// \par Errors
+/// - `HYDROPLOT_ERR_NULL_ARGUMENT`: `req` or `spec` is NULL.
+/// - `HYDROPLOT_ERR_INVALID_ARGUMENT`: `spec` is neither word nor a list of
+///   network flowline properties (the message names the word refused), or
+///   is not UTF-8. Nothing is requested.
+///
+/// \par Ownership
+/// Strings are copied; the caller keeps them.
+///
+/// \par Thread safety
+/// One thread at a time per request, and not while a `hydroplot_plot`
+/// call reads it.
+///
+/// \since 0.3
+#[no_mangle]
+pub extern "C" fn hydroplot_plot_request_set_properties(
+    req: *mut hydroplot_plot_request,
+    spec: *const c_char,
+) -> hydroplot_status {
+    with_request(req, |r| {
+        Ok(r.set_properties(unsafe { arg_str(spec, "spec") }?)?)
+    })
+}
+
 /// Runs plot_hydro: finds the basins and networks of the request's outlets (or
 /// everything in its bbox), from the services or the request's GeoPackage,
 /// writes the gpkg output if asked, and draws the map unless actually_plot is

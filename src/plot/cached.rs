@@ -10,7 +10,7 @@
 
 use super::data::{Layer, PlotData};
 use super::outlets::site_id;
-use super::request::{Outlet, PlotRequest};
+use super::request::{Outlet, PlotRequest, Properties};
 use crate::cache::PlotCache;
 use crate::context::{Context, LogLevel};
 use crate::table::Table;
@@ -69,6 +69,7 @@ pub fn request_key(ctx: &Context, req: &PlotRequest) -> Result<String> {
         streamorder,
         hydro_data,
         flowline_only,
+        properties,
         // Only the drawing or the outputs: the data is the same.
         gpkg: _,
         png_file: _,
@@ -115,6 +116,11 @@ pub fn request_key(ctx: &Context, req: &PlotRequest) -> Result<String> {
         "bbox": bbox,
         "streamorder": streamorder,
         "flowline_only": flowline_only,
+        "properties": match properties {
+            Properties::All => json!("all"),
+            Properties::Plot => json!("plot"),
+            Properties::With(names) => json!(names),
+        },
     })
     .to_string())
 }
@@ -323,6 +329,20 @@ mod tests {
                 "flowline_only",
                 PlotRequest {
                     flowline_only: Some(true),
+                    ..base.clone()
+                },
+            ),
+            (
+                "properties",
+                PlotRequest {
+                    properties: Properties::Plot,
+                    ..base.clone()
+                },
+            ),
+            (
+                "properties list",
+                PlotRequest {
+                    properties: Properties::With(vec!["slope".into()]),
                     ..base.clone()
                 },
             ),

@@ -10,7 +10,7 @@ use crate::context::Context;
 use crate::crs::Transformer;
 use crate::feature::{union_bbox, Feature};
 use crate::network::{upstream_comids, Reach};
-use crate::services::fabric::{self, ItemsQuery};
+use crate::services::fabric::{self, Items, ItemsQuery};
 use crate::services::index;
 use crate::table::Table;
 use crate::{Error, Result};
@@ -99,10 +99,12 @@ fn upstream_of_outlets(ctx: &Context, req: &PlotRequest) -> Result<Subset> {
         .ok_or_else(|| Error::Service("the basins of the outlets have no geometry".into()))?;
 
     let thinning = Thinning::decide(req, &basins);
-    let flowlines = flowlines_in(ctx, bbox, thinning.streamorder)?;
+    let Items {
+        table: flowlines,
+        mut warnings,
+    } = flowlines_in(ctx, req, bbox, thinning.streamorder)?;
     let reaches = reaches_of(&flowlines);
     let outlet_comids: Vec<i64> = resolved.iter().map(|o| o.comid).collect();
-    let mut warnings = Vec::new();
     for o in &resolved {
         if !reaches.iter().any(|r| r.comid == o.comid) {
             warnings.push(ctx.warn(format!(
@@ -124,7 +126,7 @@ fn upstream_of_outlets(ctx: &Context, req: &PlotRequest) -> Result<Subset> {
         ..Default::default()
     };
     if !thinning.flowline_only {
-        add_bbox_layers(ctx, &mut subset, bbox)?;
+        add_bbox_layers(ctx, req, &mut subset, bbox)?;
         subset.catchments = retain_keys(&subset.catchments, "featureid", &upstream);
     }
     Ok(subset)
@@ -133,13 +135,17 @@ fn upstream_of_outlets(ctx: &Context, req: &PlotRequest) -> Result<Subset> {
 /// The integer comid set: exactly these flowlines (R3) and catchments; the
 /// basin is the union of the catchments.
 fn comid_set(ctx: &Context, req: &PlotRequest, comids: &[i64]) -> Result<Subset> {
-    let flowlines = fabric::items_table(
+    let Items {
+        table: flowlines,
+        warnings,
+    } = fabric::items_table(
         ctx,
         Collection::FlowlineNetwork,
         &ItemsQuery::In {
             property: "comid",
             ids: comids,
         },
+        properties(req, Collection::FlowlineNetwork).as_deref(),
         "flowline",
     )?;
     if flowlines.is_empty() {
@@ -150,18 +156,22 @@ fn comid_set(ctx: &Context, req: &PlotRequest, comids: &[i64]) -> Result<Subset>
     }
     let mut subset = Subset {
         flowlines,
+        warnings,
         ..Default::default()
     };
     if !req.flowline_only.unwrap_or(false) {
-        subset.catchments = fabric::items_table(
+        let catchments = fabric::items_table(
             ctx,
             Collection::Catchment,
             &ItemsQuery::In {
                 property: "featureid",
                 ids: comids,
             },
+            properties(req, Collection::Catchment).as_deref(),
             "catchment",
         )?;
+        subset.warnings.extend(catchments.warnings);
+        subset.catchments = catchments.table;
         if !subset.catchments.is_empty() {
             let mut basins = Basins::default();
             basins.push(union_basin(&subset.catchments).as_ref(), None)?;
@@ -174,7 +184,7 @@ fn comid_set(ctx: &Context, req: &PlotRequest, comids: &[i64]) -> Result<Subset>
             )
         })?;
         let catchments = std::mem::take(&mut subset.catchments);
-        add_bbox_layers(ctx, &mut subset, bbox)?;
+        add_bbox_layers(ctx, req, &mut subset, bbox)?;
         subset.catchments = catchments;
     }
     Ok(subset)
@@ -183,31 +193,48 @@ fn comid_set(ctx: &Context, req: &PlotRequest, comids: &[i64]) -> Result<Subset>
 /// Everything in a box (R4), no navigation and no basin.
 fn in_bbox(ctx: &Context, req: &PlotRequest, bbox: [f64; 4]) -> Result<Subset> {
     let streamorder = req.streamorder.filter(|&n| n > 0);
-    let flowlines = flowlines_in(ctx, bbox, streamorder)?;
+    let flowlines = flowlines_in(ctx, req, bbox, streamorder)?;
     let mut subset = Subset {
-        flowlines,
+        flowlines: flowlines.table,
+        warnings: flowlines.warnings,
         requested_bbox: Some(bbox),
         ..Default::default()
     };
     if !req.flowline_only.unwrap_or(false) {
-        add_bbox_layers(ctx, &mut subset, bbox)?;
+        add_bbox_layers(ctx, req, &mut subset, bbox)?;
     }
     Ok(subset)
 }
 
 /// R4: network flowlines in `bbox`, with `filter=streamorde > N-1` for stream order N.
-fn flowlines_in(ctx: &Context, bbox: [f64; 4], streamorder: Option<i32>) -> Result<Table> {
+fn flowlines_in(
+    ctx: &Context,
+    req: &PlotRequest,
+    bbox: [f64; 4],
+    streamorder: Option<i32>,
+) -> Result<Items> {
     let filter = streamorder.map(|n| format!("streamorde > {}", n - 1));
     fabric::items_table(
         ctx,
         Collection::FlowlineNetwork,
         &ItemsQuery::BBox { bbox, filter },
+        properties(req, Collection::FlowlineNetwork).as_deref(),
         "flowline",
     )
 }
 
+/// The `properties=` value of `req` for `collection` (`None`: all).
+fn properties(req: &PlotRequest, collection: Collection) -> Option<String> {
+    req.properties.query_value(collection)
+}
+
 /// Catchments, waterbodies, NHDArea and non-network flowlines by the same bbox.
-fn add_bbox_layers(ctx: &Context, subset: &mut Subset, bbox: [f64; 4]) -> Result<()> {
+fn add_bbox_layers(
+    ctx: &Context,
+    req: &PlotRequest,
+    subset: &mut Subset,
+    bbox: [f64; 4],
+) -> Result<()> {
     for (collection, stage) in [
         (Collection::Catchment, "catchment"),
         (Collection::Waterbody, "waterbody"),
@@ -215,8 +242,13 @@ fn add_bbox_layers(ctx: &Context, subset: &mut Subset, bbox: [f64; 4]) -> Result
         (Collection::FlowlineNonNetwork, "flowline_nonnetwork"),
     ] {
         let query = ItemsQuery::BBox { bbox, filter: None };
-        let table = match fabric::items_table(ctx, collection, &query, stage) {
-            Ok(f) => f,
+        let properties = properties(req, collection);
+        let table = match fabric::items_table(ctx, collection, &query, properties.as_deref(), stage)
+        {
+            Ok(items) => {
+                subset.warnings.extend(items.warnings);
+                items.table
+            }
             Err(Error::NotFound { .. }) => {
                 subset.warnings.push(ctx.warn(format!(
                     "the fabric service has no {stage} layer; it is left out"

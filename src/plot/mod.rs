@@ -14,7 +14,7 @@ mod thinning;
 pub use data::{Drawing, Layer, Plot, PlotData, PLOT_DATA_CRS};
 pub use draw::draw_plot_data;
 pub use outlets::site_id;
-pub use request::{CacheSetting, Outlet, PlotRequest};
+pub use request::{CacheSetting, Outlet, PlotRequest, Properties};
 
 use crate::context::Context;
 use crate::render::{Map, TileCacheMode};

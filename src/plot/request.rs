@@ -10,6 +10,7 @@
 //! same rules, and adds the rules across fields (outlets or bbox, distinct
 //! files, outputs that can be written).
 
+use crate::collection::{Collection, FLOWLINE_NETWORK_PROPERTIES};
 use crate::crs::Transformer;
 use crate::render::style::PlotStyles;
 use crate::render::{tiles, view};
@@ -39,6 +40,72 @@ pub enum CacheSetting {
     File(PathBuf),
     /// `cache_data = FALSE`: no plot-data cache and no persistent tile cache.
     Disabled,
+}
+
+/// Which properties the fabric requests ask for (`properties=`).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub enum Properties {
+    /// Every property (no `properties=`; the default).
+    #[default]
+    All,
+    /// What plot_hydro reads from each layer ([`Collection::plot_properties`]).
+    Plot,
+    /// `Plot`, and on the network flowlines also these properties (lower
+    /// case, each a name of [`FLOWLINE_NETWORK_PROPERTIES`]).
+    With(Vec<String>),
+}
+
+impl Properties {
+    /// Parses `all`, `plot` or a comma list of network flowline properties
+    /// (case-insensitive, spaces around names ignored); anything else is
+    /// `Error::InvalidArgument` naming the word refused.
+    pub fn parse(spec: &str) -> Result<Properties> {
+        match spec.trim().to_ascii_lowercase().as_str() {
+            "all" => Ok(Properties::All),
+            "plot" => Ok(Properties::Plot),
+            list => {
+                let names: Vec<String> = list.split(',').map(|n| n.trim().to_string()).collect();
+                let properties = Properties::With(names);
+                check_properties(&properties)?;
+                Ok(properties)
+            }
+        }
+    }
+
+    /// The `properties=` value for the requests on `collection`, or `None`
+    /// to ask for every property.
+    pub fn query_value(&self, collection: Collection) -> Option<String> {
+        let plot = collection.plot_properties();
+        let extra: &[String] = match self {
+            Properties::All => return None,
+            Properties::Plot => &[],
+            Properties::With(_) if collection != Collection::FlowlineNetwork => &[],
+            Properties::With(names) => names,
+        };
+        let mut names: Vec<&str> = plot.to_vec();
+        for name in extra {
+            if !names.contains(&name.as_str()) {
+                names.push(name);
+            }
+        }
+        Some(names.join(","))
+    }
+}
+
+/// Each listed name is a property of the network flowlines.
+fn check_properties(properties: &Properties) -> Result<()> {
+    let Properties::With(names) = properties else {
+        return Ok(());
+    };
+    if let Some(bad) = names
+        .iter()
+        .find(|n| !FLOWLINE_NETWORK_PROPERTIES.contains(&n.as_str()))
+    {
+        return Err(Error::InvalidArgument(format!(
+            "properties: {bad:?} is not a network flowline property; give \"all\", \"plot\" or a comma list of flowline properties such as \"totdasqkm,slope\""
+        )));
+    }
+    Ok(())
 }
 
 /// The parameters of plot_hydro.
@@ -74,6 +141,8 @@ pub struct PlotRequest {
     pub actually_plot: bool,
     /// `cache_data`.
     pub cache: CacheSetting,
+    /// The properties asked of the fabric service (default all).
+    pub properties: Properties,
 }
 
 impl Default for PlotRequest {
@@ -94,6 +163,7 @@ impl Default for PlotRequest {
             size: view::DEFAULT_SIZE,
             actually_plot: true,
             cache: CacheSetting::Default,
+            properties: Properties::All,
         }
     }
 }
@@ -141,6 +211,7 @@ impl PlotRequest {
         if let CacheSetting::File(path) = &self.cache {
             check_cache_path(path)?;
         }
+        check_properties(&self.properties)?;
         if self.outlets.len() > MAX_OUTLETS {
             return Err(Error::Limit(format!(
                 "{} outlets given, more than the limit of {MAX_OUTLETS} per request; split them into several requests",
@@ -281,6 +352,13 @@ impl PlotRequest {
     pub fn set_png_file(&mut self, path: &Path) -> Result<()> {
         check_png_path(path)?;
         self.png_file = Some(path.to_path_buf());
+        Ok(())
+    }
+
+    /// Sets the properties asked of the fabric service: `all`, `plot` or a
+    /// comma list of network flowline properties (see [`Properties::parse`]).
+    pub fn set_properties(&mut self, spec: &str) -> Result<()> {
+        self.properties = Properties::parse(spec)?;
         Ok(())
     }
 

@@ -23,6 +23,9 @@
 //! fetched one at a time by its `next` links, with a warning that their
 //! order was not guaranteed.
 //!
+//! A caller may narrow the columns: `properties=` (pygeoapi answers 400 to
+//! a name the collection lacks) then goes on every page of the query.
+//!
 //! `max_features` holds whatever the service sends: a `numberMatched` over
 //! it stops the query after the first page; without `numberMatched`, the
 //! query stops at the first page that takes the count past it.
@@ -58,25 +61,39 @@ pub enum ItemsQuery<'a> {
 }
 
 /// Every feature of `collection` matching `query`, in service order, each
-/// once, as features: [`items_table`]'s rows for callers that want them.
+/// once, as features: [`items_table`]'s rows (every property) for callers
+/// that want them; warnings go to the observer only.
 pub fn items(
     ctx: &Context,
     collection: Collection,
     query: &ItemsQuery,
     stage: &str,
 ) -> Result<Vec<Feature>> {
-    items_table(ctx, collection, query, stage).map(|t| t.to_features())
+    items_table(ctx, collection, query, None, stage).map(|i| i.table.to_features())
+}
+
+/// The answer to one items query.
+#[derive(Debug, Default)]
+pub struct Items {
+    /// The features (owned by the caller).
+    pub table: Table,
+    /// Warnings about the answer (also sent to the observer), such as pages
+    /// fetched without `sortby` because the service refused it.
+    pub warnings: Vec<String>,
 }
 
 /// Every feature of `collection` matching `query`, in service order, each
 /// once, as one table (the pages' tables concatenated; owned by the caller).
-/// `stage` names the progress reports (one per page).
+/// `properties` is sent as `properties=` on every page (a comma list the
+/// caller has checked; `None`: every property). `stage` names the progress
+/// reports (one per page).
 pub fn items_table(
     ctx: &Context,
     collection: Collection,
     query: &ItemsQuery,
+    properties: Option<&str>,
     stage: &str,
-) -> Result<Table> {
+) -> Result<Items> {
     let name = collection.service_name(ctx.config.names).ok_or_else(|| {
         Error::InvalidArgument(format!(
             "the fabric service has no collection for the {collection:?} layer"
@@ -92,20 +109,20 @@ pub fn items_table(
             if let Some(filter) = filter {
                 params.push(("filter", filter.as_str()));
             }
+            params.extend(properties.map(|p| ("properties", p)));
             params.push(("limit", &limit));
             let pager = Pager {
                 ctx,
                 stage,
                 post: None,
             };
-            let table = pager.fetch_all(&|offset, sorted| {
+            pager.fetch_all(&|offset, sorted| {
                 let offset = offset.unwrap_or(0).to_string();
                 let mut p = params.clone();
                 p.push(("offset", offset.as_str()));
                 p.extend(sorted.then_some(("sortby", sortby)));
                 with_query(&base, &p)
-            })?;
-            Ok(table)
+            })
         }
         ItemsQuery::In { property, ids } => {
             let mut unique = HashSet::new();
@@ -115,6 +132,7 @@ pub fn items_table(
                 .filter(|id| unique.insert(*id))
                 .collect();
             let mut tables = Vec::new();
+            let mut warnings = Vec::new();
             for chunk in ids.chunks(IN_CHUNK) {
                 let body = serde_json::json!({"op": "in", "args": [{"property": property}, chunk]})
                     .to_string();
@@ -123,14 +141,21 @@ pub fn items_table(
                     stage,
                     post: Some(body.as_bytes()),
                 };
-                tables.push(pager.fetch_all(&|offset, sorted| {
+                let items = pager.fetch_all(&|offset, sorted| {
                     let offset = offset.unwrap_or(0).to_string();
-                    let mut p = vec![("limit", limit.as_str()), ("offset", &offset)];
+                    let mut p: Vec<(&str, &str)> =
+                        properties.map(|p| ("properties", p)).into_iter().collect();
+                    p.extend([("limit", limit.as_str()), ("offset", &offset)]);
                     p.extend(sorted.then_some(("sortby", sortby)));
                     with_query(&base, &p)
-                })?);
+                })?;
+                tables.push(items.table);
+                warnings.extend(items.warnings);
             }
-            concat(&tables)
+            Ok(Items {
+                table: concat(&tables)?,
+                warnings,
+            })
         }
     }
 }
@@ -154,15 +179,17 @@ pub fn catchments_at_point(ctx: &Context, lon: f64, lat: f64) -> Result<Vec<i64>
         stage: "catchment lookup",
         post: None,
     };
-    let table = pager.fetch_all(&|offset, sorted| {
-        let offset = offset.map(|o| o.to_string());
-        let mut p = fixed.to_vec();
-        p.extend(sorted.then_some(sortby));
-        if let Some(offset) = &offset {
-            p.extend([("limit", limit.as_str()), ("offset", offset.as_str())]);
-        }
-        with_query(&base, &p)
-    })?;
+    let table = pager
+        .fetch_all(&|offset, sorted| {
+            let offset = offset.map(|o| o.to_string());
+            let mut p = fixed.to_vec();
+            p.extend(sorted.then_some(sortby));
+            if let Some(offset) = &offset {
+                p.extend([("limit", limit.as_str()), ("offset", offset.as_str())]);
+            }
+            with_query(&base, &p)
+        })?
+        .table;
     let featureid = table.column("featureid");
     (0..table.len())
         .map(|row| {
@@ -241,6 +268,8 @@ struct Gathered {
     first_url: String,
     /// Whether the pages carry `sortby`.
     sorted: bool,
+    /// The warning given when the service refused `sortby`.
+    unsorted: Option<String>,
     /// `numberMatched` of the first page.
     matched: Option<u64>,
     /// The distinct features so far.
@@ -271,21 +300,22 @@ impl Pager<'_> {
     /// pygeoapi does for providers that cannot sort), unsorted, with a warning.
     fn first_page(&self, url_for: &UrlFor) -> Result<(Page, Gathered)> {
         let sorted_url = url_for(None, true);
-        let (first_url, page, sorted) = match self.request(&sorted_url) {
+        let (first_url, page, unsorted) = match self.request(&sorted_url) {
             Err(e) if e.http_status() == 400 => {
                 let url = url_for(None, false);
                 let page = self.request(&url)?;
-                self.ctx.warn(format!(
+                let warning = self.ctx.warn(format!(
                     "the fabric service refused to sort {} ({e}); its pages were fetched without sortby by following its next links, so their order was not guaranteed (features are still deduplicated by id and counted against numberMatched)",
                     redact_url(&url)
                 ));
-                (url, page, false)
+                (url, page, Some(warning))
             }
-            answer => (sorted_url, answer?, true),
+            answer => (sorted_url, answer?, None),
         };
         let gathered = Gathered {
             first_url,
-            sorted,
+            sorted: unsorted.is_none(),
+            unsorted,
             matched: page.number_matched,
             out: Unique::default(),
             pages: 1,
@@ -299,7 +329,7 @@ impl Pager<'_> {
     /// and whose `next` link (if any) is the offset the pages predict gets
     /// its remaining offsets concurrently. Otherwise pages are fetched one
     /// after the other ([`Pager::follow`]).
-    fn fetch_all(&self, url_for: &UrlFor) -> Result<Table> {
+    fn fetch_all(&self, url_for: &UrlFor) -> Result<Items> {
         let ctx = self.ctx;
         let max = ctx.config.max_features;
         let (first, mut g) = self.first_page(url_for)?;
@@ -354,7 +384,10 @@ impl Pager<'_> {
                 )));
             }
         }
-        concat(&g.out.tables)
+        Ok(Items {
+            table: concat(&g.out.tables)?,
+            warnings: g.unsorted.into_iter().collect(),
+        })
     }
 
     /// Fetches the pages after the first one at a time: the offset the

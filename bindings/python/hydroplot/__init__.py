@@ -246,6 +246,7 @@ def plot_hydro(
     *,
     size=None,
     file=None,
+    properties=None,
     context=None,
     output="auto",
     ax=None,
@@ -269,6 +270,11 @@ def plot_hydro(
     exist; kept when it exists and ``overwrite`` is False) and replaced
     atomically. ``ax`` (a matplotlib Axes) gets the map drawn at its EPSG:3857
     bounds, as :meth:`Map.show` does, ready for ``gdf.to_crs(3857).plot(ax=ax)``.
+    ``properties`` is the columns asked of the fabric service: ``"all"`` (the
+    default), ``"plot"`` (what the map reads: a smaller download, the same
+    map), or a list (or comma string) of network flowline columns added to
+    ``"plot"``, such as ``["totdasqkm", "slope"]``; an unknown name raises
+    before any request.
     """
     if ax is not None and not actually_plot:
         raise ValueError("ax= draws the map: it needs actually_plot=True")
@@ -278,6 +284,7 @@ def plot_hydro(
         outlets=outlets, bbox=bbox, streamorder=streamorder, hydro_data=hydro_data, gpkg=gpkg,
         plot_config=plot_config, basemap=basemap, zoom=zoom, actually_plot=actually_plot,
         overwrite=overwrite, flowline_only=flowline_only, cache_data=cache_data, size=size, file=file,
+        properties=properties,
     )
     kind = _output_kind(output)
     pd = ctypes.c_void_p()

@@ -23,7 +23,7 @@ from ._ffi import check, lib, text
 
 def build_request(
     *, outlets, bbox, streamorder, hydro_data, gpkg, plot_config, basemap, zoom, actually_plot,
-    overwrite, flowline_only, cache_data, size, file,
+    overwrite, flowline_only, cache_data, size, file, properties=None,
 ):
     """A new request handle owned by the caller (free with ``hydroplot_plot_request_free``)."""
     req = lib.hydroplot_plot_request_new()
@@ -56,10 +56,19 @@ def build_request(
             check(lib.hydroplot_plot_request_disable_cache(req))
         elif cache_data is not None and cache_data is not True:
             check(lib.hydroplot_plot_request_set_cache_file(req, text(cache_data)))
+        if properties is not None:
+            check(lib.hydroplot_plot_request_set_properties(req, text(_properties_spec(properties))))
         return req
     except BaseException:
         lib.hydroplot_plot_request_free(req)
         raise
+
+
+def _properties_spec(properties):
+    """``"all"``, ``"plot"`` or a comma list: a list or tuple of names is joined."""
+    if isinstance(properties, str):
+        return properties
+    return ",".join(properties)
 
 
 def _is_int(v):

@@ -147,3 +147,18 @@ def test_a_geodataframe_whose_crs_has_no_epsg_code_is_read_through_its_definitio
     got = hydroplot.plot_hydro(projected, **local)
     comids = lambda d: sorted(f["properties"]["comid"] for f in d["flowline"]["features"])
     assert comids(got) and comids(got) == comids(want)
+
+
+def test_properties_plot_draws_the_same_map_with_fewer_flowline_columns(ctx):
+    full = hydroplot.plot_hydro([13293970], basemap="none", context=ctx, output="geojson")
+    slim = hydroplot.plot_hydro([13293970], basemap="none", properties="plot", context=ctx, output="geojson")
+    assert_is_yahara(slim)
+    assert slim.png == full.png
+    columns = set(slim["flowline"]["features"][0]["properties"])
+    assert {"comid", "hydroseq", "dnhydroseq", "streamorde"} <= columns
+    assert len(columns) < len(full["flowline"]["features"][0]["properties"]) / 4
+    listed = hydroplot.plot_hydro([13293970], properties=["TotDASqKM"], actually_plot=False, context=ctx, output="geojson")
+    assert "totdasqkm" in listed["flowline"]["features"][0]["properties"]
+    with pytest.raises(hydroplot.HydroplotError) as err:
+        hydroplot.plot_hydro([13293970], properties="comid,nosuch", context=ctx)
+    assert err.value.name == "HYDROPLOT_ERR_INVALID_ARGUMENT" and "nosuch" in err.value.message

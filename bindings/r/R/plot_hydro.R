@@ -20,6 +20,11 @@
 #'   the device stays in those metres: `points()`, `lines()`, `text()` and
 #'   `plot(sf::st_transform(x, 3857), add = TRUE)` then draw where they belong.
 #' @param size map size in pixels, c(width, height) (default 1024 x 768).
+#' @param properties the columns asked of the fabric service: `"all"` (the
+#'   default), `"plot"` (what the map reads: a smaller download, the same
+#'   map), or a character vector of network flowline columns added to
+#'   `"plot"`, such as `c("totdasqkm", "slope")`; an unknown name is an error
+#'   before any request.
 #' @param context a [hydroplot_context()]; default: one from the environment.
 #' @return invisibly, a named list of layers (outlets, flowline, basin,
 #'   catchment, network_wtbd, off_network_wtbd), sf objects in NAD83
@@ -34,7 +39,7 @@ plot_hydro <- function(outlets = NULL, bbox = NULL, streamorder = NULL, hydro_da
                        gpkg = NULL, plot_config = NULL, basemap = "Esri.NatGeoWorldMap",
                        zoom = NULL, add = FALSE, actually_plot = TRUE, overwrite = TRUE,
                        flowline_only = NULL, cache_data = NULL, file = NULL, size = NULL,
-                       context = NULL) {
+                       properties = NULL, context = NULL) {
   req <- add_bbox(add_outlets(empty_request(), outlets), bbox)
   if (!is.null(streamorder)) req$streamorder <- if (identical(streamorder, "auto")) -1L else as.integer(streamorder)
   if (!is.null(hydro_data)) req$hydro_data <- path.expand(as.character(hydro_data))
@@ -49,6 +54,7 @@ plot_hydro <- function(outlets = NULL, bbox = NULL, streamorder = NULL, hydro_da
   if (!is.null(flowline_only)) req$flowline_only <- isTRUE(flowline_only)
   if (isFALSE(cache_data)) req$no_cache <- TRUE
   if (is.character(cache_data)) req$cache_file <- path.expand(cache_data)
+  if (!is.null(properties)) req$properties <- paste(as.character(properties), collapse = ",")
 
   onto <- NULL
   if (isTRUE(add)) {

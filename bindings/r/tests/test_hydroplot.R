@@ -175,6 +175,17 @@ check("errors carry the status and the library's message", {
   expect_error(get_raindrop_trace(c(-89.2158, 42.9561), direction = "sideways"), "HYDROPLOT_ERR_INVALID_ARGUMENT")
 })
 
+check("properties = \"plot\" draws the same map from fewer flowline columns; a list adds columns", {
+  full <- plot_hydro(list(13293970), basemap = "none", file = tempfile(fileext = ".png"))
+  slim <- plot_hydro(list(13293970), basemap = "none", file = tempfile(fileext = ".png"), properties = "plot")
+  stopifnot(is_yahara(slim), identical(attr(slim, "png"), attr(full, "png")))
+  stopifnot(all(c("comid", "hydroseq", "dnhydroseq", "streamorde") %in% names(slim$flowline)))
+  stopifnot(ncol(slim$flowline) < ncol(full$flowline) / 4)
+  listed <- plot_hydro(list(13293970), actually_plot = FALSE, properties = c("totdasqkm", "slope"))
+  stopifnot(all(c("totdasqkm", "slope", "comid") %in% names(listed$flowline)))
+  expect_error(plot_hydro(list(13293970), properties = "comid,nosuch"), "HYDROPLOT_ERR_INVALID_ARGUMENT.*nosuch")
+})
+
 check("a gpkg is written, kept without overwrite, and read back", {
   out <- tempfile(fileext = ".gpkg")
   plot_hydro(list(13293970), gpkg = out, actually_plot = FALSE)
