@@ -170,6 +170,19 @@ trace_fields() {
 }
 check "trace: 2 features, the spec's 7 fields, EPSG:4326 (mock flowtrace)" trace_fields
 
+# properties=plot through the mock's fabric service: the published 251
+# flowlines, with far fewer fields than the 138 the service holds.
+properties_plot() {
+    local f fields
+    f="$("$root/tests/bindings/with-mock.sh" ogrinfo -ro -so "HYDROPLOT:comid=13293970&properties=plot" flowline)" ||
+        return 1
+    echo "$f" | grep -q '^Feature Count: 251$' || { echo "$f"; return 1; }
+    fields=$(echo "$f" | grep -cE '^[A-Za-z_0-9]+: (Integer64|Integer|Real|String)')
+    echo "fields: $fields"
+    [ "$fields" -gt 0 ] && [ "$fields" -lt 20 ]
+}
+check "properties=plot: 251 flowlines from the mock with only the plot's fields" properties_plot
+
 # --- R's sf -----------------------------------------------------------------------
 sf_read() {
     Rscript -e 'suppressPackageStartupMessages(library(sf))
@@ -200,7 +213,7 @@ bad_strings() {
         bad "HYDROPLOT:streamorder=99&comid=1" "streamorder: " &&
         bad "HYDROPLOT:flowline_only=maybe&comid=1" "flowline_only: " &&
         bad "HYDROPLOT:timeout_s=abc&comid=1" "timeout_s: " &&
-        bad "HYDROPLOT:properties=x&comid=1" "properties: not supported yet" &&
+        bad "HYDROPLOT:properties=no_such_column&comid=1" "properties: .*no_such_column" &&
         bad "HYDROPLOT:trace=1,2&comid=5" "trace: cannot be combined" &&
         bad "HYDROPLOT:trace=-89,43&direction=sideways" "direction: " &&
         bad "HYDROPLOT:trace=200,100" "outside" &&

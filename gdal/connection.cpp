@@ -33,7 +33,7 @@ const KeyDoc kRequestKeys[] = {
     {"flowline_only", "boolean", "Only flowlines"},
     {"hydro_data", "string", "A local NHDPlus GeoPackage to read instead of downloading"},
     {"cache_data", "string", "A plot-data cache file, or FALSE for no cache"},
-    {"properties", "string", "Not supported yet by the hydroplot C API"},
+    {"properties", "string", "The fabric properties to download: all (default), plot (what the plot reads), or a comma list added to them"},
     {"trace", "string", "A raindrop trace from X,Y[,CRS] instead of a plot"},
     {"direction", "string-select", "The trace's direction: down (default), up or none"},
 };
@@ -235,8 +235,7 @@ void ApplyRequestKey(hydroplot_plot_request *req, const std::string &key,
     }
     else if (key == "properties")
     {
-        Fail(key, "not supported yet: this hydroplot library has no C setter "
-                  "for it");
+        Check(hydroplot_plot_request_set_properties(req, value.c_str()), key);
     }
 }
 
