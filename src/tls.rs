@@ -13,7 +13,7 @@ use crate::{Error, Result};
 use std::collections::HashSet;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 use ureq::tls::{Certificate, PemItem, RootCerts};
 
 /// The environment variables naming a CA bundle when the `ca_bundle` option
@@ -38,13 +38,62 @@ pub fn bundle_path(option: Option<&Path>) -> Option<(PathBuf, String)> {
 /// the CA bundle (see [`bundle_path`]). A bundle that cannot be read or holds
 /// no certificate is an `Error::InvalidArgument` naming the file and where
 /// it was named; an unreadable system store only loses its certificates.
+///
+/// A context is rebuilt on every option set, so the roots are built once
+/// per process for each [`RootsKey`] (the bundle file as it is now, and the
+/// variables the system store reads) and shared (`RootCerts` is an `Arc`).
 pub fn root_certs(ca_bundle: Option<&Path>) -> Result<RootCerts> {
+    static BUILT: Mutex<Option<(RootsKey, RootCerts)>> = Mutex::new(None);
+    let bundle = bundle_path(ca_bundle);
+    let key = RootsKey::now(bundle.as_ref().map(|(path, _)| path.as_path()));
+    if let Some((built_for, roots)) = &*BUILT.lock().unwrap_or_else(|p| p.into_inner()) {
+        if *built_for == key {
+            return Ok(roots.clone());
+        }
+    }
+    let roots = build_roots(bundle)?;
+    *BUILT.lock().unwrap_or_else(|p| p.into_inner()) = Some((key, roots.clone()));
+    Ok(roots)
+}
+
+/// What the roots are built from: the bundle's path, modification time and
+/// length (a changed file is read again), and `SSL_CERT_FILE` /
+/// `SSL_CERT_DIR`, which the system store reads.
+#[derive(PartialEq)]
+struct RootsKey {
+    bundle: Option<(PathBuf, Option<std::time::SystemTime>, u64)>,
+    system: Vec<Option<OsString>>,
+}
+
+impl RootsKey {
+    fn now(bundle: Option<&Path>) -> RootsKey {
+        RootsKey {
+            bundle: bundle.map(|path| {
+                let meta = std::fs::metadata(path).ok();
+                let modified = meta.as_ref().and_then(|m| m.modified().ok());
+                (path.to_path_buf(), modified, meta.map_or(0, |m| m.len()))
+            }),
+            system: ["SSL_CERT_FILE", "SSL_CERT_DIR"]
+                .iter()
+                .map(std::env::var_os)
+                .collect(),
+        }
+    }
+}
+
+/// The roots of [`root_certs`], built afresh.
+fn build_roots(bundle: Option<(PathBuf, String)>) -> Result<RootCerts> {
     let bundled = webpki_root_certs::TLS_SERVER_ROOT_CERTS
         .iter()
         .map(|c| Certificate::from_der(c.as_ref()).to_owned());
     let mut roots: Vec<Certificate<'static>> = bundled.collect();
-    roots.extend(system_store().iter().cloned());
-    if let Some((path, origin)) = bundle_path(ca_bundle) {
+    roots.extend(
+        rustls_native_certs::load_native_certs()
+            .certs
+            .iter()
+            .map(|c| Certificate::from_der(c.as_ref()).to_owned()),
+    );
+    if let Some((path, origin)) = bundle {
         roots.extend(read_bundle(&path).map_err(|why| {
             Error::InvalidArgument(format!("the CA bundle {} ({origin}) {why}", path.display()))
         })?);
@@ -54,32 +103,6 @@ pub fn root_certs(ca_bundle: Option<&Path>) -> Result<RootCerts> {
     let mut seen = HashSet::new();
     roots.retain(|c| seen.insert(c.der().to_vec()));
     Ok(RootCerts::from(roots))
-}
-
-/// The system store's certificates, read once per process for each value of
-/// `SSL_CERT_FILE` / `SSL_CERT_DIR` (a context is rebuilt on every option set).
-fn system_store() -> Arc<Vec<Certificate<'static>>> {
-    type Loaded = Option<(Vec<Option<OsString>>, Arc<Vec<Certificate<'static>>>)>;
-    static LOADED: Mutex<Loaded> = Mutex::new(None);
-    let key: Vec<Option<OsString>> = ["SSL_CERT_FILE", "SSL_CERT_DIR"]
-        .iter()
-        .map(std::env::var_os)
-        .collect();
-    let mut loaded = LOADED.lock().unwrap_or_else(|p| p.into_inner());
-    match &*loaded {
-        Some((k, certs)) if *k == key => certs.clone(),
-        _ => {
-            let certs: Arc<Vec<_>> = Arc::new(
-                rustls_native_certs::load_native_certs()
-                    .certs
-                    .iter()
-                    .map(|c| Certificate::from_der(c.as_ref()).to_owned())
-                    .collect(),
-            );
-            *loaded = Some((key, certs.clone()));
-            certs
-        }
-    }
 }
 
 /// The certificates of a PEM file (other PEM items, such as keys, are
