@@ -71,6 +71,13 @@ echo "== 10,000 points to comids from the local 50k file (issue 27): the R-tree 
 /usr/bin/time -f "comid 10k points: %e s elapsed, %U s user, %M KB max RSS" \
   "$BIN/hydroplot" comid --points "$DATA/points_10k.csv" --hydro-data "$DATA/network_50k.gpkg" \
   --out "$DATA/comids_10k.csv" 2>&1 | tee "$DATA/comids_10k.txt"
+if [ -f "$DATA/national_2m.gpkg" ]; then
+  [ -f "$DATA/points_10k_national.csv" ] ||
+    python3 bench/make_points.py "$DATA/national_2m.gpkg" 10000 "$DATA/points_10k_national.csv"
+  /usr/bin/time -f "comid 10k points, national 2M file: %e s elapsed, %U s user, %M KB max RSS" \
+    "$BIN/hydroplot" comid --points "$DATA/points_10k_national.csv" --hydro-data "$DATA/national_2m.gpkg" \
+    --out "$DATA/comids_10k_national.csv" 2>&1 | tee -a "$DATA/comids_10k.txt"
+fi
 
 echo "== one bbox of all 50k flowlines: fetch, cache, map, GeoJSON, GeoPackage (CLI and ogr2ogr); hydroplot's CLI and the Python peer"
 "$BIN/bench_bbox" "$DATA/network_50k.gpkg" "$BIN/hydroplot" "$VENV/bin/python" bench/peer_bbox.py "$DATA/bbox.json"
