@@ -166,6 +166,16 @@ pub const FLOWLINE_NETWORK_PROPERTIES: [&str; 138] = [
 ];
 
 impl Collection {
+    /// Every layer, in the order above.
+    pub const ALL: [Collection; 6] = [
+        Collection::FlowlineNetwork,
+        Collection::Catchment,
+        Collection::Waterbody,
+        Collection::Area,
+        Collection::FlowlineNonNetwork,
+        Collection::Gage,
+    ];
+
     /// The OGC API Features collection id in the given naming scheme, or
     /// `None` for layers the fabric service does not serve.
     pub fn service_name(self, names: Names) -> Option<&'static str> {

@@ -500,3 +500,43 @@ fn cli_properties_plot_sends_properties_and_an_unknown_name_is_refused_before_an
     );
     assert!(server.requests().is_empty(), "{:#?}", server.requests());
 }
+
+/// The CLI reads only the columns its outputs need: a map alone asks the
+/// fabric service for the plot's columns, a data output (GeoJSON here) for
+/// every column, and `--properties` always wins.
+#[test]
+fn cli_fetches_every_column_only_for_a_data_output() {
+    let server = MockServer::start();
+    let fabric = format!("fabric_url={}", server.fabric_url());
+    let dir = temp_dir("columns");
+    let geojson = dir.join("layers.json");
+    let run = |extra: &[&str]| {
+        server.clear_requests();
+        let args = [
+            "plot",
+            "--comid",
+            "13293970",
+            "--no-plot",
+            "--no-cache",
+            "--option",
+            &fabric,
+        ];
+        let out = hydroplot(Some(&server), &[&args[..], extra].concat());
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        let items: Vec<String> = (server.requests().into_iter())
+            .filter(|r| r.path.ends_with("/items"))
+            .map(|r| r.query)
+            .collect();
+        assert!(!items.is_empty());
+        items.iter().filter(|q| q.contains("properties=")).count() * 2 / items.len()
+    };
+    assert_eq!(run(&[]), 2, "a map alone: every request narrowed");
+    assert_eq!(
+        run(&["--geojson", geojson.to_str().unwrap()]),
+        0,
+        "GeoJSON: no request narrowed"
+    );
+    std::fs::remove_file(&geojson).unwrap();
+    assert_eq!(run(&["--properties", "all"]), 0);
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -736,3 +736,44 @@ fn written_values_by_column_kind() {
         ]
     );
 }
+
+/// Most of a layer is read in one pass over the table (the key tested in the
+/// reader), a few ids by lookups on the key: both give the same rows, in
+/// the order of the ids asked for, every column and coordinate alike.
+#[test]
+fn a_pass_over_the_table_and_lookups_by_key_read_the_same_rows() {
+    let g = yahara();
+    let ids = upstream(&g.read_topology().unwrap(), 13293970);
+    for c in [Collection::FlowlineNetwork, Collection::Catchment] {
+        let whole = g.read_by_ids(c, &ids).unwrap(); // 251 of 267 rows: one pass
+        let key = if c == Collection::Catchment {
+            "featureid"
+        } else {
+            "comid"
+        };
+        let mut row = 0;
+        for id in &ids {
+            let one = g.read_by_ids(c, &[*id]).unwrap(); // 1 of 267: a lookup
+            if one.is_empty() {
+                continue;
+            }
+            assert_eq!(
+                whole.get_i64(row, key),
+                Some(*id),
+                "{c:?}: in the order of ids"
+            );
+            assert_eq!(whole.geometries().row_xy(row), one.geometries().row_xy(0));
+            for i in 0..one.schema().fields().len() {
+                let name = one.schema().field(i).name();
+                let column = whole.column(name).unwrap();
+                assert_eq!(
+                    column.value(row),
+                    one.column(name).unwrap().value(0),
+                    "{name}"
+                );
+            }
+            row += 1;
+        }
+        assert_eq!(row, whole.len());
+    }
+}

@@ -303,3 +303,90 @@ fn the_bbox_case_layers_are_the_ones_sql_over_the_file_gives() {
     assert_eq!(comids(&d, Layer::NetworkWtbd), network);
     assert_eq!(comids(&d, Layer::OffNetworkWtbd), off_network);
 }
+
+/// The basin dissolved from the sample's catchments covers what `geo`'s
+/// general overlay makes of the same polygons: the same area and parts.
+#[test]
+fn the_dissolved_basin_is_the_overlay_union_of_the_catchments() {
+    use geo::Area;
+    use hydroplot::collection::Collection;
+    let gpkg = hydroplot::gpkg::GeoPackage::open(&sample()).unwrap();
+    let catchments = gpkg.read_all(Collection::Catchment).unwrap();
+    let rows: Vec<usize> = (0..catchments.len()).collect();
+    let dissolved =
+        hydroplot::table::dissolve::dissolve(catchments.geometries(), &rows, 2).unwrap();
+    let polygons: Vec<geo::Geometry<f64>> = rows
+        .iter()
+        .filter_map(|&r| catchments.geometry(r))
+        .collect();
+    let overlay = hydroplot::feature::union_polygons(polygons.iter()).unwrap();
+    let parts = |g: &geo::Geometry<f64>| match g {
+        geo::Geometry::Polygon(_) => 1,
+        geo::Geometry::MultiPolygon(m) => m.0.len(),
+        _ => 0,
+    };
+    assert!(catchments.len() > 250, "{} catchments", catchments.len());
+    assert_eq!(parts(&dissolved), parts(&overlay));
+    let (a, b) = (dissolved.unsigned_area(), overlay.unsigned_area());
+    assert!((a - b).abs() <= 1e-9 * b, "{a} vs {b}");
+}
+
+/// `properties = plot` reads only the columns the plot needs from the file
+/// (what the fabric service would send), and draws the same map.
+#[test]
+fn properties_plot_reads_fewer_columns_and_draws_the_same_map() {
+    let draw = |spec: &str| {
+        let mut req = request(vec![Outlet::Comid(13293970)]);
+        req.actually_plot = true;
+        req.basemap = "none".into();
+        req.set_properties(spec).unwrap();
+        plot_hydro(&offline(), &req, None).unwrap()
+    };
+    let (full, slim) = (draw("all"), draw("plot"));
+    let names = |p: &hydroplot::plot::Plot, layer: Layer| -> Vec<String> {
+        let schema = p.data.layer(layer).schema().clone();
+        schema.fields().iter().map(|f| f.name().clone()).collect()
+    };
+    let flowline = names(&slim, Layer::Flowline);
+    let mut expected: Vec<&str> = hydroplot::collection::Collection::FlowlineNetwork
+        .plot_properties()
+        .to_vec();
+    expected.sort_unstable();
+    assert_eq!(flowline, expected);
+    assert!(names(&full, Layer::Flowline).len() > 100);
+    assert_eq!(names(&slim, Layer::Catchment), ["areasqkm", "featureid"]);
+    for layer in Layer::ALL {
+        assert_eq!(
+            slim.data.layer(layer).len(),
+            full.data.layer(layer).len(),
+            "{layer:?}"
+        );
+    }
+    let png = |p: &hydroplot::plot::Plot| p.map.as_ref().unwrap().png().unwrap();
+    assert!(png(&slim) == png(&full), "the PNGs differ");
+}
+
+/// Without catchments in the result the basin is folded from them a batch at
+/// a time, never holding the layer: the same basin as from the layer held.
+#[test]
+fn the_flowline_only_basin_is_the_basin_of_the_full_subset() {
+    use geo::Area;
+    let basins = |flowline_only: bool| {
+        let mut req = request(vec![Outlet::Comid(13293970), Outlet::Comid(13294176)]);
+        req.flowline_only = Some(flowline_only);
+        let d = plot_hydro(&offline(), &req, None).unwrap().data;
+        assert_eq!(d.layer(Layer::Catchment).is_empty(), flowline_only);
+        d.layer(Layer::Basin).to_features()
+    };
+    let (held, folded) = (basins(false), basins(true));
+    assert_eq!(held.len(), 2);
+    assert_eq!(folded.len(), 2);
+    for (a, b) in held.iter().zip(&folded) {
+        assert_eq!(a.properties, b.properties);
+        let (a, b) = (
+            a.geometry.as_ref().unwrap().unsigned_area(),
+            b.geometry.as_ref().unwrap().unsigned_area(),
+        );
+        assert!(a > 0.0 && (a - b).abs() <= 1e-12 * a, "{a} vs {b}");
+    }
+}

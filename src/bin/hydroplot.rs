@@ -40,9 +40,10 @@ hydroplot plot: basins, upstream flowlines and waterbodies as a map (PNG) and Ge
                            basemap unless --basemap); without outlets, comid 13293970
   --gpkg OUT.gpkg          write the subset;  --no-overwrite keeps every existing output
   --flowline-only          only flowlines
-  --properties all|plot|N,N,...  columns asked of the fabric service: all (default),
-                           plot (what the map reads: a smaller download, the same
-                           map), or flowline columns added to plot (totdasqkm,slope)
+  --properties all|plot|N,N,...  columns fetched or read: all, plot (what the map
+                           reads: a smaller download, the same map), or flowline
+                           columns added to plot (totdasqkm,slope); default: plot
+                           when only a map is asked for, all with --gpkg/--geojson/--html
   --style ELEMENT.PROP=V   plot_config, e.g. flowline.col=red basin.lwd=2 outlets.nwissite.pch=17
   --basemap NAME|none      Esri.NatGeoWorldMap (default), OpenStreetMap, CartoDB.Positron, ...
   --zoom Z  --size WxH     tiles zoom; image size (default 1024x768)
@@ -285,6 +286,12 @@ fn plot(args: &[String]) -> Result<()> {
         if req.outlets.is_empty() && req.comid_set.is_none() && req.bbox.is_none() {
             req.outlets.push(Outlet::Comid(SAMPLE_COMID));
         }
+    }
+    // Only the columns the outputs need are read: the map alone needs what
+    // `--properties plot` reads; a data output gets every column.
+    let data_out = req.gpkg.is_some() || geojson.is_some() || html.is_some();
+    if !data_out && !flags.0.iter().any(|(f, _)| f == "--properties") {
+        req.properties = hydroplot::plot::Properties::Plot;
     }
     // The core writes the map; the other outputs are checked here against
     // it, the inputs and the cache, and written below (before any request).

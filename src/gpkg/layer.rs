@@ -10,7 +10,7 @@ use crate::{Error, Result};
 const LONLAT: &str = "EPSG:4269";
 
 /// One feature table, described once when the file is opened.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub(super) struct Layer {
     /// The table name as the file spells it.
     pub table: String,
@@ -27,9 +27,9 @@ pub(super) struct Layer {
     /// The R-tree spatial index table, when the file has one.
     pub rtree: Option<String>,
     /// File CRS to NAD83 lon/lat; `None` when the file already is lon/lat.
-    pub to_lonlat: Option<Transformer>,
+    pub to_lonlat: Option<std::sync::Arc<Transformer>>,
     /// NAD83 lon/lat to the file CRS (for R-tree queries); `None` likewise.
-    pub from_lonlat: Option<Transformer>,
+    pub from_lonlat: Option<std::sync::Arc<Transformer>>,
 }
 
 impl Layer {
@@ -80,17 +80,14 @@ impl Layer {
                 if to.is_noop() {
                     (None, None)
                 } else {
-                    (Some(to), Some(Transformer::new(LONLAT, &crs)?))
+                    (
+                        Some(to.into()),
+                        Some(Transformer::new(LONLAT, &crs)?.into()),
+                    )
                 }
             }
         };
-        let mut properties: Vec<(usize, String)> = attributes
-            .iter()
-            .map(|a| a.to_ascii_lowercase())
-            .enumerate()
-            .collect();
-        properties.sort_by(|a, b| a.1.cmp(&b.1)); // stable: the first of equal names leads
-        properties.dedup_by(|later, first| later.1 == first.1);
+        let properties = properties_of(&attributes);
         Ok(Layer {
             table: table.to_string(),
             geom,
@@ -101,6 +98,14 @@ impl Layer {
             to_lonlat,
             from_lonlat,
         })
+    }
+
+    /// Keeps only the attributes named in `names` (case-insensitive): later
+    /// selects read no other column.
+    pub fn keep_attributes(&mut self, names: &[&str]) {
+        self.attributes
+            .retain(|a| names.iter().any(|n| a.eq_ignore_ascii_case(n)));
+        self.properties = properties_of(&self.attributes);
     }
 
     /// The file's name of the first column matching one of `names`
@@ -131,6 +136,19 @@ impl Layer {
         cols.extend(self.attributes.iter().map(|a| quote(a)));
         format!("SELECT {} FROM {}", cols.join(", "), quote(&self.table))
     }
+}
+
+/// The property columns of `attributes`: (index, lower-case name), ordered
+/// by name; of names equal but for case, the first in the file.
+fn properties_of(attributes: &[String]) -> Vec<(usize, String)> {
+    let mut properties: Vec<(usize, String)> = attributes
+        .iter()
+        .map(|a| a.to_ascii_lowercase())
+        .enumerate()
+        .collect();
+    properties.sort_by(|a, b| a.1.cmp(&b.1)); // stable: the first of equal names leads
+    properties.dedup_by(|later, first| later.1 == first.1);
+    properties
 }
 
 /// An SQL identifier in double quotes.

@@ -22,20 +22,15 @@ use crate::table::column::Scalar;
 use crate::table::{Table, TableBuilder};
 use crate::{Error, Result};
 
-/// Every layer role, for discovery at open.
-const ALL: [Collection; 6] = [
-    Collection::FlowlineNetwork,
-    Collection::Catchment,
-    Collection::Waterbody,
-    Collection::Area,
-    Collection::FlowlineNonNetwork,
-    Collection::Gage,
-];
-
 /// Ids per `IN (...)` query of [`GeoPackage::read_by_ids`]. Ids are inlined as
 /// integer literals (no bound-parameter limit), so a table without an index on
 /// the key is scanned once per chunk, not once per few hundred ids.
 const IDS_PER_QUERY: usize = 20_000;
+
+/// [`GeoPackage::read_by_ids`] reads the whole table in file order, keeping
+/// the rows whose key is asked for, when the ids number at least this
+/// fraction of its rows: one sequential pass then beats a lookup per id.
+const SCAN_FRACTION: usize = 8;
 
 /// A GeoPackage opened read-only. Layers are found once, at open, by their
 /// names in [`Collection::gpkg_names`] (case-insensitive); columns are matched
@@ -77,7 +72,7 @@ impl GeoPackage {
             e => not_gpkg(e.to_string()),
         })?;
         let mut layers = HashMap::new();
-        for c in ALL {
+        for c in Collection::ALL {
             let found = c
                 .gpkg_names()
                 .iter()
@@ -95,9 +90,38 @@ impl GeoPackage {
         })
     }
 
+    /// A second connection to the same file, with the same layers (narrowed
+    /// as this one is): for reading on another thread.
+    pub fn reopen(&self) -> Result<GeoPackage> {
+        let conn = Connection::open_with_flags(
+            &self.path,
+            OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )
+        .map_err(|e| self.context(e.into()))?;
+        Ok(GeoPackage {
+            conn,
+            path: self.path.clone(),
+            layers: self.layers.clone(),
+        })
+    }
+
     /// True when the file has a feature table for `c`.
     pub fn has_layer(&self, c: Collection) -> bool {
         self.layers.contains_key(&c)
+    }
+
+    /// From now on, reads of the layer `c` return only the columns named in
+    /// `names` (case-insensitive; names the file lacks are ignored) and the
+    /// columns the reader itself needs: the layer's keys and topology. An
+    /// empty `names` keeps every column.
+    pub fn narrow(&mut self, c: Collection, names: &[&str]) {
+        if let (Some(Ok(layer)), false) = (self.layers.get_mut(&c), names.is_empty()) {
+            let needed = key_columns(c)
+                .iter()
+                .chain(TOPOLOGY.iter().flat_map(|n| n.iter()));
+            let wanted: Vec<&str> = names.iter().copied().chain(needed.copied()).collect();
+            layer.keep_attributes(&wanted);
+        }
     }
 
     /// Every feature of the layer, in primary-key order. Meant for small files.
@@ -105,7 +129,7 @@ impl GeoPackage {
         let layer = self.layer(c)?;
         let sql = format!("{} ORDER BY {}", layer.select(), quote(&layer.pk));
         let mut rows = Rows::new(layer);
-        self.query(&mut rows, &sql, [], None)?;
+        self.query(&mut rows, &sql, [], Keep::All)?;
         rows.finish()
     }
 
@@ -152,15 +176,8 @@ impl GeoPackage {
     pub fn topology_columns(&self) -> Result<(&str, [&str; 4])> {
         let layer = self.layer(Collection::FlowlineNetwork)?;
         let col = |names: &[&str]| layer.require(names).map_err(|e| self.context(e));
-        Ok((
-            &layer.table,
-            [
-                col(&["comid", "nhdplusid"])?,
-                col(&["hydroseq"])?,
-                col(&["dnhydroseq"])?,
-                col(&["streamorde", "streamorder"])?,
-            ],
-        ))
+        let [a, b, c, d] = TOPOLOGY;
+        Ok((&layer.table, [col(a)?, col(b)?, col(c)?, col(d)?]))
     }
 
     /// The features whose key (`featureid` for catchments, `flcomid` for gages,
@@ -168,24 +185,8 @@ impl GeoPackage {
     /// without a feature are skipped).
     pub fn read_by_ids(&self, c: Collection, ids: &[i64]) -> Result<Table> {
         let layer = self.layer(c)?;
-        let key = layer.require(key_columns(c)).map_err(|e| self.context(e))?;
-        let mut seen = std::collections::HashSet::with_capacity(ids.len());
-        let unique: Vec<i64> = ids.iter().copied().filter(|id| seen.insert(*id)).collect();
         let mut rows = Rows::new(layer);
-        for chunk in unique.chunks(IDS_PER_QUERY) {
-            let list = chunk
-                .iter()
-                .map(i64::to_string)
-                .collect::<Vec<_>>()
-                .join(",");
-            let sql = format!(
-                "{} WHERE {} IN ({list}) ORDER BY {}",
-                layer.select(),
-                quote(key),
-                quote(&layer.pk)
-            );
-            self.query(&mut rows, &sql, [], None)?;
-        }
+        let (key, unique) = self.select_by_ids(c, ids, &mut rows)?;
         let table = rows.finish()?;
         // The rows in the order of `ids`: usually already so for flowlines
         // (ids in file order), then without a copy.
@@ -205,6 +206,55 @@ impl GeoPackage {
             return Ok(table);
         }
         Ok(table.take(&order))
+    }
+
+    /// The features of [`GeoPackage::read_by_ids`], in file order, handed to
+    /// `each` in tables of at most `batch` rows: a caller that folds them
+    /// (into a basin) never holds the whole layer.
+    pub fn for_each_by_ids(
+        &self,
+        c: Collection,
+        ids: &[i64],
+        batch: usize,
+        each: &mut dyn FnMut(Table) -> Result<()>,
+    ) -> Result<()> {
+        let mut rows = Rows::new(self.layer(c)?);
+        rows.batch = Some((batch.max(1), each));
+        self.select_by_ids(c, ids, &mut rows)?;
+        rows.flush()
+    }
+
+    /// Runs the queries of [`GeoPackage::read_by_ids`] into `rows`: one pass
+    /// over the table for a large share of it, else `IN (...)` lists on the
+    /// key. Returns the key column's name and the ids without duplicates.
+    fn select_by_ids<'l>(
+        &'l self,
+        c: Collection,
+        ids: &[i64],
+        rows: &mut Rows,
+    ) -> Result<(&'l str, Vec<i64>)> {
+        let layer = self.layer(c)?;
+        let key = layer.require(key_columns(c)).map_err(|e| self.context(e))?;
+        let mut seen = std::collections::HashSet::with_capacity(ids.len());
+        let unique: Vec<i64> = ids.iter().copied().filter(|id| seen.insert(*id)).collect();
+        if unique.len() * SCAN_FRACTION >= self.max_rowid(layer)? {
+            let at = layer.attributes.iter().position(|a| a == key);
+            let at = 2 + at.expect("the key is an attribute");
+            self.query(rows, &layer.select(), [], Keep::KeyIn(at, &seen))?;
+        } else {
+            for chunk in unique.chunks(IDS_PER_QUERY) {
+                let list = chunk
+                    .iter()
+                    .map(i64::to_string)
+                    .collect::<Vec<_>>()
+                    .join(",");
+                // No ORDER BY: SQLite would sort whole rows, blobs and all;
+                // callers order the rows themselves.
+                let sql = format!("{} WHERE {} IN ({list})", layer.select(), quote(key));
+                self.query(rows, &sql, [], Keep::All)?;
+            }
+        }
+        Ok((key, unique))
     }
 
     /// The features whose geometry intersects `bbox` (`[xmin, ymin, xmax, ymax]`,
@@ -238,11 +288,11 @@ impl GeoPackage {
                     quote(rtree),
                     quote(&layer.pk)
                 );
-                self.query(&mut rows, &sql, [fx0, fy0, fx1, fy1], Some(&filter))?;
+                self.query(&mut rows, &sql, [fx0, fy0, fx1, fy1], Keep::InBox(&filter))?;
             }
             None => {
                 let sql = format!("{} ORDER BY {}", layer.select(), quote(&layer.pk));
-                self.query(&mut rows, &sql, [], Some(&filter))?;
+                self.query(&mut rows, &sql, [], Keep::InBox(&filter))?;
             }
         }
         rows.finish()
@@ -262,7 +312,7 @@ impl GeoPackage {
             quote(&layer.pk)
         );
         let mut rows = Rows::new(layer);
-        self.query(&mut rows, &sql, [site_no.trim()], None)?;
+        self.query(&mut rows, &sql, [site_no.trim()], Keep::All)?;
         rows.finish()
     }
 
@@ -306,6 +356,15 @@ impl GeoPackage {
         }
     }
 
+    /// The largest row id of `layer` (0 when empty): an upper bound of its
+    /// row count that SQLite finds without a scan.
+    fn max_rowid(&self, layer: &Layer) -> Result<usize> {
+        let sql = format!("SELECT max(rowid) FROM {}", quote(&layer.table));
+        let max: Option<i64> =
+            (self.conn.query_row(&sql, [], |r| r.get(0))).map_err(|e| self.context(e.into()))?;
+        Ok(max.map_or(0, |m| usize::try_from(m).unwrap_or(0)))
+    }
+
     fn layer(&self, c: Collection) -> Result<&Layer> {
         match self.layers.get(&c) {
             Some(Ok(layer)) => Ok(layer),
@@ -323,28 +382,38 @@ impl GeoPackage {
         e.context(&self.path.display().to_string())
     }
 
-    /// Runs a `layer.select()` query into `rows`; with `filter`, only the
-    /// rows whose geometry exists and passes it are kept.
+    /// Runs a `layer.select()` query into `rows`, keeping the rows `keep` says.
     fn query(
         &self,
         rows: &mut Rows,
         sql: &str,
         params: impl rusqlite::Params,
-        filter: Option<&Filter>,
+        keep: Keep,
     ) -> Result<()> {
         let mut stmt = self.conn.prepare(sql).map_err(|e| self.context(e.into()))?;
         let mut results = stmt.query(params).map_err(|e| self.context(e.into()))?;
         while let Some(row) = results.next().map_err(|e| self.context(e.into()))? {
-            self.row(rows, row, filter)?;
+            self.row(rows, row, keep)?;
         }
         Ok(())
     }
 
-    /// Adds one result row to `rows`; with `filter`, only when the geometry
-    /// exists and passes it (attributes are only read for kept rows, and
-    /// the WKB of a blob whose envelope is outside the box is never parsed).
-    fn row(&self, rows: &mut Rows, row: &Row, filter: Option<&Filter>) -> Result<()> {
+    /// Adds one result row to `rows` when `keep` keeps it (attributes are
+    /// only read for kept rows; the WKB of a row whose key is not asked for,
+    /// or whose blob envelope is outside the box, is never parsed).
+    fn row(&self, rows: &mut Rows, row: &Row, keep: Keep) -> Result<()> {
         let layer = rows.layer;
+        let filter = match keep {
+            Keep::All => None,
+            Keep::InBox(filter) => Some(filter),
+            Keep::KeyIn(at, ids) => {
+                let key = row.get_ref(at).map_err(|e| self.context(e.into()))?;
+                if !integer(key).is_some_and(|k| ids.contains(&k)) {
+                    return Ok(());
+                }
+                None
+            }
+        };
         let fid = row.get_ref(0).ok().and_then(integer);
         let where_ = || {
             format!(
@@ -366,8 +435,8 @@ impl GeoPackage {
                         return Ok(());
                     }
                 }
-                let bbox =
-                    blob::parse_into(bytes, geometry, layer.to_lonlat.as_ref()).map_err(context)?;
+                let bbox = blob::parse_into(bytes, geometry, layer.to_lonlat.as_deref())
+                    .map_err(context)?;
                 if let Some(filter) = filter {
                     if !filter.keeps(bbox, bytes, layer).map_err(context)? {
                         geometry.pop_row();
@@ -387,17 +456,25 @@ impl GeoPackage {
             rows.table.set_id(Scalar::Int(fid)).map_err(Error::Gpkg)?;
         }
         rows.table.end_row();
-        Ok(())
+        match &rows.batch {
+            Some((size, _)) if rows.table.rows() >= *size => rows.flush(),
+            _ => Ok(()),
+        }
     }
 }
+
+/// What [`GeoPackage::for_each_by_ids`] hands each batch of rows to.
+type BatchReceiver<'a> = dyn FnMut(Table) -> Result<()> + 'a;
 
 /// The table a layer's queries fill, one result row at a time.
 struct Rows<'a> {
     layer: &'a Layer,
     table: TableBuilder,
     /// The builder's key of each of `layer.properties`, interned at the
-    /// first row (a read of no rows has no columns).
+    /// first row of each table (a read of no rows has no columns).
     keys: Vec<u32>,
+    /// When set, each `size` rows are handed over as a table and forgotten.
+    batch: Option<(usize, &'a mut BatchReceiver<'a>)>,
 }
 
 impl<'a> Rows<'a> {
@@ -406,7 +483,23 @@ impl<'a> Rows<'a> {
             layer,
             table: TableBuilder::default(),
             keys: Vec::new(),
+            batch: None,
         }
+    }
+
+    /// Hands the rows gathered so far to the batch's receiver, if any rows.
+    fn flush(&mut self) -> Result<()> {
+        let Some((_, each)) = &mut self.batch else {
+            return Ok(());
+        };
+        if self.table.rows() == 0 {
+            return Ok(());
+        }
+        self.keys.clear();
+        let table = std::mem::take(&mut self.table)
+            .finish()
+            .map_err(Error::Gpkg)?;
+        each(table)
     }
 
     /// Sets the current row's properties from the attribute columns of `row`
@@ -438,6 +531,25 @@ impl<'a> Rows<'a> {
         self.table.finish().map_err(Error::Gpkg)
     }
 }
+
+/// Which rows of a query [`GeoPackage::query`] keeps.
+#[derive(Clone, Copy)]
+enum Keep<'a> {
+    All,
+    /// Rows whose geometry exists and passes the box test.
+    InBox(&'a Filter),
+    /// Rows whose key, the result column at this index, is in the set.
+    KeyIn(usize, &'a std::collections::HashSet<i64>),
+}
+
+/// The flowline topology columns, each by its names in order of preference:
+/// comid, hydroseq, dnhydroseq, stream order.
+const TOPOLOGY: [&[&str]; 4] = [
+    &["comid", "nhdplusid"],
+    &["hydroseq"],
+    &["dnhydroseq"],
+    &["streamorde", "streamorder"],
+];
 
 /// The test of [`GeoPackage::read_bbox`]: the box in NAD83 lon/lat for the
 /// exact intersection, and in the file's CRS for blob envelopes.

@@ -3,7 +3,7 @@
 
 use super::outlets::{linked_data_id, outlet_point, site_number, Resolved};
 use super::request::{Outlet, PlotRequest};
-use super::subset::{extent, retain_keys, union_basin, wbareacomi_of, Basins, Subset};
+use super::subset::{cores, extent, wbareacomi_of, Basins, Subset};
 use super::thinning::Thinning;
 use crate::collection::Collection;
 use crate::context::Context;
@@ -11,6 +11,8 @@ use crate::crs::Transformer;
 use crate::gpkg::GeoPackage;
 use crate::network::{Network, Reach};
 use crate::services::index;
+use crate::table::dissolve::{dissolve, Dissolver};
+use crate::table::Table;
 use crate::{Error, Result};
 use geo::Point;
 use std::collections::HashSet;
@@ -18,7 +20,12 @@ use std::path::Path;
 
 /// Builds the subset of `req` from the GeoPackage at `path`.
 pub fn subset(ctx: &Context, req: &PlotRequest, path: &Path) -> Result<Subset> {
-    let gpkg = GeoPackage::open(path)?;
+    let mut gpkg = GeoPackage::open(path)?;
+    for c in Collection::ALL {
+        if let Some(names) = req.properties.names(c) {
+            gpkg.narrow(c, &names);
+        }
+    }
     if !gpkg.has_layer(Collection::FlowlineNetwork) {
         return Err(Error::Gpkg(format!(
             "{} has no network flowline layer (NHDFlowline_Network)",
@@ -75,7 +82,10 @@ fn masked_comids(reaches: &[Reach], mask: &[bool]) -> HashSet<i64> {
 
 /// The subset for a set of flowlines: their features and catchments, one
 /// basin per outlet (the union of its upstream catchments), and the other
-/// layers by the catchments' bbox.
+/// layers by the catchments' bbox. The flowlines are read on a second
+/// connection while this thread reads the catchments; without catchments in
+/// the result, they are folded into the basins a batch at a time and never
+/// held.
 fn with_flowlines(
     gpkg: &GeoPackage,
     req: &PlotRequest,
@@ -89,29 +99,47 @@ fn with_flowlines(
         .filter(|r| keep.contains(&r.comid))
         .map(|r| r.comid)
         .collect();
-    let catchments = gpkg.read_by_ids(Collection::Catchment, &ids)?;
-    let mut basins = Basins::default();
-    match &per_outlet {
-        Some(sets) => {
-            for (o, set) in outlets.iter().zip(sets) {
-                let parts = retain_keys(&catchments, "featureid", set);
-                basins.push(union_basin(&parts).as_ref(), Some(o))?;
-            }
+    let flowline_ids = |thinning: &Thinning| -> Vec<i64> {
+        match thinning.streamorder {
+            Some(n) => reaches
+                .iter()
+                .filter(|r| keep.contains(&r.comid) && r.streamorder >= n)
+                .map(|r| r.comid)
+                .collect(),
+            None => ids.clone(),
         }
-        None if !catchments.is_empty() => basins.push(union_basin(&catchments).as_ref(), None)?,
-        None => {}
-    }
-    let basins = basins.finish()?;
-    let thinning = Thinning::decide(req, &basins);
-    let ids: Vec<i64> = match thinning.streamorder {
-        Some(n) => reaches
-            .iter()
-            .filter(|r| keep.contains(&r.comid) && r.streamorder >= n)
-            .map(|r| r.comid)
-            .collect(),
-        None => ids,
     };
-    let flowlines = gpkg.read_by_ids(Collection::FlowlineNetwork, &ids)?;
+    // Known before the basins unless the stream order follows their area.
+    let early = Thinning::before_basins(req);
+    let (flowlines, catchments, basins) = std::thread::scope(|s| -> Result<_> {
+        let reader = match &early {
+            Some(t) => {
+                let (second, ids) = (gpkg.reopen()?, flowline_ids(t));
+                Some(s.spawn(move || second.read_by_ids(Collection::FlowlineNetwork, &ids)))
+            }
+            None => None,
+        };
+        let (catchments, basins) = match &early {
+            Some(t) if t.flowline_only => {
+                let basins = fold_basins(gpkg, &ids, &outlets, per_outlet.as_deref())?;
+                (Table::default(), basins)
+            }
+            _ => {
+                let catchments = gpkg.read_by_ids(Collection::Catchment, &ids)?;
+                let basins = basins_of(&catchments, &outlets, per_outlet.as_deref())?;
+                (catchments, basins)
+            }
+        };
+        let flowlines = match reader {
+            Some(r) => r.join().expect("the flowline reader does not panic")?,
+            None => {
+                let t = Thinning::decide(req, &basins);
+                gpkg.read_by_ids(Collection::FlowlineNetwork, &flowline_ids(&t))?
+            }
+        };
+        Ok((flowlines, catchments, basins))
+    })?;
+    let thinning = Thinning::decide(req, &basins);
     if flowlines.is_empty() {
         return Err(Error::not_found(
             "no network flowline of the request is in the GeoPackage",
@@ -134,6 +162,100 @@ fn with_flowlines(
         add_bbox_layers(gpkg, &mut subset, bbox)?;
     }
     Ok(subset)
+}
+
+/// Catchments per batch when they are only folded into basins.
+const CATCHMENT_BATCH: usize = 16_384;
+
+/// The basins of `outlets` (one per outlet with `per_outlet`, else one for
+/// all of `ids`) from the catchments `ids`, read a batch at a time and
+/// dissolved on a second thread while the next batch is read.
+fn fold_basins(
+    gpkg: &GeoPackage,
+    ids: &[i64],
+    outlets: &[Resolved],
+    per_outlet: Option<&[HashSet<i64>]>,
+) -> Result<Table> {
+    let parts = per_outlet.map_or(1, <[_]>::len);
+    let (send, receive) = std::sync::mpsc::sync_channel::<Table>(2);
+    let dissolvers = std::thread::scope(|s| -> Result<Vec<Dissolver>> {
+        let folder = s.spawn(move || {
+            let mut dissolvers: Vec<Dissolver> = (0..parts).map(|_| Dissolver::default()).collect();
+            for batch in receive {
+                for (i, d) in dissolvers.iter_mut().enumerate() {
+                    d.add_rows(
+                        batch.geometries(),
+                        &basin_rows(&batch, per_outlet.map(|p| &p[i])),
+                    );
+                }
+            }
+            dissolvers
+        });
+        let read = gpkg.for_each_by_ids(Collection::Catchment, ids, CATCHMENT_BATCH, &mut |t| {
+            send.send(t)
+                .map_err(|_| Error::Internal("the basin folder stopped".into()))
+        });
+        drop(send);
+        let dissolvers = folder.join().expect("the basin folder does not panic");
+        read.map(|()| dissolvers)
+    })?;
+    let mut basins = Basins::default();
+    match per_outlet {
+        Some(_) => {
+            for (o, d) in outlets.iter().zip(dissolvers) {
+                basins.push(d.finish().as_ref(), Some(o))?;
+            }
+        }
+        None => {
+            if let Some(basin) = dissolvers.into_iter().next().and_then(Dissolver::finish) {
+                basins.push(Some(&basin), None)?;
+            }
+        }
+    }
+    basins.finish()
+}
+
+/// The basins of `outlets` from the catchments held in `catchments`.
+fn basins_of(
+    catchments: &Table,
+    outlets: &[Resolved],
+    per_outlet: Option<&[HashSet<i64>]>,
+) -> Result<Table> {
+    let mut basins = Basins::default();
+    let union = |set| {
+        dissolve(
+            catchments.geometries(),
+            &basin_rows(catchments, set),
+            cores(),
+        )
+    };
+    match per_outlet {
+        Some(sets) => {
+            for (o, set) in outlets.iter().zip(sets) {
+                basins.push(union(Some(set)).as_ref(), Some(o))?;
+            }
+        }
+        None if !catchments.is_empty() => basins.push(union(None).as_ref(), None)?,
+        None => {}
+    }
+    basins.finish()
+}
+
+/// The rows of the catchments `table` whose `featureid` is in `set`, or
+/// every row without one.
+fn basin_rows(table: &Table, set: Option<&HashSet<i64>>) -> Vec<usize> {
+    match set {
+        None => (0..table.len()).collect(),
+        Some(set) => {
+            let key = table.column("featureid");
+            (0..table.len())
+                .filter(|&r| {
+                    key.and_then(|k| k.i64(r))
+                        .is_some_and(|id| set.contains(&id))
+                })
+                .collect()
+        }
+    }
 }
 
 /// Everything in a box, no download: flowlines (by stream order), with the

@@ -75,6 +75,11 @@ impl Properties {
     /// The `properties=` value for the requests on `collection`, or `None`
     /// to ask for every property.
     pub fn query_value(&self, collection: Collection) -> Option<String> {
+        self.names(collection).map(|names| names.join(","))
+    }
+
+    /// The properties to read of `collection`, or `None` for every one.
+    pub fn names(&self, collection: Collection) -> Option<Vec<&str>> {
         let plot = collection.plot_properties();
         let extra: &[String] = match self {
             Properties::All => return None,
@@ -88,7 +93,7 @@ impl Properties {
                 names.push(name);
             }
         }
-        Some(names.join(","))
+        Some(names)
     }
 }
 

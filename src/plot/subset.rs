@@ -174,10 +174,16 @@ fn internal(layer: &'static str) -> impl Fn(String) -> Error {
     move |e| Error::Internal(format!("layer {layer}: {e}"))
 }
 
-/// The union of the polygonal geometries of `parts`: a basin.
+/// The union of the polygonal geometries of `parts`: a basin, dissolved on
+/// every core.
 pub fn union_basin(parts: &Table) -> Option<Geometry<f64>> {
-    let geometries: Vec<_> = (0..parts.len()).filter_map(|r| parts.geometry(r)).collect();
-    crate::feature::union_polygons(geometries.iter())
+    let rows: Vec<usize> = (0..parts.len()).collect();
+    crate::table::dissolve::dissolve(parts.geometries(), &rows, cores())
+}
+
+/// The cores this process may use.
+pub fn cores() -> usize {
+    std::thread::available_parallelism().map_or(1, usize::from)
 }
 
 /// The area of the largest basin of `basins` (lon/lat) in km² (0 when none).

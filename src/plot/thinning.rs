@@ -11,6 +11,12 @@ pub(super) struct Thinning {
 }
 
 impl Thinning {
+    /// The decision when it does not depend on the basins (every stream
+    /// order but -1), else `None`.
+    pub fn before_basins(req: &PlotRequest) -> Option<Thinning> {
+        (req.streamorder != Some(-1)).then(|| Thinning::decide(req, &Table::default()))
+    }
+
     /// Unset means no filter and not flowline-only (the spec); stream order
     /// -1 applies the reference's rule to the largest basin's area.
     pub fn decide(req: &PlotRequest, basins: &Table) -> Thinning {

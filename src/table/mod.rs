@@ -13,6 +13,7 @@
 
 pub mod column;
 pub mod decode;
+pub mod dissolve;
 pub mod export;
 pub mod geojson;
 pub mod geometry;

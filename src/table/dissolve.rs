@@ -1,0 +1,389 @@
+//! The union of many polygons that share their edges, as catchments do: a
+//! basin is the union of up to a million of them.
+//!
+//! Every ring is added as directed edges, exteriors counter-clockwise and
+//! holes clockwise. An edge met once in each direction is an edge two
+//! polygons share, and is cancelled. Cancelling a pair of opposite edges
+//! leaves the winding number of every point unchanged, so what remains
+//! bounds exactly the same region: the union, where the winding number is
+//! positive. What remains is small (the outline, plus any edge that did not
+//! match its neighbour vertex for vertex) and is handed to `geo`'s overlay,
+//! which resolves it exactly. The edges of different row ranges are counted
+//! on separate threads and merged, the merge cancelling again.
+
+use super::geometry::{kind, Geometries};
+use geo::{Geometry, LineString, Polygon};
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+
+/// Rows per unit of work: small enough that a unit's edge counts stay in
+/// cache, large enough that most shared edges cancel within the unit.
+const ROWS_PER_UNIT: usize = 1024;
+
+/// A point by the bits of its coordinates (`-0.0` read as `0.0`), so that
+/// equal coordinates meet in a hash map.
+type Vertex = [u64; 2];
+
+/// The union of the polygon and multipolygon rows `rows` of `geometries`
+/// (other rows are ignored): one Polygon, a MultiPolygon, or `None` when
+/// they cover nothing. Runs on up to `threads` threads (at least one).
+pub fn dissolve(geometries: &Geometries, rows: &[usize], threads: usize) -> Option<Geometry<f64>> {
+    let threads = threads.clamp(1, rows.len().div_ceil(ROWS_PER_UNIT).max(1));
+    let per_thread = rows.len().div_ceil(threads);
+    let counts = std::thread::scope(|s| {
+        let handles: Vec<_> = rows
+            .chunks(per_thread.max(1))
+            .map(|share| {
+                s.spawn(move || {
+                    let mut d = Dissolver::default();
+                    d.add_rows(geometries, share);
+                    d
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("edge counting does not panic"))
+            .reduce(Dissolver::merge)
+    });
+    counts.unwrap_or_default().finish()
+}
+
+/// A fast hash of coordinate bits: FxHash's step per 8 bytes, then
+/// SplitMix64's finalizer, so that every bit of the key reaches the bucket
+/// index (coordinates often differ only in a few mantissa bits).
+#[derive(Default)]
+struct MixHasher(u64);
+
+impl Hasher for MixHasher {
+    fn finish(&self) -> u64 {
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for chunk in bytes.chunks(8) {
+            let mut word = [0u8; 8];
+            word[..chunk.len()].copy_from_slice(chunk);
+            self.write_u64(u64::from_le_bytes(word));
+        }
+    }
+    fn write_u64(&mut self, v: u64) {
+        self.0 = (self.0.rotate_left(5) ^ v).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+    fn write_usize(&mut self, v: usize) {
+        self.write_u64(v as u64);
+    }
+}
+
+/// A union being built from polygons added in any number of steps, for
+/// layers read a batch at a time: the directed edges not yet cancelled,
+/// each undirected edge `[a, b]` (`a < b`) with its count, +1 per `a -> b`,
+/// -1 per `b -> a` (zero counts removed). Holds only those edges.
+#[derive(Default)]
+pub struct Dissolver(HashMap<[Vertex; 2], i32, BuildHasherDefault<MixHasher>>);
+
+impl Dissolver {
+    /// Adds the polygon and multipolygon rows `rows` of `geometries` (other
+    /// rows are ignored), a unit of rows at a time.
+    pub fn add_rows(&mut self, geometries: &Geometries, rows: &[usize]) {
+        for unit in rows.chunks(ROWS_PER_UNIT) {
+            let mut counts = Dissolver::default();
+            for &row in unit {
+                counts.add_row(geometries, row);
+            }
+            *self = std::mem::take(self).merge(counts);
+        }
+    }
+
+    /// Adds the rings of row `row` when it is a polygon or multipolygon.
+    fn add_row(&mut self, g: &Geometries, row: usize) {
+        if !matches!(g.kinds[row], kind::POLYGON | kind::MULTIPOLYGON) {
+            return;
+        }
+        for part in g.parts[row] as usize..g.parts[row + 1] as usize {
+            let rings = g.rings[part] as usize..g.rings[part + 1] as usize;
+            let exterior = rings.start;
+            for ring in rings {
+                let (a, b) = (g.coords[ring] as usize, g.coords[ring + 1] as usize);
+                self.add_ring(&g.xy[2 * a..2 * b], ring == exterior);
+            }
+        }
+    }
+
+    /// Adds the closed or open ring `xy` (interleaved x, y), counter-clockwise
+    /// when `exterior`, else clockwise, whatever its own winding.
+    fn add_ring(&mut self, xy: &[f64], exterior: bool) {
+        let n = xy.len() / 2;
+        if n < 3 {
+            return;
+        }
+        let forward = (signed_area(xy) > 0.0) == exterior;
+        let point = |i: usize| vertex(xy[2 * (i % n)], xy[2 * (i % n) + 1]);
+        for i in 0..n {
+            let (p, q) = (point(i), point(i + 1));
+            if p == q {
+                continue;
+            }
+            if forward {
+                self.add(p, q, 1);
+            } else {
+                self.add(q, p, 1);
+            }
+        }
+    }
+
+    /// Counts `times` edges `p -> q`.
+    fn add(&mut self, p: Vertex, q: Vertex, times: i32) {
+        let (key, delta) = if p < q {
+            ([p, q], times)
+        } else {
+            ([q, p], -times)
+        };
+        let count = self.0.entry(key).or_insert(0);
+        *count += delta;
+        if *count == 0 {
+            self.0.remove(&key);
+        }
+    }
+
+    /// Both counts in one, the larger map taking the smaller's edges.
+    pub fn merge(self, other: Dissolver) -> Dissolver {
+        let (mut big, small) = if self.0.len() >= other.0.len() {
+            (self, other)
+        } else {
+            (other, self)
+        };
+        for ([p, q], count) in small.0 {
+            big.add(p, q, count);
+        }
+        big
+    }
+
+    /// The union of everything added: one Polygon, a MultiPolygon, or
+    /// `None` when it covers nothing (the region of positive winding number
+    /// the remaining edges bound).
+    pub fn finish(self) -> Option<Geometry<f64>> {
+        let rings = self.rings();
+        // geo's overlay takes its fill rule from the first ring's winding:
+        // the counter-clockwise ring of largest area goes first.
+        let first = rings
+            .iter()
+            .enumerate()
+            .map(|(i, r)| (i, ring_area(r)))
+            .filter(|(_, a)| *a > 0.0)
+            .max_by(|a, b| a.1.total_cmp(&b.1))?
+            .0;
+        let mut polygons: Vec<Polygon<f64>> = Vec::with_capacity(rings.len());
+        let mut rings = rings;
+        rings.swap(0, first);
+        polygons.extend(rings.into_iter().map(|r| Polygon::new(r, Vec::new())));
+        let mut union = geo::unary_union(polygons.iter());
+        match union.0.len() {
+            0 => None,
+            1 => union.0.pop().map(Geometry::Polygon),
+            _ => Some(Geometry::MultiPolygon(union)),
+        }
+    }
+
+    /// The remaining edges joined into closed rings. Every vertex has as
+    /// many edges in as out (each input ring is closed, and a cancelled pair
+    /// takes one of each), so a walk from any edge returns to its start.
+    fn rings(self) -> Vec<LineString<f64>> {
+        // The edges, and per start vertex a list of its edges not yet walked
+        // (`first` holds the head, `next` links the rest).
+        let mut edges: Vec<[Vertex; 2]> = Vec::with_capacity(self.0.len());
+        for ([a, b], count) in self.0 {
+            let edge = if count > 0 { [a, b] } else { [b, a] };
+            edges.extend(std::iter::repeat_n(edge, count.unsigned_abs() as usize));
+        }
+        let mut first: HashMap<Vertex, u32, BuildHasherDefault<MixHasher>> =
+            HashMap::with_capacity_and_hasher(edges.len(), Default::default());
+        let mut next = vec![u32::MAX; edges.len()];
+        for (i, [from, _]) in edges.iter().enumerate() {
+            if let Some(previous) = first.insert(*from, i as u32) {
+                next[i] = previous;
+            }
+        }
+        let mut take = |at: &Vertex| -> Option<usize> {
+            let head = first.get_mut(at)?;
+            let edge = *head;
+            if edge == u32::MAX {
+                return None;
+            }
+            *head = next[edge as usize];
+            Some(edge as usize)
+        };
+        let mut rings = Vec::new();
+        for [start, _] in &edges {
+            while let Some(e) = take(start) {
+                let mut at = edges[e][1];
+                let mut ring = vec![coord(*start), coord(at)];
+                while at != *start {
+                    match take(&at) {
+                        Some(e) => {
+                            at = edges[e][1];
+                            ring.push(coord(at));
+                        }
+                        // Unreachable for closed input; the part walked is dropped.
+                        None => break,
+                    }
+                }
+                if at == *start && ring.len() >= 4 {
+                    rings.push(LineString::from(ring));
+                }
+            }
+        }
+        rings
+    }
+}
+
+fn vertex(x: f64, y: f64) -> Vertex {
+    [(x + 0.0).to_bits(), (y + 0.0).to_bits()]
+}
+
+fn coord(v: Vertex) -> (f64, f64) {
+    (f64::from_bits(v[0]), f64::from_bits(v[1]))
+}
+
+/// Twice the signed area of the ring `xy` (positive: counter-clockwise).
+fn signed_area(xy: &[f64]) -> f64 {
+    let n = xy.len() / 2;
+    (0..n)
+        .map(|i| {
+            let j = (i + 1) % n;
+            xy[2 * i] * xy[2 * j + 1] - xy[2 * j] * xy[2 * i + 1]
+        })
+        .sum()
+}
+
+fn ring_area(r: &LineString<f64>) -> f64 {
+    r.0.windows(2)
+        .map(|w| w[0].x * w[1].y - w[1].x * w[0].y)
+        .sum()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::table::geometry::GeometryBuilder;
+    use geo::{Area, MultiPolygon};
+
+    /// The unit square at `(x, y)`, counter-clockwise unless `clockwise`.
+    fn square(x: f64, y: f64, clockwise: bool) -> Geometry<f64> {
+        let mut ring = vec![
+            (x, y),
+            (x + 1.0, y),
+            (x + 1.0, y + 1.0),
+            (x, y + 1.0),
+            (x, y),
+        ];
+        if clockwise {
+            ring.reverse();
+        }
+        Geometry::Polygon(Polygon::new(ring.into(), Vec::new()))
+    }
+
+    fn geometries(gs: &[Geometry<f64>]) -> Geometries {
+        let mut b = GeometryBuilder::default();
+        for g in gs {
+            b.push(g).unwrap();
+        }
+        b.finish()
+    }
+
+    fn union_of(gs: &[Geometry<f64>], threads: usize) -> Option<Geometry<f64>> {
+        let g = geometries(gs);
+        dissolve(&g, &(0..g.len()).collect::<Vec<_>>(), threads)
+    }
+
+    fn polygons(g: Option<Geometry<f64>>) -> MultiPolygon<f64> {
+        match g {
+            Some(Geometry::Polygon(p)) => MultiPolygon(vec![p]),
+            Some(Geometry::MultiPolygon(m)) => m,
+            other => panic!("a polygonal union expected, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_grid_of_squares_of_mixed_winding_is_one_square_without_inner_edges() {
+        let mut squares = Vec::new();
+        for i in 0..30 {
+            for j in 0..30 {
+                squares.push(square(f64::from(i), f64::from(j), (i + j) % 3 == 0));
+            }
+        }
+        for threads in [1, 2, 3] {
+            let union = polygons(union_of(&squares, threads));
+            assert_eq!(union.0.len(), 1);
+            let p = &union.0[0];
+            assert!(p.interiors().is_empty());
+            assert_eq!(p.unsigned_area(), 900.0);
+            // The outline only: the corners (collinear vertices may stay).
+            let xs: Vec<f64> = p.exterior().0.iter().map(|c| c.x).collect();
+            assert!(xs.iter().all(|x| (0.0..=30.0).contains(x)));
+        }
+    }
+
+    #[test]
+    fn a_ring_of_squares_keeps_its_hole_and_separate_parts_stay_apart() {
+        let mut squares = Vec::new();
+        for i in 0..3 {
+            for j in 0..3 {
+                if (i, j) != (1, 1) {
+                    squares.push(square(f64::from(i), f64::from(j), false));
+                }
+            }
+        }
+        squares.push(square(10.0, 10.0, true));
+        let union = polygons(union_of(&squares, 2));
+        assert_eq!(union.0.len(), 2);
+        let areas: Vec<f64> = union.0.iter().map(|p| p.unsigned_area()).collect();
+        assert!(areas.contains(&8.0) && areas.contains(&1.0), "{areas:?}");
+        let ring = union.0.iter().find(|p| p.unsigned_area() == 8.0).unwrap();
+        assert_eq!(ring.interiors().len(), 1);
+    }
+
+    #[test]
+    fn edges_that_do_not_match_vertex_for_vertex_and_overlaps_still_unite() {
+        // A T-junction (the right square's left edge has a vertex the left
+        // square lacks) and an overlapping square: the overlay resolves them.
+        let left = square(0.0, 0.0, false);
+        let right = Geometry::Polygon(Polygon::new(
+            vec![
+                (1.0, 0.0),
+                (2.0, 0.0),
+                (2.0, 1.0),
+                (1.0, 1.0),
+                (1.0, 0.5),
+                (1.0, 0.0),
+            ]
+            .into(),
+            Vec::new(),
+        ));
+        let overlap = square(1.5, 0.5, false);
+        let union = polygons(union_of(&[left, right, overlap], 1));
+        assert_eq!(union.0.len(), 1);
+        assert!((union.0[0].unsigned_area() - 2.75).abs() < 1e-12);
+    }
+
+    #[test]
+    fn holes_of_either_winding_and_non_polygons_are_handled() {
+        let outer = vec![(0.0, 0.0), (4.0, 0.0), (4.0, 4.0), (0.0, 4.0), (0.0, 0.0)];
+        let mut hole = vec![(1.0, 1.0), (2.0, 1.0), (2.0, 2.0), (1.0, 2.0), (1.0, 1.0)];
+        for reverse in [false, true] {
+            if reverse {
+                hole.reverse();
+            }
+            let donut = Geometry::Polygon(Polygon::new(
+                outer.clone().into(),
+                vec![hole.clone().into()],
+            ));
+            let line = Geometry::LineString(vec![(0.0, 0.0), (9.0, 9.0)].into());
+            let union = polygons(union_of(&[donut, line], 1));
+            assert_eq!(union.0[0].unsigned_area(), 15.0);
+        }
+        assert_eq!(union_of(&[], 2), None);
+    }
+}
