@@ -208,7 +208,17 @@ impl GeoPackage {
         Ok(table.take(&order))
     }
 
-    /// The features of [`GeoPackage::read_by_ids`], in file order, handed to
+    /// The features of [`GeoPackage::read_by_ids`] in the order the queries
+    /// give them (file order when a large share of the layer is read): for
+    /// callers to whom order does not matter, which then never pay for a
+    /// reordered copy of the layer.
+    pub fn read_by_ids_unordered(&self, c: Collection, ids: &[i64]) -> Result<Table> {
+        let mut rows = Rows::new(self.layer(c)?);
+        self.select_by_ids(c, ids, &mut rows)?;
+        rows.finish()
+    }
+
+    /// The features of [`GeoPackage::read_by_ids_unordered`], handed to
     /// `each` in tables of at most `batch` rows: a caller that folds them
     /// (into a basin) never holds the whole layer.
     pub fn for_each_by_ids(

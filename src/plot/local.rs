@@ -67,6 +67,7 @@ pub fn subset(ctx: &Context, req: &PlotRequest, path: &Path) -> Result<Subset> {
         per_outlet.push(masked_comids(&reaches, &mask));
     }
     let keep = masked_comids(&reaches, &all);
+    drop((network, all)); // not held while the layers are read
     with_flowlines(&gpkg, req, &reaches, &keep, outlets, Some(per_outlet))
 }
 
@@ -125,7 +126,7 @@ fn with_flowlines(
                 (Table::default(), basins)
             }
             _ => {
-                let catchments = gpkg.read_by_ids(Collection::Catchment, &ids)?;
+                let catchments = gpkg.read_by_ids_unordered(Collection::Catchment, &ids)?;
                 let basins = basins_of(&catchments, &outlets, per_outlet.as_deref())?;
                 (catchments, basins)
             }
