@@ -1,9 +1,11 @@
 //! What hydroplot's benchmark programs share: the figures they print, the
-//! process clock and memory readings, the loopback mock as a child process and
-//! the transfer bound (the mock's logged requests replayed without parsing).
-//! Never run in CI; `bench/compare.sh` runs the programs.
+//! process clock and memory readings, child processes measured by GNU time,
+//! the loopback mock as a child process and the transfer bound (the mock's
+//! logged requests replayed without parsing). Never run in CI;
+//! `bench/compare.sh` runs the programs.
 
 use hydroplot::config::Config;
+use hydroplot_mock::Transfer;
 use serde_json::{json, Map as JsonMap, Value};
 use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
@@ -75,10 +77,17 @@ pub struct Mock {
 
 impl Mock {
     pub fn start(network: &Path) -> Mock {
+        Mock::start_with(network, &[])
+    }
+
+    /// The mock started with `options` after the file (`--link`, `--gzip`:
+    /// see `bench_mock_server`).
+    pub fn start_with(network: &Path, options: &[&str]) -> Mock {
         let exe = std::env::current_exe().expect("current exe");
         let server = exe.with_file_name("bench_mock_server");
         let mut child = Command::new(&server)
             .arg(network)
+            .args(options)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .spawn()
@@ -100,17 +109,55 @@ impl Mock {
         }
     }
 
-    /// The requests received since the last call: (method, url, body).
-    pub fn take_log(&mut self) -> Vec<(String, String, String)> {
-        let path = std::env::temp_dir().join(format!("bench-log-{}.jsonl", std::process::id()));
-        writeln!(self.stdin, "log {}", path.display()).expect("mock command");
+    /// Sends one command to the mock (see `bench_mock_server`); its answer.
+    /// Panics when the mock refuses it.
+    pub fn command(&mut self, command: &str) -> String {
+        writeln!(self.stdin, "{command}").expect("mock command");
         let mut line = String::new();
         self.stdout.read_line(&mut line).expect("mock answer");
-        let text = std::fs::read_to_string(&path).expect("request log");
+        assert!(
+            !line.starts_with("error"),
+            "the mock refused {command:?}: {line}"
+        );
+        line.trim().to_string()
+    }
+
+    /// The JSON lines a command that writes a file (`log`, `timeline`) wrote.
+    fn written_lines(&mut self, command: &str) -> Vec<Value> {
+        let path =
+            std::env::temp_dir().join(format!("bench-{command}-{}.jsonl", std::process::id()));
+        self.command(&format!("{command} {}", path.display()));
+        let text = std::fs::read_to_string(&path).expect("the mock's file");
         let _ = std::fs::remove_file(&path);
         text.lines()
-            .map(|l| {
-                let v: Value = serde_json::from_str(l).expect("log line");
+            .map(|l| serde_json::from_str(l).expect("a JSON line"))
+            .collect()
+    }
+
+    /// How each answer since the last call went out, in the order they
+    /// were finished.
+    pub fn take_timeline(&mut self) -> Vec<Transfer> {
+        self.written_lines("timeline")
+            .into_iter()
+            .map(|v| {
+                let s = |k: &str| Duration::from_secs_f64(v[k].as_f64().expect("a time"));
+                Transfer {
+                    method: v["method"].as_str().unwrap_or_default().to_string(),
+                    target: v["target"].as_str().unwrap_or_default().to_string(),
+                    arrived: s("arrived"),
+                    first_byte: s("first_byte"),
+                    done: s("done"),
+                    bytes: v["bytes"].as_u64().expect("bytes"),
+                }
+            })
+            .collect()
+    }
+
+    /// The requests received since the last call: (method, url, body).
+    pub fn take_log(&mut self) -> Vec<(String, String, String)> {
+        self.written_lines("log")
+            .into_iter()
+            .map(|v| {
                 let s = |k: &str| v[k].as_str().unwrap_or_default().to_string();
                 (
                     s("method"),
@@ -227,4 +274,78 @@ pub fn replay(log: &[(String, String, String)], concurrency: usize) -> (f64, usi
         .map(|(_, b)| b)
         .collect();
     (wall, bytes, pages)
+}
+
+/// One child process, measured.
+pub struct Run {
+    pub wall: f64,
+    pub cpu: f64,
+    pub peak_rss_mb: f64,
+    pub stdout: String,
+}
+
+/// A command for `program` run under GNU time, which reports its own
+/// child's CPU time and peak RSS into `stats`. Through time, the figures
+/// are the program's alone: a child spawned straight from this process
+/// would inherit this process's resident size (the held pages at fork or
+/// posix_spawn count towards the child's `ru_maxrss`).
+pub fn measured(program: impl AsRef<std::ffi::OsStr>, stats: &Path) -> Command {
+    let mut cmd = Command::new("/usr/bin/time");
+    cmd.args(["-f", "%U %S %M", "-o"]).arg(stats).arg(program);
+    cmd
+}
+
+/// Runs a [`measured`] command to completion; panics unless it exits with
+/// status 0.
+pub fn run(cmd: &mut Command, stats: &Path) -> Run {
+    let t = Instant::now();
+    let out = cmd
+        .stderr(Stdio::inherit())
+        .output()
+        .unwrap_or_else(|e| panic!("cannot start {cmd:?}: {e}"));
+    let wall = t.elapsed().as_secs_f64();
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "{cmd:?} failed ({}); output:\n{stdout}",
+        out.status
+    );
+    let text = std::fs::read_to_string(stats).expect("GNU time's figures");
+    let figures: Vec<f64> = text
+        .split_whitespace()
+        .map(|v| v.parse().expect("a figure"))
+        .collect();
+    let [user, system, kb] = figures[..] else {
+        panic!("GNU time wrote {text:?}");
+    };
+    Run {
+        wall,
+        cpu: user + system,
+        peak_rss_mb: kb / 1024.0,
+        stdout,
+    }
+}
+
+/// The extent of the network's flowline table, from `gpkg_contents`.
+pub fn flowline_extent(network: &Path) -> [f64; 4] {
+    let db =
+        rusqlite::Connection::open_with_flags(network, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+            .expect("the network GeoPackage");
+    db.query_row(
+        "SELECT min_x, min_y, max_x, max_y FROM gpkg_contents WHERE table_name = 'NHDFlowline_Network'",
+        [],
+        |r| Ok([r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?]),
+    )
+    .expect("the flowline extent")
+}
+
+/// The number the CLI printed for `layer` (`flowline     50650 features`).
+pub fn printed_count(stdout: &str, layer: &str) -> f64 {
+    stdout
+        .lines()
+        .find_map(|l| {
+            let mut words = l.split_whitespace();
+            (words.next() == Some(layer)).then(|| words.next()?.parse().ok())?
+        })
+        .unwrap_or_else(|| panic!("no {layer} count in:\n{stdout}"))
 }
