@@ -142,6 +142,16 @@ fn shape(timeline: &[Transfer]) -> Shape {
     }
 }
 
+/// How much later than `delay` after their requests the first bytes were
+/// written, summed over the answers: the mock's own time preparing them
+/// beyond the delay (which a busy machine stretches).
+fn late_first_bytes(timeline: &[Transfer], delay: Duration) -> Duration {
+    timeline
+        .iter()
+        .map(|t| (t.first_byte - t.arrived).saturating_sub(delay))
+        .sum()
+}
+
 /// The bound a run is held to: its bytes over the bandwidth plus a delay
 /// per round.
 fn bound(link: &Link, s: &Shape) -> f64 {
@@ -237,6 +247,16 @@ fn main() {
         put(&mut figures, "over_bound", r.wall / b, "x");
         put(&mut figures, "span", s.span.as_secs_f64(), "s");
         put(&mut figures, "wire_idle", s.idle.as_secs_f64(), "s");
+        let late = late_first_bytes(&timeline, link.delay);
+        put(&mut figures, "first_bytes_late", late.as_secs_f64(), "s");
+        // The client's own time outside the wire's span: start-up, its
+        // first request, and what it does after the last byte.
+        put(
+            &mut figures,
+            "outside_span",
+            r.wall - s.span.as_secs_f64(),
+            "s",
+        );
         if let Some(out) = &out {
             save_timeline(
                 &Path::new(out).with_file_name(format!("{name}_timeline.jsonl")),
@@ -324,7 +344,7 @@ fn targets(f: &Figures) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::{bound, shape, Shape};
+    use super::{bound, late_first_bytes, shape, Shape};
     use hydroplot_mock::{Link, Transfer};
     use std::time::Duration;
 
@@ -368,5 +388,15 @@ mod tests {
         // 6000 bytes at 1 Mbit/s = 48 ms, plus 4 rounds of 40 ms.
         let link = Link::parse("1mbit,40ms").unwrap();
         assert!((bound(&link, &s) - 0.208).abs() < 1e-9);
+        // Every first byte came 40 ms after its request: none late for a
+        // 40 ms delay, 10 ms each for a 30 ms one.
+        assert_eq!(
+            late_first_bytes(&timeline, Duration::from_millis(40)),
+            Duration::ZERO
+        );
+        assert_eq!(
+            late_first_bytes(&timeline, Duration::from_millis(30)),
+            Duration::from_millis(6 * 10)
+        );
     }
 }
