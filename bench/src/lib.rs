@@ -8,7 +8,7 @@ use hydroplot::config::Config;
 use hydroplot_mock::Transfer;
 use serde_json::{json, Map as JsonMap, Value};
 use std::io::{BufRead, BufReader, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -64,6 +64,19 @@ pub fn status_mb(key: &str) -> f64 {
         .find_map(|l| l.strip_prefix(key))
         .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
         .map_or(f64::NAN, |kb| kb / 1024.0)
+}
+
+/// One line of a timeline: `{"method","target","arrived","first_byte",
+/// "done","bytes"}`, times in seconds since the mock started.
+pub fn transfer_json(t: &Transfer) -> Value {
+    json!({
+        "method": t.method,
+        "target": t.target,
+        "arrived": t.arrived.as_secs_f64(),
+        "first_byte": t.first_byte.as_secs_f64(),
+        "done": t.done.as_secs_f64(),
+        "bytes": t.bytes,
+    })
 }
 
 /// The mock server child process and its command pipe.
@@ -135,7 +148,7 @@ impl Mock {
     }
 
     /// How each answer since the last call went out, in the order they
-    /// were finished.
+    /// were finished ([`transfer_json`]'s lines read back).
     pub fn take_timeline(&mut self) -> Vec<Transfer> {
         self.written_lines("timeline")
             .into_iter()
@@ -326,17 +339,55 @@ pub fn run(cmd: &mut Command, stats: &Path) -> Run {
     }
 }
 
-/// The extent of the network's flowline table, from `gpkg_contents`.
-pub fn flowline_extent(network: &Path) -> [f64; 4] {
+/// A box around every flowline of `network` (the extent of its flowline
+/// table in `gpkg_contents`, 0.01 degree wider each way), as the CLI's
+/// `--bbox` and the peer take it.
+pub fn network_box(network: &Path) -> String {
     let db =
         rusqlite::Connection::open_with_flags(network, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
             .expect("the network GeoPackage");
-    db.query_row(
-        "SELECT min_x, min_y, max_x, max_y FROM gpkg_contents WHERE table_name = 'NHDFlowline_Network'",
-        [],
-        |r| Ok([r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?]),
-    )
-    .expect("the flowline extent")
+    let [x0, y0, x1, y1]: [f64; 4] = db
+        .query_row(
+            "SELECT min_x, min_y, max_x, max_y FROM gpkg_contents WHERE table_name = 'NHDFlowline_Network'",
+            [],
+            |r| Ok([r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?]),
+        )
+        .expect("the flowline extent");
+    format!("{},{},{},{}", x0 - 0.01, y0 - 0.01, x1 + 0.01, y1 + 0.01)
+}
+
+/// The arguments of a program that runs the CLI beside the Python peer:
+/// `NETWORK.gpkg HYDROPLOT [PYTHON PEER.py] [OUT.json]`.
+pub struct BoxArgs {
+    pub network: PathBuf,
+    /// The release `hydroplot` CLI.
+    pub cli: PathBuf,
+    /// The Python interpreter and the peer's script.
+    pub peer: Option<(String, String)>,
+    /// Where the figures go as JSON.
+    pub out: Option<String>,
+}
+
+impl BoxArgs {
+    /// This process's arguments; panics with `usage` when they are not these.
+    pub fn from_env(usage: &str) -> BoxArgs {
+        let args: Vec<String> = std::env::args().skip(1).collect();
+        let (peer, out) = match args.len() {
+            5 => (
+                Some((args[2].clone(), args[3].clone())),
+                Some(args[4].clone()),
+            ),
+            4 => (Some((args[2].clone(), args[3].clone())), None),
+            3 => (None, Some(args[2].clone())),
+            _ => (None, None),
+        };
+        BoxArgs {
+            network: PathBuf::from(args.first().expect(usage)),
+            cli: PathBuf::from(args.get(1).expect(usage)),
+            peer,
+            out,
+        }
+    }
 }
 
 /// The number the CLI printed for `layer` (`flowline     50650 features`).

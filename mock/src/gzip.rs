@@ -25,8 +25,13 @@ const REMEMBERED_BYTES: usize = 512 << 20;
 /// Compressed bodies by the hash and length of their plain body. Owned by
 /// the server's shared state for its lifetime.
 #[derive(Default)]
-pub(crate) struct Compressed {
-    bodies: Mutex<(HashMap<(u64, usize), Vec<u8>>, usize)>,
+pub(crate) struct Compressed(Mutex<Remembered>);
+
+/// The compressed bodies and their bytes in all.
+#[derive(Default)]
+struct Remembered {
+    bodies: HashMap<(u64, usize), Vec<u8>>,
+    bytes: usize,
 }
 
 impl Compressed {
@@ -37,22 +42,22 @@ impl Compressed {
         before.hash(&mut hasher);
         after.hash(&mut hasher);
         let key = (hasher.finish(), plain.len());
-        if let Some(body) = self.lock().0.get(&key) {
+        if let Some(body) = self.lock().bodies.get(&key) {
             return Some(body.clone());
         }
         let mut encoder = GzEncoder::new(Vec::new(), Compression::default());
         encoder.write_all(plain).ok()?;
         let body = encoder.finish().ok()?;
         let mut memory = self.lock();
-        if memory.1 + body.len() <= REMEMBERED_BYTES && !memory.0.contains_key(&key) {
-            memory.1 += body.len();
-            memory.0.insert(key, body.clone());
+        if memory.bytes + body.len() <= REMEMBERED_BYTES && !memory.bodies.contains_key(&key) {
+            memory.bytes += body.len();
+            memory.bodies.insert(key, body.clone());
         }
         Some(body)
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, (HashMap<(u64, usize), Vec<u8>>, usize)> {
-        self.bodies.lock().unwrap_or_else(|p| p.into_inner())
+    fn lock(&self) -> std::sync::MutexGuard<'_, Remembered> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner())
     }
 }
 
@@ -133,8 +138,11 @@ mod tests {
         let late = memory.get_or_compress(page("2026-11-25T12:00:01.000001Z").as_bytes());
         assert_eq!(early, late);
         let held = memory.lock();
-        assert_eq!(held.0.len(), 3);
-        assert_eq!(held.1, held.0.values().map(Vec::len).sum::<usize>());
+        assert_eq!(held.bodies.len(), 3);
+        assert_eq!(
+            held.bytes,
+            held.bodies.values().map(Vec::len).sum::<usize>()
+        );
     }
 
     #[test]

@@ -12,9 +12,9 @@
 //! `hydroplot plot --flowline-only --gpkg` (issue 25's target: within 1.5x).
 
 use hydroplot_bench::{
-    cpu_s, flowline_extent, measured, printed_count, replay, run, Figures, Mock, Run,
+    cpu_s, measured, network_box, printed_count, replay, run, BoxArgs, Figures, Mock, Run,
 };
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// Features per page, pynhd FabricData's maximum, for both stacks.
 const PAGE_SIZE: u32 = 1000;
@@ -29,21 +29,16 @@ fn put_run(figures: &mut Figures, name: &str, r: &Run) {
 }
 
 fn main() {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let usage = "usage: bench_bbox NETWORK.gpkg HYDROPLOT [PYTHON PEER.py] [OUT.json]";
-    let network = PathBuf::from(args.first().expect(usage));
-    let cli = PathBuf::from(args.get(1).expect(usage));
-    let (peer, out) = match args.len() {
-        5 => (Some((&args[2], &args[3])), Some(args[4].clone())),
-        4 => (Some((&args[2], &args[3])), None),
-        3 => (None, Some(args[2].clone())),
-        _ => (None, None),
-    };
+    let BoxArgs {
+        network,
+        cli,
+        peer,
+        out,
+    } = BoxArgs::from_env("usage: bench_bbox NETWORK.gpkg HYDROPLOT [PYTHON PEER.py] [OUT.json]");
     let work = std::env::temp_dir().join(format!("bench-bbox-{}", std::process::id()));
     std::fs::create_dir_all(&work).expect("work directory");
     let mut mock = Mock::start(&network);
-    let [x0, y0, x1, y1] = flowline_extent(&network);
-    let bbox = format!("{},{},{},{}", x0 - 0.01, y0 - 0.01, x1 + 0.01, y1 + 0.01);
+    let bbox = network_box(&network);
     let env = mock.env(&work.join("tiles"), PAGE_SIZE, CONNECTIONS);
     let stats = work.join("time.txt");
     let hydroplot = |extra: &[&str]| {
@@ -125,7 +120,7 @@ fn main() {
         gdal_case(&mut figures, &work, &bbox, &env, &plugins, &hydroplot);
     }
 
-    if let Some((python, script)) = peer {
+    if let Some((python, script)) = &peer {
         let urls = work.join("urls.txt");
         let pages: Vec<&str> = log.iter().map(|(_, url, _)| url.as_str()).collect();
         std::fs::write(&urls, pages.join("\n")).expect("the page URLs");

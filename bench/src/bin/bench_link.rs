@@ -18,9 +18,11 @@
 //! that ran alone, then the rest `in flight` at a time). With OUT.json,
 //! each case's timeline is written beside it as `link_timeline_CASE.jsonl`.
 
-use hydroplot_bench::{flowline_extent, measured, printed_count, run, Figures, Mock, Run};
+use hydroplot_bench::{
+    measured, network_box, printed_count, run, transfer_json, BoxArgs, Figures, Mock, Run,
+};
 use hydroplot_mock::{Link, Transfer};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
 
 /// Features per page, pynhd FabricData's maximum, for both stacks.
@@ -159,23 +161,20 @@ fn bound(link: &Link, s: &Shape) -> f64 {
 }
 
 fn main() {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let usage = "usage: bench_link NETWORK.gpkg HYDROPLOT [PYTHON PEER_BBOX.py] [OUT.json]";
-    let network = PathBuf::from(args.first().expect(usage));
-    let cli = PathBuf::from(args.get(1).expect(usage));
-    let (peer, out) = match args.len() {
-        5 => (Some((&args[2], &args[3])), Some(args[4].clone())),
-        4 => (Some((&args[2], &args[3])), None),
-        3 => (None, Some(args[2].clone())),
-        _ => (None, None),
-    };
+    let BoxArgs {
+        network,
+        cli,
+        peer,
+        out,
+    } = BoxArgs::from_env(
+        "usage: bench_link NETWORK.gpkg HYDROPLOT [PYTHON PEER_BBOX.py] [OUT.json]",
+    );
     let spec = std::env::var("LINK").unwrap_or_else(|_| DEFAULT_LINK.into());
     let link = Link::parse(&spec).unwrap_or_else(|e| panic!("LINK: {e}"));
     let work = std::env::temp_dir().join(format!("bench-link-{}", std::process::id()));
     std::fs::create_dir_all(&work).expect("work directory");
     let mut mock = Mock::start(&network);
-    let [x0, y0, x1, y1] = flowline_extent(&network);
-    let bbox = format!("{},{},{},{}", x0 - 0.01, y0 - 0.01, x1 + 0.01, y1 + 0.01);
+    let bbox = network_box(&network);
     let env = mock.env(&work.join("tiles"), PAGE_SIZE, CONCURRENCY);
     let stats = work.join("time.txt");
     let base_url = mock.base_url.clone();
@@ -192,7 +191,7 @@ fn main() {
                 (r, n)
             }
             Client::Peer => {
-                let (python, script) = peer.expect("the peer");
+                let (python, script) = peer.as_ref().expect("the peer");
                 let own = work.join("peer.json");
                 let mut cmd = measured(python, &stats);
                 cmd.arg(script)
@@ -271,20 +270,11 @@ fn main() {
 }
 
 fn save_timeline(path: &Path, timeline: &[Transfer]) {
-    let mut text = String::new();
-    for t in timeline {
-        let row = serde_json::json!({
-            "method": t.method,
-            "target": t.target,
-            "arrived": t.arrived.as_secs_f64(),
-            "first_byte": t.first_byte.as_secs_f64(),
-            "done": t.done.as_secs_f64(),
-            "bytes": t.bytes,
-        });
-        text.push_str(&row.to_string());
-        text.push('\n');
-    }
-    std::fs::write(path, text).expect("writing a timeline");
+    let lines: Vec<String> = timeline
+        .iter()
+        .map(|t| transfer_json(t).to_string() + "\n")
+        .collect();
+    std::fs::write(path, lines.concat()).expect("writing a timeline");
 }
 
 /// The targets beside the figures, as a text table.

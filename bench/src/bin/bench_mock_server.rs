@@ -19,6 +19,7 @@
 //!   prints `link <setting>`.
 //! - `gzip on` or `gzip off`: prints `gzip <setting>`.
 
+use hydroplot_bench::transfer_json;
 use hydroplot_mock::{Link, MockServer};
 use std::io::{BufRead, Write};
 
@@ -95,19 +96,10 @@ fn write_log(server: &MockServer, path: &str) -> String {
 fn write_timeline(server: &MockServer, path: &str) -> String {
     let transfers = server.transfers();
     server.clear_transfers();
-    let mut out = String::new();
-    for t in &transfers {
-        let row = serde_json::json!({
-            "method": t.method,
-            "target": t.target,
-            "arrived": t.arrived.as_secs_f64(),
-            "first_byte": t.first_byte.as_secs_f64(),
-            "done": t.done.as_secs_f64(),
-            "bytes": t.bytes,
-        });
-        out.push_str(&row.to_string());
-        out.push('\n');
-    }
-    std::fs::write(path, out).expect("writing the timeline");
+    let lines: Vec<String> = transfers
+        .iter()
+        .map(|t| transfer_json(t).to_string() + "\n")
+        .collect();
+    std::fs::write(path, lines.concat()).expect("writing the timeline");
     format!("timeline {}", transfers.len())
 }
