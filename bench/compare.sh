@@ -21,7 +21,7 @@ echo "cores: $(nproc), memory: $(awk '/MemTotal/ {printf "%.1f GB", $2/1048576}'
 
 echo "== build (release)"
 cargo build --release -p hydroplot-bench \
-  --bin bench_make_network --bin bench_mock_server --bin bench_hydroplot --bin bench_bbox
+  --bin bench_make_network --bin bench_mock_server --bin bench_hydroplot --bin bench_bbox --bin bench_link
 cargo build --release -p hydroplot --bin hydroplot
 [ -x /usr/bin/time ] || { echo "bench_bbox needs GNU time: apt-get install time" >&2; exit 1; }
 # The shared library the bindings' benchmarks load: built from this tree,
@@ -82,6 +82,9 @@ fi
 echo "== one bbox of all 50k flowlines: fetch, cache, map, GeoJSON, GeoPackage (CLI and ogr2ogr); hydroplot's CLI and the Python peer"
 "$BIN/bench_bbox" "$DATA/network_50k.gpkg" "$BIN/hydroplot" "$VENV/bin/python" bench/peer_bbox.py "$DATA/bbox.json"
 
+echo "== link profile (100 Mbit/s, 40 ms): the 50k box over the real services' link, hydroplot and pynhd, with and without gzip and --properties plot"
+"$BIN/bench_link" "$DATA/network_50k.gpkg" "$BIN/hydroplot" "$VENV/bin/python" bench/peer_bbox.py "$DATA/link.json"
+
 echo "== python stack, same mock"
 FIFO=$(mktemp -u)
 mkfifo "$FIFO"
@@ -118,7 +121,7 @@ echo "== ratios"
 import json, os, sys
 d = sys.argv[1]
 f = {}
-for name in ["rust.json", "local.json", "py_1k.json", "py_10k.json", "py_all.json", "py_binding.json", "r_binding.json"]:
+for name in ["rust.json", "link.json", "local.json", "py_1k.json", "py_10k.json", "py_all.json", "py_binding.json", "r_binding.json"]:
     p = os.path.join(d, name)
     if os.path.exists(p):
         f.update(json.load(open(p)))
@@ -165,6 +168,18 @@ if "r_binding_arrow_e2e_wall" in f:
     row("  via GeoJSON text, jsonlite + st_read (s)", f"{f['r_binding_geojson_e2e_wall']:.2f}", "", True)
     row("  flowline layer -> sf, Arrow / GeoJSON (s)",
         f"{f['r_binding_flowline_arrow_to_sf']:.2f}/{f['r_binding_flowline_geojson_to_sf']:.2f}", "", True)
+if "link_full_wall" in f:
+    for case, what in [("full", "all columns"), ("full_gzip", "all columns, gzip"),
+                       ("plot", "--properties plot"), ("plot_gzip", "--properties plot, gzip")]:
+        r = f[f"link_{case}_over_bound"]
+        row(f"link, 50k box, {what}: wall / bound", f"{r:.2f}x", "<= 1.15x", r <= 1.15)
+    for plot, full in [("plot", "full"), ("plot_gzip", "full_gzip")]:
+        r = f[f"link_{plot}_wall"] / f[f"link_{full}_wall"]
+        row(f"  wall, {plot} / {full}", f"{r:.2f}x", "<= 0.6x", r <= 0.6)
+    for case in ["py_full", "py_full_gzip"]:
+        if f"link_{case}_wall" in f:
+            what = f"  pynhd{', gzip' if 'gzip' in case else ''}: wall (s), wall / its bound"
+            print(f"{what:<62} {f[f'link_{case}_wall']:>10.2f} {f[f'link_{case}_over_bound']:>13.2f}x")
 print(f"{'1,000 raindrop traces in a batch (s)':<62} {f['traces_wall']:>10.2f}")
 r = f["decode_throughput"]
 row("page decode into columns, one thread (MB/s)", f"{r:.0f}", ">= 400", r >= 400)

@@ -1,8 +1,10 @@
 //! The mock's HTTP/1.1 server on std::net: a thread per connection,
-//! keep-alive, `Content-Length` bodies, request logging and fault injection.
+//! keep-alive, `Content-Length` bodies, request logging, fault injection,
+//! and answers through the shaped link when one is set.
 
 use super::fault::FaultKind;
-use super::state::{LoggedRequest, Shared};
+use super::link::Pacer;
+use super::state::{LoggedRequest, Shared, Transfer};
 use super::wire::{Reply, Request};
 use hydroplot::config::Names;
 use std::io::{ErrorKind, Read, Write};
@@ -10,7 +12,7 @@ use std::net::{TcpListener, TcpStream};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::thread::JoinHandle;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// Largest request head accepted.
 const MAX_HEAD: usize = 64 * 1024;
@@ -42,6 +44,8 @@ fn serve_connection(mut stream: TcpStream, shared: &Shared) {
         let Some((request, keep_alive)) = read_request(&mut stream, &mut buffer, shared) else {
             return;
         };
+        let arrived = Instant::now();
+        let pacer = shared.pacer();
         let target = if request.raw_query.is_empty() {
             request.path.clone()
         } else {
@@ -86,39 +90,44 @@ fn serve_connection(mut stream: TcpStream, shared: &Shared) {
             }
             _ => route(&request, shared),
         };
-        let reply =
-            super::gzip::compress_if_accepted(reply, &request, shared.gzip.load(Ordering::Relaxed));
-        let written = match fault {
+        let reply = super::gzip::compress_if_accepted(
+            reply,
+            &request,
+            shared.gzip.load(Ordering::Relaxed),
+            &shared.compressed,
+        );
+        if let Some(pacer) = &pacer {
+            pacer.await_first_byte(arrived);
+        }
+        let first_byte = Instant::now();
+        let (declared, body, keep_alive) = match fault {
             Some(FaultKind::TruncatedBody) => {
-                let half = reply.body.len() / 2;
-                write_reply(
-                    &mut stream,
-                    &reply,
-                    reply.body.len(),
-                    &reply.body[..half],
-                    false,
-                );
-                return;
+                (reply.body.len(), &reply.body[..reply.body.len() / 2], false)
             }
-            Some(FaultKind::WrongContentLength) => {
-                write_reply(
-                    &mut stream,
-                    &reply,
-                    reply.body.len() / 2,
-                    &reply.body,
-                    false,
-                );
-                return;
-            }
-            _ => write_reply(
-                &mut stream,
-                &reply,
-                reply.body.len(),
-                &reply.body,
-                keep_alive,
-            ),
+            Some(FaultKind::WrongContentLength) => (reply.body.len() / 2, &reply.body[..], false),
+            _ => (reply.body.len(), &reply.body[..], keep_alive),
         };
-        if !(written && keep_alive) {
+        let mut out = Out {
+            stream: &mut stream,
+            pacer: pacer.as_deref(),
+        };
+        let written = write_reply(&mut out, &reply, declared, body, keep_alive);
+        if let Some(bytes) = written {
+            let since = |t: Instant| t.duration_since(shared.started);
+            shared
+                .transfers
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .push(Transfer {
+                    method: request.method.clone(),
+                    target,
+                    arrived: since(arrived),
+                    first_byte: since(first_byte),
+                    done: since(Instant::now()),
+                    bytes,
+                });
+        }
+        if !(written.is_some() && keep_alive) {
             return;
         }
     }
@@ -314,17 +323,37 @@ fn fill(stream: &mut TcpStream, buffer: &mut Vec<u8>, shared: &Shared) -> Option
 
 fn bad_request(stream: &mut TcpStream, why: &str) {
     let reply = Reply::error(400, why);
-    write_reply(stream, &reply, reply.body.len(), &reply.body, false);
+    let mut out = Out {
+        stream,
+        pacer: None,
+    };
+    write_reply(&mut out, &reply, reply.body.len(), &reply.body, false);
 }
 
-/// Writes the status line, headers with `Content-Length: declared`, and `body`.
+/// Where answers are written: the connection, through the link when one is set.
+struct Out<'a> {
+    stream: &'a mut TcpStream,
+    pacer: Option<&'a Pacer>,
+}
+
+impl Out<'_> {
+    fn send(&mut self, bytes: &[u8]) -> std::io::Result<()> {
+        match self.pacer {
+            Some(pacer) => pacer.write(self.stream, bytes),
+            None => self.stream.write_all(bytes),
+        }
+    }
+}
+
+/// Writes the status line, headers with `Content-Length: declared`, and
+/// `body`; the bytes written, `None` when the connection broke.
 fn write_reply(
-    stream: &mut TcpStream,
+    out: &mut Out,
     reply: &Reply,
     declared: usize,
     body: &[u8],
     keep_alive: bool,
-) -> bool {
+) -> Option<u64> {
     let reason = match reply.status {
         200 => "OK",
         304 => "Not Modified",
@@ -350,11 +379,11 @@ fn write_reply(
         head.push_str(&format!("{name}: {value}\r\n"));
     }
     head.push_str("\r\n");
-    stream
-        .write_all(head.as_bytes())
-        .and_then(|_| stream.write_all(body))
-        .and_then(|_| stream.flush())
-        .is_ok()
+    out.send(head.as_bytes())
+        .and_then(|_| out.send(body))
+        .and_then(|_| out.stream.flush())
+        .ok()
+        .map(|_| (head.len() + body.len()) as u64)
 }
 
 fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {

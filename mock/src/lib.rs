@@ -15,6 +15,7 @@
 //! - `index`, `fabric`, `flowtrace`, `tiles`: the endpoints.
 //! - `state`: what the server's threads share (log, faults, settings).
 //! - `gzip`: compressed answers ([`MockServer::set_gzip`]).
+//! - `link`: a shaped link, bandwidth and delay ([`MockServer::set_link`]).
 //! - `http`: the HTTP/1.1 server (keep-alive, Content-Length bodies,
 //!   faults) and the router to the endpoints.
 //! - `tls`: the HTTPS front ([`MockServer::start_https`]).
@@ -26,6 +27,7 @@ mod flowtrace;
 mod gzip;
 mod http;
 mod index;
+mod link;
 mod state;
 mod tiles;
 mod tls;
@@ -41,7 +43,8 @@ use std::time::Duration;
 
 pub use fabric::Paging;
 pub use fault::{Fault, FaultKind, PeriodicFault};
-pub use state::LoggedRequest;
+pub use link::Link;
+pub use state::{LoggedRequest, Transfer};
 pub use tiles::tile_color;
 pub use tls::TlsIdentity;
 
@@ -105,6 +108,10 @@ impl MockServer {
             unordered: AtomicBool::new(false),
             uncounted: AtomicBool::new(false),
             gzip: AtomicBool::new(false),
+            compressed: gzip::Compressed::default(),
+            link: Mutex::new(None),
+            started: std::time::Instant::now(),
+            transfers: Mutex::new(Vec::new()),
             paging: Mutex::new(Paging::Offset),
             sortable: AtomicBool::new(true),
             budget: AtomicU64::new(u64::MAX),
@@ -207,6 +214,39 @@ impl MockServer {
     /// `Accept-Encoding: gzip`, as pygeoapi with `server.gzip` (default off).
     pub fn set_gzip(&self, on: bool) {
         self.shared.gzip.store(on, Ordering::Relaxed);
+    }
+
+    /// Sends every answer through `link` from now on (`None`: at loopback
+    /// speed, the default): all connections share its bandwidth, and each
+    /// answer's first byte leaves its delay after the request arrived. A
+    /// new link starts with an idle wire and no bytes counted.
+    pub fn set_link(&self, link: Option<Link>) {
+        let pacer = link.map(|l| Arc::new(link::Pacer::new(l, self.shared.started)));
+        *self.shared.link.lock().unwrap_or_else(|p| p.into_inner()) = pacer;
+    }
+
+    /// The link set now, and the bytes sent through it so far (heads and
+    /// bodies as written, after gzip).
+    pub fn link(&self) -> Option<(Link, u64)> {
+        self.shared.pacer().map(|p| (p.link(), p.bytes()))
+    }
+
+    /// How each answer so far went out, in the order they were finished.
+    pub fn transfers(&self) -> Vec<Transfer> {
+        self.shared
+            .transfers
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    /// Forgets the transfers.
+    pub fn clear_transfers(&self) {
+        self.shared
+            .transfers
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clear();
     }
 
     /// With `on` (the default), items pages state `numberMatched`; off,

@@ -6,9 +6,12 @@
 use super::data;
 use super::fabric;
 use super::fault::{Fault, FaultKind, Periodic};
+use super::gzip::Compressed;
+use super::link::Pacer;
 use hydroplot::config::Names;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 /// One request as the mock received it.
 #[derive(Debug, Clone, PartialEq)]
@@ -23,6 +26,25 @@ pub struct LoggedRequest {
     pub headers: Vec<(String, String)>,
     /// The request body as text (lossy UTF-8).
     pub body: String,
+}
+
+/// How one answer went out: when its request arrived, when the answer's
+/// first and last bytes were written, and how many bytes it took on the
+/// wire (head and body, after gzip). Times count from the server's start.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Transfer {
+    /// `GET`, `POST`, ...
+    pub method: String,
+    /// `path?query` as requested (query still encoded).
+    pub target: String,
+    /// The request was read whole.
+    pub arrived: Duration,
+    /// The answer's first byte was written.
+    pub first_byte: Duration,
+    /// Its last byte was written.
+    pub done: Duration,
+    /// Head and body bytes written.
+    pub bytes: u64,
 }
 
 /// State shared by the server threads.
@@ -42,6 +64,14 @@ pub(crate) struct Shared {
     pub(crate) uncounted: AtomicBool,
     /// Compress answers for clients that accept gzip (pygeoapi's `server.gzip`).
     pub(crate) gzip: AtomicBool,
+    /// The answers compressed so far, so a repeated one is not compressed again.
+    pub(crate) compressed: Compressed,
+    /// The shaped link answers go through; `None`: loopback speed.
+    pub(crate) link: Mutex<Option<Arc<Pacer>>>,
+    /// When the server started: the origin of the [`Transfer`] times.
+    pub(crate) started: Instant,
+    /// How each answer went out, in the order they were finished.
+    pub(crate) transfers: Mutex<Vec<Transfer>>,
     /// How items queries page.
     pub(crate) paging: Mutex<fabric::Paging>,
     /// Whether items queries may carry `sortby` (else 400, as pygeoapi
@@ -79,6 +109,11 @@ impl Shared {
         self.budget
             .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_sub(1))
             .is_ok()
+    }
+
+    /// The link answers go through now.
+    pub(crate) fn pacer(&self) -> Option<Arc<Pacer>> {
+        self.link.lock().unwrap_or_else(|p| p.into_inner()).clone()
     }
 
     /// The first active fault matching `target`, using up one of its `times`.

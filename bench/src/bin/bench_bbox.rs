@@ -11,90 +11,16 @@
 //! it also times `ogr2ogr -f GPKG` of the same box through the driver beside
 //! `hydroplot plot --flowline-only --gpkg` (issue 25's target: within 1.5x).
 
-use hydroplot_bench::{cpu_s, replay, Figures, Mock};
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::time::Instant;
+use hydroplot_bench::{
+    cpu_s, measured, network_box, printed_count, replay, run, BoxArgs, Figures, Mock, Run,
+};
+use std::path::Path;
 
 /// Features per page, pynhd FabricData's maximum, for both stacks.
 const PAGE_SIZE: u32 = 1000;
 /// Connections for hydroplot and for the transfer bound (the issue's 8).
 const CONNECTIONS: usize = 8;
 const MAP_SIZE: &str = "2048x2048";
-
-/// One child process, measured.
-struct Run {
-    wall: f64,
-    cpu: f64,
-    peak_rss_mb: f64,
-    stdout: String,
-}
-
-/// A command for `program` run under GNU time, which reports its own
-/// child's CPU time and peak RSS into `stats`. Through time, the figures
-/// are the program's alone: a child spawned straight from this process
-/// would inherit this process's resident size (the held pages at fork or
-/// posix_spawn count towards the child's `ru_maxrss`).
-fn measured(program: impl AsRef<std::ffi::OsStr>, stats: &Path) -> Command {
-    let mut cmd = Command::new("/usr/bin/time");
-    cmd.args(["-f", "%U %S %M", "-o"]).arg(stats).arg(program);
-    cmd
-}
-
-/// Runs a [`measured`] command to completion; panics unless it exits with
-/// status 0.
-fn run(cmd: &mut Command, stats: &Path) -> Run {
-    let t = Instant::now();
-    let out = cmd
-        .stderr(Stdio::inherit())
-        .output()
-        .unwrap_or_else(|e| panic!("cannot start {cmd:?}: {e}"));
-    let wall = t.elapsed().as_secs_f64();
-    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-    assert!(
-        out.status.success(),
-        "{cmd:?} failed ({}); output:\n{stdout}",
-        out.status
-    );
-    let text = std::fs::read_to_string(stats).expect("GNU time's figures");
-    let figures: Vec<f64> = text
-        .split_whitespace()
-        .map(|v| v.parse().expect("a figure"))
-        .collect();
-    let [user, system, kb] = figures[..] else {
-        panic!("GNU time wrote {text:?}");
-    };
-    Run {
-        wall,
-        cpu: user + system,
-        peak_rss_mb: kb / 1024.0,
-        stdout,
-    }
-}
-
-/// The extent of the network's flowline table, from `gpkg_contents`.
-fn flowline_extent(network: &Path) -> [f64; 4] {
-    let db =
-        rusqlite::Connection::open_with_flags(network, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
-            .expect("the network GeoPackage");
-    db.query_row(
-        "SELECT min_x, min_y, max_x, max_y FROM gpkg_contents WHERE table_name = 'NHDFlowline_Network'",
-        [],
-        |r| Ok([r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?]),
-    )
-    .expect("the flowline extent")
-}
-
-/// The number the CLI printed for `layer` (`flowline     50650 features`).
-fn printed_count(stdout: &str, layer: &str) -> f64 {
-    stdout
-        .lines()
-        .find_map(|l| {
-            let mut words = l.split_whitespace();
-            (words.next() == Some(layer)).then(|| words.next()?.parse().ok())?
-        })
-        .unwrap_or_else(|| panic!("no {layer} count in:\n{stdout}"))
-}
 
 fn put_run(figures: &mut Figures, name: &str, r: &Run) {
     figures.put(&format!("{name}_wall"), r.wall, "s");
@@ -103,21 +29,16 @@ fn put_run(figures: &mut Figures, name: &str, r: &Run) {
 }
 
 fn main() {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let usage = "usage: bench_bbox NETWORK.gpkg HYDROPLOT [PYTHON PEER.py] [OUT.json]";
-    let network = PathBuf::from(args.first().expect(usage));
-    let cli = PathBuf::from(args.get(1).expect(usage));
-    let (peer, out) = match args.len() {
-        5 => (Some((&args[2], &args[3])), Some(args[4].clone())),
-        4 => (Some((&args[2], &args[3])), None),
-        3 => (None, Some(args[2].clone())),
-        _ => (None, None),
-    };
+    let BoxArgs {
+        network,
+        cli,
+        peer,
+        out,
+    } = BoxArgs::from_env("usage: bench_bbox NETWORK.gpkg HYDROPLOT [PYTHON PEER.py] [OUT.json]");
     let work = std::env::temp_dir().join(format!("bench-bbox-{}", std::process::id()));
     std::fs::create_dir_all(&work).expect("work directory");
     let mut mock = Mock::start(&network);
-    let [x0, y0, x1, y1] = flowline_extent(&network);
-    let bbox = format!("{},{},{},{}", x0 - 0.01, y0 - 0.01, x1 + 0.01, y1 + 0.01);
+    let bbox = network_box(&network);
     let env = mock.env(&work.join("tiles"), PAGE_SIZE, CONNECTIONS);
     let stats = work.join("time.txt");
     let hydroplot = |extra: &[&str]| {
@@ -199,7 +120,7 @@ fn main() {
         gdal_case(&mut figures, &work, &bbox, &env, &plugins, &hydroplot);
     }
 
-    if let Some((python, script)) = peer {
+    if let Some((python, script)) = &peer {
         let urls = work.join("urls.txt");
         let pages: Vec<&str> = log.iter().map(|(_, url, _)| url.as_str()).collect();
         std::fs::write(&urls, pages.join("\n")).expect("the page URLs");
