@@ -34,14 +34,52 @@ pub struct ShapePaint {
 pub struct LayerView<'a> {
     /// The geometries (a table's, or built for the draw).
     pub geometries: &'a Geometries,
-    /// The rows drawn, in order (all of them: `0..geometries.len()`).
-    pub rows: Range<usize>,
+    /// The rows drawn, in order (all of them: `(0..geometries.len()).into()`).
+    pub rows: Rows<'a>,
     /// Their CRS (`"EPSG:4269"`, ...).
     pub crs: &'a str,
     /// Lines and polygons.
     pub paint: ShapePaint,
     /// Points, as R symbols (`None`: points are not drawn).
     pub symbol: Option<&'a Style>,
+    /// Lines and rings drawn on the pixel grid: of consecutive vertices in
+    /// one device pixel only the first is drawn (and a line's or ring's
+    /// last), which looks the same and draws a dense layer faster. Off: every
+    /// vertex (the maps of the samples).
+    pub pixel_grid: bool,
+}
+
+/// Which rows of its geometries a [`LayerView`] draws, in order. Borrows
+/// the list of rows for the draw.
+#[derive(Debug, Clone)]
+pub enum Rows<'a> {
+    /// A range of rows.
+    Range(Range<usize>),
+    /// These rows (each below the geometries' length).
+    List(&'a [usize]),
+}
+
+impl From<Range<usize>> for Rows<'_> {
+    fn from(rows: Range<usize>) -> Self {
+        Rows::Range(rows)
+    }
+}
+
+impl<'a> From<&'a [usize]> for Rows<'a> {
+    fn from(rows: &'a [usize]) -> Self {
+        Rows::List(rows)
+    }
+}
+
+impl Rows<'_> {
+    /// The rows, in order.
+    pub fn iter(&self) -> impl Iterator<Item = usize> + '_ {
+        let (range, list) = match self {
+            Rows::Range(r) => (r.clone(), &[][..]),
+            Rows::List(l) => (0..0, *l),
+        };
+        range.chain(list.iter().copied())
+    }
 }
 
 /// Buffers reused from row to row of one draw: the pixel positions of the
@@ -77,7 +115,7 @@ impl Canvas<'_> {
     pub fn draw(&mut self, layer: &LayerView) -> Result<()> {
         let to_map = Transformer::new(layer.crs, super::MAP_CRS)?;
         let g = layer.geometries;
-        for row in layer.rows.clone() {
+        for row in layer.rows.iter() {
             if g.kinds[row] == kind::COLLECTION {
                 let Some(whole) = g.get(row) else { continue };
                 let members = flatten(&whole)?;
@@ -127,23 +165,25 @@ impl Canvas<'_> {
                 k @ (kind::LINESTRING
                 | kind::MULTILINESTRING
                 | kind::POLYGON
-                | kind::MULTIPOLYGON) => self.draw_path(g, rings, base, k, &layer.paint),
+                | kind::MULTIPOLYGON) => self.draw_path(g, rings, base, k, layer),
                 _ => {}
             }
         }
     }
 
     /// One path of the rings `rings` of `g` (their pixels in the buffer from
-    /// coordinate `base` on): filled with `paint.fill` when polygonal (even-odd,
-    /// every part and ring a subpath), then stroked with `paint.line`.
+    /// coordinate `base` on): filled with the layer's fill when polygonal
+    /// (even-odd, every part and ring a subpath), then stroked with its line;
+    /// on the pixel grid when the layer asks.
     fn draw_path(
         &mut self,
         g: &Geometries,
         rings: Range<usize>,
         base: usize,
         k: u8,
-        paint: &ShapePaint,
+        layer: &LayerView,
     ) {
+        let paint = &layer.paint;
         let polygonal = matches!(k, kind::POLYGON | kind::MULTIPOLYGON);
         let mut pb = std::mem::take(&mut self.scratch.path);
         for ring in rings {
@@ -152,7 +192,19 @@ impl Canvas<'_> {
                 continue;
             };
             pb.move_to(x0, y0);
-            rest.iter().for_each(|&(x, y)| pb.line_to(x, y));
+            if layer.pixel_grid {
+                let pixel = |x: f32, y: f32| (x.floor(), y.floor());
+                let mut last = pixel(x0, y0);
+                let end = rest.len().saturating_sub(1);
+                for (i, &(x, y)) in rest.iter().enumerate() {
+                    if pixel(x, y) != last || i == end {
+                        last = pixel(x, y);
+                        pb.line_to(x, y);
+                    }
+                }
+            } else {
+                rest.iter().for_each(|&(x, y)| pb.line_to(x, y));
+            }
             if polygonal {
                 // A polygon ring ends where it starts (as `geo::Polygon::new`
                 // closes an open ring).
@@ -260,7 +312,7 @@ mod tests {
     fn view<'a>(g: &'a Geometries, crs: &'a str, symbol: Option<&'a Style>) -> LayerView<'a> {
         LayerView {
             geometries: g,
-            rows: 0..g.len(),
+            rows: (0..g.len()).into(),
             crs,
             paint: ShapePaint {
                 line: Some(ColorU8::from_rgba(0, 0, 0, 255)),
@@ -268,6 +320,7 @@ mod tests {
                 lwd: 1.0,
             },
             symbol,
+            pixel_grid: false,
         }
     }
 
