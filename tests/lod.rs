@@ -175,3 +175,158 @@ fn samples_at_their_usual_sizes_are_drawn_as_before() {
         }
     }
 }
+
+fn temp_dir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("hydroplot-lod-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// Rows of `table` in the GeoPackage at `path`, by plain SQL.
+fn rows(path: &Path, table: &str) -> i64 {
+    let db = rusqlite::Connection::open(path).unwrap();
+    db.query_row(&format!("SELECT count(*) FROM \"{table}\""), [], |r| {
+        r.get(0)
+    })
+    .unwrap()
+}
+
+/// Upstream of the Yahara outlet from the sample, drawn at 32 x 24 pixels
+/// (too small to show its 251 flowlines) to `dir/map.png`, the subset to
+/// `dir/subset.gpkg`.
+fn small_yahara_map(dir: &Path, lod: bool) -> (PlotData, Vec<u8>) {
+    let req = PlotRequest {
+        outlets: vec![hydroplot::plot::Outlet::Comid(13293970)],
+        hydro_data: Some(support::sample()),
+        basemap: "none".into(),
+        size: (32, 24),
+        png_file: Some(dir.join("map.png")),
+        gpkg: Some(dir.join("subset.gpkg")),
+        lod,
+        ..PlotRequest::default()
+    };
+    let data = plot_hydro(&support::offline(), &req, None).unwrap().data;
+    (data, std::fs::read(dir.join("map.png")).unwrap())
+}
+
+#[test]
+fn the_data_is_never_thinned() {
+    let (on_dir, off_dir) = (temp_dir("data-on"), temp_dir("data-off"));
+    let (on, on_png) = small_yahara_map(&on_dir, true);
+    let (off, off_png) = small_yahara_map(&off_dir, false);
+    assert!(on_png != off_png, "at 32 x 24 the level of detail applies");
+    support::assert_yahara_counts(&on);
+    support::assert_yahara_counts(&off);
+    assert_eq!(on.flowline_comids, off.flowline_comids);
+    for (table, published) in [
+        ("NHDFlowline_Network", 251),
+        ("CatchmentSP", 250),
+        ("NHDWaterbody", 117),
+    ] {
+        assert_eq!(
+            rows(&on_dir.join("subset.gpkg"), table),
+            published,
+            "{table}"
+        );
+        assert_eq!(
+            rows(&off_dir.join("subset.gpkg"), table),
+            published,
+            "{table}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(on_dir);
+    let _ = std::fs::remove_dir_all(off_dir);
+}
+
+#[test]
+fn the_c_setter_turns_the_level_of_detail_off() {
+    use hydroplot::ffi::context::{hydroplot_context_free, hydroplot_context_new};
+    use hydroplot::ffi::hydroplot_status::*;
+    use hydroplot::ffi::plot_data::hydroplot_plot_data_free;
+    use hydroplot::ffi::plot_request::*;
+    use std::ffi::CString;
+    assert_eq!(
+        hydroplot_plot_request_set_lod(std::ptr::null_mut(), false),
+        HYDROPLOT_ERR_NULL_ARGUMENT
+    );
+    let dir = temp_dir("c");
+    let cstr = |s: &str| CString::new(s).unwrap();
+    let c_map = |lod: Option<bool>, name: &str| -> Vec<u8> {
+        let mut ctx = std::ptr::null_mut();
+        assert_eq!(hydroplot_context_new(&mut ctx), HYDROPLOT_OK);
+        let req = hydroplot_plot_request_new();
+        let png = dir.join(name);
+        let sample = support::sample();
+        for status in [
+            hydroplot_plot_request_add_comid(req, 13293970),
+            hydroplot_plot_request_set_hydro_data(req, cstr(sample.to_str().unwrap()).as_ptr()),
+            hydroplot_plot_request_set_basemap(req, cstr("none").as_ptr()),
+            hydroplot_plot_request_set_size(req, 32, 24),
+            hydroplot_plot_request_set_png_file(req, cstr(png.to_str().unwrap()).as_ptr()),
+            lod.map_or(HYDROPLOT_OK, |on| hydroplot_plot_request_set_lod(req, on)),
+        ] {
+            assert_eq!(status, HYDROPLOT_OK);
+        }
+        let mut pd = std::ptr::null_mut();
+        assert_eq!(
+            hydroplot_plot(ctx, req, std::ptr::null_mut(), &mut pd),
+            HYDROPLOT_OK
+        );
+        hydroplot_plot_data_free(pd);
+        hydroplot_plot_request_free(req);
+        hydroplot_context_free(ctx);
+        std::fs::read(png).unwrap()
+    };
+    let default = c_map(None, "default.png");
+    assert_eq!(default, c_map(Some(true), "on.png"), "on by default");
+    assert!(default != c_map(Some(false), "off.png"));
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn the_cli_no_lod_flag_turns_it_off_and_the_geojson_is_the_same() {
+    let dir = temp_dir("cli");
+    let run = |name: &str, extra: &[&str]| -> (Vec<u8>, Vec<u8>) {
+        let (png, json) = (
+            dir.join(format!("{name}.png")),
+            dir.join(format!("{name}.json")),
+        );
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_hydroplot"))
+            .args([
+                "plot",
+                "--sample",
+                "--basemap",
+                "none",
+                "--size",
+                "32x24",
+                "--no-cache",
+            ])
+            .args([
+                "--out",
+                png.to_str().unwrap(),
+                "--geojson",
+                json.to_str().unwrap(),
+            ])
+            .args(extra)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        (std::fs::read(png).unwrap(), std::fs::read(json).unwrap())
+    };
+    let (on_png, on_json) = run("on", &[]);
+    let (off_png, off_json) = run("off", &["--no-lod"]);
+    assert!(on_png != off_png, "--no-lod draws every flowline");
+    assert!(on_json == off_json, "the GeoJSON is the same");
+    let flowlines = serde_json::from_slice::<serde_json::Value>(&on_json).unwrap()["flowline"]
+        ["features"]
+        .as_array()
+        .unwrap()
+        .len();
+    assert_eq!(flowlines, 251, "the published count upstream of 13293970");
+    let _ = std::fs::remove_dir_all(dir);
+}
