@@ -227,3 +227,47 @@ fn length(xy: &[f64]) -> f64 {
         })
         .sum()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// 1 km of order 1, 500 m of order 2, 100 m of order 3 over 1 km².
+    fn density() -> Density {
+        Density {
+            length_m: [(1, 1000.0), (2, 500.0), (3, 100.0)].into(),
+            area_m2: 1e6,
+            main_stem: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn a_sparse_map_is_drawn_whole() {
+        // At 100 m a pixel, 1 px lines: 100 m * (1600 m / 100 m * 2 px)
+        // over 1e6 m² = 0.32 <= 0.35.
+        assert_eq!(density().min_order(100.0, 1.0), None);
+    }
+
+    #[test]
+    fn a_dense_map_draws_the_smallest_order_within_the_budget() {
+        // At 300 m a pixel, 1 px lines: 300 * 1600 * 2 / 1e6 = 0.96 > 0.35.
+        // From order 1 (widths 0.5, 1, 1.5 plus 1 px of antialiasing):
+        // 300 * (1000 * 1.5 + 500 * 2 + 100 * 2.5) / 1e6 = 0.825 > 0.30.
+        // From order 2 (widths 0.5, 1): 300 * (500 * 1.5 + 100 * 2) / 1e6
+        // = 0.285 <= 0.30.
+        assert_eq!(density().min_order(300.0, 1.0), Some(2));
+        // At 3 km a pixel nothing fits: the highest order.
+        assert_eq!(density().min_order(3000.0, 1.0), Some(3));
+    }
+
+    #[test]
+    fn lengths_are_web_mercator_metres() {
+        // One degree of longitude on the equator: 2 * HALF_WORLD_M / 360.
+        let l = length(&[0.0, 0.0, 0.5, 0.0, 1.0, 0.0]);
+        assert!((l - 111_319.490_793).abs() < 1e-3, "{l}");
+        // At 60 degrees north Mercator doubles lengths.
+        let [_, y0] = mercator(0.0, 59.999);
+        let [_, y1] = mercator(0.0, 60.001);
+        assert!(((y1 - y0) / (0.002 * 111_319.490_793) - 2.0).abs() < 1e-4);
+    }
+}

@@ -324,6 +324,15 @@ mod tests {
         }
     }
 
+    #[test]
+    fn a_list_of_rows_draws_those_rows_in_order() {
+        let rows = [1usize, 0];
+        let r: Rows = rows.as_slice().into();
+        assert_eq!(r.iter().collect::<Vec<_>>(), vec![1, 0]);
+        let r: Rows = (2..4).into();
+        assert_eq!(r.iter().collect::<Vec<_>>(), vec![2, 3]);
+    }
+
     /// Rows of raw buffers, as a decoder writes them: rings need not be closed.
     fn raw_polygon(rings: &[&[(f64, f64)]]) -> Geometries {
         let mut b = GeometryBuilder::default();
@@ -382,6 +391,29 @@ mod tests {
         done.unwrap();
         assert_eq!(rgb(&p, 25, 75), [255, 0, 0]);
         assert_eq!(rgb(&p, 70, 30), [0, 0, 255]);
+    }
+
+    #[test]
+    fn the_pixel_grid_keeps_one_vertex_per_pixel_and_the_ends() {
+        // A line that zigzags inside pixel (10, 89) and then goes to
+        // (90, 10): drawn on the pixel grid, the zigzag is gone; the ends stay.
+        let mut b = GeometryBuilder::default();
+        for (x, y) in [(10.1, 10.1), (10.9, 10.2), (10.2, 10.8), (90.5, 10.5)] {
+            b.push_xy(x, y);
+        }
+        b.close_ring().unwrap();
+        b.close_part().unwrap();
+        b.finish_row(kind::LINESTRING).unwrap();
+        let g = b.finish();
+        let mut grid = view(&g, "EPSG:3857", None);
+        grid.pixel_grid = true;
+        let (p, done) = canvas_draw(&grid);
+        done.unwrap();
+        let (every, _) = canvas_draw(&view(&g, "EPSG:3857", None));
+        assert!(p != every, "the zigzag's vertices are left out");
+        // Both ends drawn: the start pixel and the far end's.
+        assert!(rgb(&p, 10, 89).iter().all(|c| *c < 200));
+        assert!(rgb(&p, 89, 89).iter().all(|c| *c < 200));
     }
 
     #[test]
