@@ -7,6 +7,11 @@
 
 mod support;
 
+// Only the selftest of the shared Chromium helpers is used here.
+#[allow(dead_code)]
+#[path = "browser/chromium.rs"]
+mod chromium;
+
 use hydroplot::feature::Feature;
 use hydroplot::plot::{plot_hydro, Layer, PlotData, PlotRequest};
 use hydroplot::render::style::PlotStyles;
@@ -329,4 +334,62 @@ fn the_cli_no_lod_flag_turns_it_off_and_the_geojson_is_the_same() {
         .len();
     assert_eq!(flowlines, 251, "the published count upstream of 13293970");
     let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn the_html_page_applies_the_same_rule_per_zoom_level() {
+    let req = PlotRequest {
+        outlets: vec![hydroplot::plot::Outlet::Comid(13293970)],
+        hydro_data: Some(support::sample()),
+        basemap: "none".into(),
+        actually_plot: false,
+        ..PlotRequest::default()
+    };
+    let plot = plot_hydro(&support::offline(), &req, None).unwrap();
+    let options = hydroplot::html::HtmlOptions { catchments: false };
+    let page = hydroplot::html::plot_data_html(&plot.data, &plot.drawing, &options).unwrap();
+    let off = hydroplot::html::plot_data_html(
+        &plot.data,
+        &hydroplot::plot::Drawing {
+            lod: false,
+            ..plot.drawing.clone()
+        },
+        &options,
+    )
+    .unwrap();
+    assert!(
+        !off.html.contains(r#""lod":"#),
+        "lod = false: no level of detail"
+    );
+    let Some(browser) = chromium::Chromium::find() else {
+        eprintln!("skipped the browser part: {} is absent", chromium::CHROMIUM);
+        return;
+    };
+    let dir = chromium::TempDir::new("lod");
+    let file = dir.path().join("yahara.html");
+    std::fs::write(&file, &page.html).unwrap();
+    let result = browser.selftest(&file);
+    let lod = &result["lod"];
+    // Fitted to the 960 x 600 selftest map, Yahara is drawn whole, as the
+    // static map at its usual sizes.
+    assert_eq!(lod["stroked"], 251, "{result}");
+    let fitted = lod["zoom"].as_f64().unwrap() as usize;
+    assert!(lod["minOrder"][fitted].is_null(), "{result}");
+    // At every zoom the page's minimum order is the library's at that
+    // zoom's resolution (metres per CSS pixel: the world over 256 * 2^z).
+    let density = hydroplot::plot::lod::Density::of(&plot.data);
+    let world = 2.0 * hydroplot::render::view::HALF_WORLD_M;
+    for z in 0..=20 {
+        let res = world / (256.0 * f64::from(1u32 << z));
+        let want = density.min_order(res, 1.0);
+        assert_eq!(
+            lod["minOrder"][z].as_i64(),
+            want.map(i64::from),
+            "zoom {z}: {result}"
+        );
+    }
+    assert!(
+        lod["minOrder"][0].is_i64(),
+        "the whole world at zoom 0 is dense"
+    );
 }
