@@ -13,8 +13,8 @@ use crate::Result;
 /// off_network_wtbd, flowline, then the outlets, each styled by its `type`
 /// property (the feature source). With `lod` on and the flowlines dense for
 /// the map ([`lod::flowline_plan`]), the flowlines are drawn by stream
-/// order, waterbodies smaller than a pixel are left out and lines are drawn
-/// on the pixel grid; otherwise every feature is drawn as styled.
+/// order, waterbodies as [`lod::polygon_plan`] says and lines on the pixel
+/// grid; otherwise every feature is drawn as styled.
 pub fn draw_plot_data(
     map: &mut Map,
     data: &PlotData,
@@ -28,19 +28,46 @@ pub fn draw_plot_data(
         None
     };
     let dense = plan.is_some();
+    let basin = (0..data.layer(Layer::Basin).len()).into();
+    draw_rows(
+        map,
+        data,
+        Layer::Basin,
+        basin,
+        layer_paint(Layer::Basin, &styles.basin),
+        dense,
+    )?;
     for (layer, style) in [
-        (Layer::Basin, &styles.basin),
         (Layer::NetworkWtbd, &styles.network_wtbd),
         (Layer::OffNetworkWtbd, &styles.off_network_wtbd),
     ] {
-        let visible;
-        let rows: Rows = if dense && layer != Layer::Basin {
-            visible = lod::visible_polygons(data, layer, &view);
-            visible.as_slice().into()
-        } else {
-            (0..data.layer(layer).len()).into()
+        let paint = layer_paint(layer, style);
+        if !dense {
+            let rows = (0..data.layer(layer).len()).into();
+            draw_rows(map, data, layer, rows, paint, false)?;
+            continue;
+        }
+        let polygons = lod::polygon_plan(data, layer, &view);
+        let fill_only = ShapePaint {
+            line: None,
+            ..paint
         };
-        draw_rows(map, data, layer, rows, layer_paint(layer, style), dense)?;
+        draw_rows(
+            map,
+            data,
+            layer,
+            polygons.fill_only.as_slice().into(),
+            fill_only,
+            true,
+        )?;
+        draw_rows(
+            map,
+            data,
+            layer,
+            polygons.outlined.as_slice().into(),
+            paint,
+            true,
+        )?;
     }
     let flowline = layer_paint(Layer::Flowline, &styles.flowline);
     match &plan {

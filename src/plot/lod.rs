@@ -3,8 +3,10 @@
 //! A map whose flowlines would cover more of the data area than
 //! [`DENSE_INK`] is drawn by stream order: the smallest minimum order whose
 //! flowlines, widths growing with order, cover at most [`INK_BUDGET`] of the
-//! data area ([`Density::min_order`]); the main stem always; flowlines and
-//! waterbodies smaller than a pixel left out; lines drawn on the pixel grid.
+//! data area ([`Density::min_order`]); the main stem always; waterbodies
+//! smaller than a pixel left out and those under [`OUTLINED_PX`] drawn
+//! without outline; lines drawn on the pixel grid, polygon rings under a
+//! pixel left out.
 //! A sparser map (every sample at its usual sizes) is drawn as before, to
 //! the byte. Drawing only: the plot data is never thinned. The HTML page
 //! applies the same rule per zoom level from the same [`Density`].
@@ -123,8 +125,7 @@ pub fn width(order: i32, min: i32) -> f64 {
 /// `lwd` (R units): `None` when every flowline is drawn as today.
 pub fn flowline_plan(data: &PlotData, view: &View, lwd: f64) -> Option<FlowlinePlan> {
     let density = Density::of(data);
-    let res = view.resolution();
-    let min = density.min_order(res, f64::from(view.px(lwd)))?;
+    let min = density.min_order(view.resolution(), f64::from(view.px(lwd)))?;
     let flowlines = data.layer(Layer::Flowline);
     let orders = orders(flowlines);
     let top = orders.iter().copied().max().unwrap_or(min).max(min);
@@ -134,9 +135,11 @@ pub fn flowline_plan(data: &PlotData, view: &View, lwd: f64) -> Option<FlowlineP
         .for_each(|r| on_stem[r] = true);
     let mut groups: BTreeMap<i32, Vec<usize>> = BTreeMap::new();
     for (row, &order) in orders.iter().enumerate() {
+        // A flowline under a pixel is still drawn: a river is a chain of
+        // them, each shorter than a pixel at small scales.
         let drawn = if on_stem[row] {
             Some(top)
-        } else if order >= min && seen(flowlines, row, res) {
+        } else if order >= min {
             Some(order)
         } else {
             None
@@ -153,19 +156,41 @@ pub fn flowline_plan(data: &PlotData, view: &View, lwd: f64) -> Option<FlowlineP
     })
 }
 
-/// The rows of polygon `layer` of `data` at least a pixel across on `view`.
-pub fn visible_polygons(data: &PlotData, layer: Layer, view: &View) -> Vec<usize> {
-    let table = data.layer(layer);
-    (0..table.len())
-        .filter(|&row| seen(table, row, view.resolution()))
-        .collect()
+/// How the polygons of a layer of a dense map are drawn: those at least
+/// [`OUTLINED_PX`] across as styled, the smaller ones down to a pixel
+/// filled without their outline (which would cover most of them); the rest
+/// are left out.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct PolygonPlan {
+    pub outlined: Vec<usize>,
+    pub fill_only: Vec<usize>,
 }
 
-/// True when row `row` of `table` spans at least one pixel of `res` metres.
-fn seen(table: &Table, row: usize, res: f64) -> bool {
-    table.geometries().bbox(row).is_some_and(|b| {
+/// The smallest polygon (its bbox's larger side, device pixels) of a dense
+/// map drawn with its outline.
+pub const OUTLINED_PX: f64 = 8.0;
+
+/// How polygon `layer` of `data` is drawn on `view` when the map is dense.
+pub fn polygon_plan(data: &PlotData, layer: Layer, view: &View) -> PolygonPlan {
+    let table = data.layer(layer);
+    let mut plan = PolygonPlan::default();
+    for row in 0..table.len() {
+        let across = extent_px(table, row, view.resolution());
+        if across >= OUTLINED_PX {
+            plan.outlined.push(row);
+        } else if across >= 1.0 {
+            plan.fill_only.push(row);
+        }
+    }
+    plan
+}
+
+/// The larger side of row `row`'s bbox in pixels of `res` metres (0 without
+/// a geometry).
+fn extent_px(table: &Table, row: usize, res: f64) -> f64 {
+    table.geometries().bbox(row).map_or(0.0, |b| {
         let ([x0, y0], [x1, y1]) = (mercator(b[0], b[1]), mercator(b[2], b[3]));
-        (x1 - x0).max(y1 - y0) >= res
+        (x1 - x0).max(y1 - y0) / res
     })
 }
 

@@ -44,8 +44,9 @@ pub struct LayerView<'a> {
     pub symbol: Option<&'a Style>,
     /// Lines and rings drawn on the pixel grid: of consecutive vertices in
     /// one device pixel only the first is drawn (and a line's or ring's
-    /// last), which looks the same and draws a dense layer faster. Off: every
-    /// vertex (the maps of the samples).
+    /// last), and polygon rings (holes, islands) under a pixel across are
+    /// left out, which looks the same and draws a dense layer faster. Off:
+    /// every vertex and ring (the maps of the samples).
     pub pixel_grid: bool,
 }
 
@@ -188,9 +189,13 @@ impl Canvas<'_> {
         let mut pb = std::mem::take(&mut self.scratch.path);
         for ring in rings {
             let (a, b) = (g.coords[ring] as usize, g.coords[ring + 1] as usize);
-            let Some((&(x0, y0), rest)) = self.scratch.px[a - base..b - base].split_first() else {
+            let ring_px = &self.scratch.px[a - base..b - base];
+            let Some((&(x0, y0), rest)) = ring_px.split_first() else {
                 continue;
             };
+            if layer.pixel_grid && polygonal && under_a_pixel(ring_px) {
+                continue;
+            }
             pb.move_to(x0, y0);
             if layer.pixel_grid {
                 let pixel = |x: f32, y: f32| (x.floor(), y.floor());
@@ -243,6 +248,18 @@ impl Canvas<'_> {
         }
         self.scratch.path = path.clear();
     }
+}
+
+/// True when `px` spans less than a pixel in x and in y.
+fn under_a_pixel(px: &[(f32, f32)]) -> bool {
+    let (lo, hi) = px.iter().fold(
+        (
+            (f32::INFINITY, f32::INFINITY),
+            (f32::NEG_INFINITY, f32::NEG_INFINITY),
+        ),
+        |(lo, hi), &(x, y)| ((lo.0.min(x), lo.1.min(y)), (hi.0.max(x), hi.1.max(y))),
+    );
+    hi.0 - lo.0 < 1.0 && hi.1 - lo.1 < 1.0
 }
 
 /// The index of the first coordinate of row `row` (the end of the buffer
