@@ -22,9 +22,10 @@ use crate::table::Table;
 use std::collections::BTreeMap;
 
 /// Estimated ink (flowline area over data area) above which the level of
-/// detail applies. The samples at their usual sizes give 0.01-0.12 (Yahara
-/// 0.02 at 1024 x 768, New Hope 0.05; 0.12 at 256 x 192), a readable map up
-/// to about 0.3; the million-flowline basin gives 4 at 1024 x 768.
+/// detail applies. The samples give at most 0.12 at their usual sizes (New
+/// Hope 0.12 at 256 x 192, 0.064 at 480 x 360, 0.030 at 1024 x 768; Yahara
+/// 0.055, 0.029, 0.014); a grid of 10 x 10 New Hope copies (74,600
+/// flowlines) gives 0.56 at 1024 x 768.
 pub const DENSE_INK: f64 = 0.35;
 
 /// The estimated ink the drawn flowlines may cover once the level of detail
@@ -256,6 +257,7 @@ fn length(xy: &[f64]) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use geo::polygon;
 
     /// 1 km of order 1, 500 m of order 2, 100 m of order 3 over 1 km².
     fn density() -> Density {
@@ -283,6 +285,34 @@ mod tests {
         assert_eq!(density().min_order(300.0, 1.0), Some(2));
         // At 3 km a pixel nothing fits: the highest order.
         assert_eq!(density().min_order(3000.0, 1.0), Some(3));
+    }
+
+    #[test]
+    fn small_waterbodies_lose_their_outline_and_the_smallest_are_left_out() {
+        // On the equator, a view of 1 km a pixel: squares 20 km, 4 km and
+        // 0.5 km across (1 degree = 111.32 km).
+        let square = |km: f64| {
+            let d = km / 111.319_490_793;
+            crate::feature::Feature {
+                id: None,
+                geometry: Some(geo::Geometry::Polygon(polygon![
+                    (x: 0.0, y: 0.0), (x: d, y: 0.0), (x: d, y: d), (x: 0.0, y: d)
+                ])),
+                properties: Default::default(),
+            }
+        };
+        let mut data = PlotData::default();
+        let table = Table::from_features(&[square(20.0), square(4.0), square(0.5)]).unwrap();
+        data.set_layer(Layer::NetworkWtbd, table);
+        let view = View {
+            extent: [0.0, 0.0, 100_000.0, 100_000.0],
+            width: 100,
+            height: 100,
+            scale: 1.0,
+        };
+        let plan = polygon_plan(&data, Layer::NetworkWtbd, &view);
+        assert_eq!(plan.outlined, vec![0]);
+        assert_eq!(plan.fill_only, vec![1]);
     }
 
     #[test]
