@@ -119,19 +119,22 @@ fn catchment_style() -> Value {
 /// the flowline lengths by stream order (`[order, metres]`, ascending), the
 /// data area, the main stem's comids, the flowline `lwd`, the rule's
 /// constants ([`lod`]) and the width of the Web Mercator world in metres.
+/// Lengths and area are whole metres, the world's width millimetres: short
+/// numbers that read back exactly.
 fn lod_config(data: &PlotData, lwd: f64) -> Value {
     let density = Density::of(data);
+    let metres = |m: f64| m.round() as u64;
     json!({
         "antialias": lod::ANTIALIAS_PX,
-        "area": density.area_m2,
+        "area": metres(density.area_m2),
         "base": lod::BASE_WIDTH,
         "budget": lod::INK_BUDGET,
         "dense": lod::DENSE_INK,
-        "lengths": density.length_m.iter().map(|(o, l)| json!([o, l])).collect::<Vec<_>>(),
+        "lengths": density.length_m.iter().map(|(o, l)| json!([o, metres(*l)])).collect::<Vec<_>>(),
         "lwd": lwd,
         "mainstem": density.main_stem,
         "step": lod::ORDER_WIDTH,
-        "world": 2.0 * crate::render::view::HALF_WORLD_M,
+        "world": (2e3 * crate::render::view::HALF_WORLD_M).round() / 1e3,
     })
 }
 
