@@ -2087,6 +2087,35 @@ enum hydroplot_status hydroplot_plot_request_set_properties(struct hydroplot_plo
                                                             const char *spec);
 
 /**
+ * Whether the map's level of detail is on (default true): a map whose
+ * flowlines are too dense to read at its size is drawn by stream order,
+ * widths growing with order, the main stem always, features smaller than a
+ * pixel left out. Maps that are not dense (the samples at their usual
+ * sizes) are drawn the same either way. The plot data (layers, GeoPackage,
+ * GeoJSON) is never thinned. The HTML map made from the plot data follows
+ * the setting per zoom level.
+ *
+ * \param req The request.
+ * \param on False to draw every feature at every scale (the maps before 0.3).
+ *
+ * \return `HYDROPLOT_OK`, or an error status below; on failure the
+ * request is unchanged.
+ *
+ * \par Errors
+ * - `HYDROPLOT_ERR_NULL_ARGUMENT`: `req` is NULL.
+ *
+ * \par Ownership
+ * Nothing is allocated.
+ *
+ * \par Thread safety
+ * One thread at a time per request, and not while a `hydroplot_plot`
+ * call reads it.
+ *
+ * \since 0.3
+ */
+enum hydroplot_status hydroplot_plot_request_set_lod(struct hydroplot_plot_request *req, bool on);
+
+/**
  * Runs plot_hydro: finds the basins and networks of the request's outlets (or
  * everything in its bbox), from the services or the request's GeoPackage,
  * writes the gpkg output if asked, and draws the map unless actually_plot is

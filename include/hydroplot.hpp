@@ -313,6 +313,8 @@ public:
     plot_request &set_zoom(int zoom) { return ok(hydroplot_plot_request_set_zoom(h_.get(), zoom)); }
     plot_request &set_size(std::uint32_t w, std::uint32_t h) { return ok(hydroplot_plot_request_set_size(h_.get(), w, h)); }
     plot_request &set_actually_plot(bool v) { return ok(hydroplot_plot_request_set_actually_plot(h_.get(), v)); }
+    /** The level of detail of dense maps (default true); \since 0.3. */
+    plot_request &set_lod(bool v) { return ok(hydroplot_plot_request_set_lod(h_.get(), v)); }
     plot_request &set_cache_file(const std::string &path) {
         return ok(hydroplot_plot_request_set_cache_file(h_.get(), path.c_str()));
     }

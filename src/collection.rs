@@ -203,7 +203,8 @@ impl Collection {
 
     /// The properties plot_hydro reads from this layer (`properties = plot`):
     /// the ids and navigation (comid, featureid, hydroseq, dnhydroseq), the
-    /// waterbody split (wbareacomi), styling by stream order, and the
+    /// waterbody split (wbareacomi), styling by stream order, the main stem
+    /// a dense map always draws (levelpathi, `plot::lod`), and the
     /// popups' and outputs' key columns (gnis_name, reachcode, ftype,
     /// areasqkm). Each is a property of that layer in the fabric service,
     /// which refuses an unknown one (400). Empty for layers it does not serve.
@@ -214,6 +215,7 @@ impl Collection {
                 "hydroseq",
                 "dnhydroseq",
                 "streamorde",
+                "levelpathi",
                 "wbareacomi",
                 "gnis_name",
                 "reachcode",

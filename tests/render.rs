@@ -158,7 +158,7 @@ fn yahara_layers_land_on_their_pixels() {
     .unwrap();
     assert!(warnings.is_empty());
     assert_eq!(tile_requests(&server), 0, "basemap none fetches no tile");
-    hydroplot::plot::draw_plot_data(&mut map, &data, &styles).unwrap();
+    hydroplot::plot::draw_plot_data(&mut map, &data, &styles, true).unwrap();
 
     let outlets = data.layer(Layer::Outlets).to_features();
     assert_eq!(outlets.len(), 1);
@@ -563,7 +563,7 @@ fn hand_computed_web_mercator_pixels_have_the_layer_colours() {
         for (got, want) in view.extent.iter().zip(extent) {
             assert!((got - want).abs() < 1.0, "{:?} vs {extent:?}", view.extent);
         }
-        hydroplot::plot::draw_plot_data(&mut map, &data, &styles).unwrap();
+        hydroplot::plot::draw_plot_data(&mut map, &data, &styles, true).unwrap();
 
         assert_eq!(at(&map, FLOWLINE_VERTEX), BLUE, "{basemap}");
         assert_eq!(at(&map, OUTLET), BLACK, "{basemap}");
@@ -654,7 +654,7 @@ fn yahara_matches_the_reference_images() {
             &mut Vec::new(),
         )
         .unwrap();
-        hydroplot::plot::draw_plot_data(&mut map, &data, &PlotStyles::default()).unwrap();
+        hydroplot::plot::draw_plot_data(&mut map, &data, &PlotStyles::default(), true).unwrap();
         (name, map.png().unwrap())
     })
     .collect();
@@ -687,7 +687,7 @@ fn outlets_are_styled_by_their_feature_source() {
         Layer::Outlets,
         hydroplot::table::Table::from_features(&outlets).unwrap(),
     );
-    hydroplot::plot::draw_plot_data(&mut map, &data, &PlotStyles::default()).unwrap();
+    hydroplot::plot::draw_plot_data(&mut map, &data, &PlotStyles::default(), true).unwrap();
     let at = |lon: f64, dx: f32| {
         let (x, y) = px(&map, lon, 43.07);
         rgb(&map, x + dx, y)

@@ -48,6 +48,8 @@ hydroplot plot: basins, upstream flowlines and waterbodies as a map (PNG) and Ge
   --basemap NAME|none      Esri.NatGeoWorldMap (default), OpenStreetMap, CartoDB.Positron, ...
   --zoom Z  --size WxH     tiles zoom; image size (default 1024x768)
   --no-plot                only the data
+  --no-lod                 draw every feature at every scale (default: a map too dense
+                           to read shows flowlines by stream order; data never thinned)
   --cache-file PATH | --no-cache
   --out FILE.png           the map (default hydroplot.png)
   --world-file             georeference it: FILE.pgw and FILE.png.aux.xml (EPSG:3857) beside it
@@ -128,6 +130,7 @@ impl Flags {
         "--no-overwrite",
         "--flowline-only",
         "--no-plot",
+        "--no-lod",
         "--no-cache",
         "--html-no-catchments",
         "--world-file",
@@ -279,6 +282,7 @@ fn plot(args: &[String]) -> Result<()> {
                 req.set_size(width, height)?;
             }
             "--no-plot" => req.actually_plot = false,
+            "--no-lod" => req.lod = false,
             "--cache-file" => req.set_cache_file(Path::new(v))?,
             "--no-cache" => req.cache = CacheSetting::Disabled,
             "--out" => out = PathBuf::from(v),

@@ -13,6 +13,12 @@
 //! above [`SIZE_WARNING_BYTES`] come with a warning suggesting to leave out
 //! the catchments ([`HtmlOptions::catchments`]), usually the largest layer.
 //!
+//! With the request's level of detail on (`PlotRequest::lod`), the page
+//! carries the flowline lengths by stream order ([`crate::plot::lod::Density`])
+//! and the rule's constants, and at each zoom level hides the flowline
+//! orders the static map would leave out at that scale, widths growing with
+//! order, the main stem always shown (`page.js`, the same rule).
+//!
 //! Opening a page with the URL fragment `#selftest` gives the map a fixed
 //! 960x600 size and makes the page write, into a
 //! `<pre id="hydroplot-selftest">`, the feature count of every layer, the
@@ -22,6 +28,7 @@
 mod features;
 mod style;
 
+use crate::plot::lod::{self, Density};
 use crate::plot::{Drawing, Layer, PlotData};
 use crate::render::colors::{self, RColor};
 use crate::render::style::Style;
@@ -106,6 +113,29 @@ fn catchment_style() -> Value {
         None,
         0.5,
     )
+}
+
+/// What the page script needs to apply the level of detail per zoom level:
+/// the flowline lengths by stream order (`[order, metres]`, ascending), the
+/// data area, the main stem's comids, the flowline `lwd`, the rule's
+/// constants ([`lod`]) and the width of the Web Mercator world in metres.
+/// Lengths and area are whole metres, the world's width millimetres: short
+/// numbers that read back exactly.
+fn lod_config(data: &PlotData, lwd: f64) -> Value {
+    let density = Density::of(data);
+    let metres = |m: f64| m.round() as u64;
+    json!({
+        "antialias": lod::ANTIALIAS_PX,
+        "area": metres(density.area_m2),
+        "base": lod::BASE_WIDTH,
+        "budget": lod::INK_BUDGET,
+        "dense": lod::DENSE_INK,
+        "lengths": density.length_m.iter().map(|(o, l)| json!([o, metres(*l)])).collect::<Vec<_>>(),
+        "lwd": lwd,
+        "mainstem": density.main_stem,
+        "step": lod::ORDER_WIDTH,
+        "world": (2e3 * crate::render::view::HALF_WORLD_M).round() / 1e3,
+    })
 }
 
 /// One layer of a page: its id, its label in the layer control, Leaflet
@@ -254,6 +284,7 @@ pub fn plot_data_page<'a>(
         bbox: data.bbox,
         basemap: basemap(&drawing.basemap, drawing.tile_url.as_deref())?,
         layers,
+        lod: drawing.lod.then(|| lod_config(data, s.flowline.lwd)),
     })
 }
 
@@ -305,6 +336,7 @@ pub fn trace_html(
         bbox: trace.bbox(),
         basemap: basemap(basemap_name, tile_url)?,
         layers,
+        lod: None,
     };
     Ok(page.to_html())
 }
@@ -371,13 +403,15 @@ impl<W: Write + ?Sized> Write for ScriptSafe<'_, W> {
     }
 }
 
-/// The page data: `{"basemap":…,"bbox":…,"layers":[…]}`, each layer's
-/// features written from its rows.
+/// The page data: `{"basemap":…,"bbox":…,"layers":[…]}` and, with the
+/// level of detail, `"lod":…` ([`lod_config`]), each layer's features
+/// written from its rows.
 fn write_config<W: Write + ?Sized>(
     w: &mut W,
     bbox: [f64; 4],
     basemap: Option<&TileSource>,
     layers: &[PageLayer],
+    lod: Option<&Value>,
 ) -> io::Result<()> {
     let basemap = basemap.map(|b| {
         json!({
@@ -398,7 +432,12 @@ fn write_config<W: Write + ?Sized>(
         }
         l.write(w)?;
     }
-    w.write_all(b"]}")
+    w.write_all(b"]")?;
+    if let Some(lod) = lod {
+        w.write_all(br#","lod":"#)?;
+        serde_json::to_writer(&mut *w, lod)?;
+    }
+    w.write_all(b"}")
 }
 
 /// A page ready to be written: its title, view, basemap and layers, which
@@ -408,6 +447,9 @@ pub struct Page<'a> {
     bbox: [f64; 4],
     basemap: Option<TileSource>,
     layers: Vec<PageLayer<'a>>,
+    /// The level of detail's data ([`lod_config`]); `None`: every flowline
+    /// at every zoom.
+    lod: Option<Value>,
 }
 
 impl Page<'_> {
@@ -451,7 +493,13 @@ impl Page<'_> {
             out: &mut w,
             after_lt: false,
         };
-        write_config(&mut data, self.bbox, self.basemap.as_ref(), &self.layers)?;
+        write_config(
+            &mut data,
+            self.bbox,
+            self.basemap.as_ref(),
+            &self.layers,
+            self.lod.as_ref(),
+        )?;
         write!(
             w,
             "</script>\n<script>\n{PAGE_JS}\n</script>\n</body>\n</html>\n"
@@ -548,6 +596,7 @@ mod tests {
             bbox,
             basemap: basemap.cloned(),
             layers,
+            lod: None,
         };
         page.to_html()
     }

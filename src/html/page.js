@@ -60,17 +60,78 @@
   });
   control.addTo(map);
   L.control.scale({ metric: true, imperial: true }).addTo(map);
+
+  // The level of detail per zoom level: the rule of the static map
+  // (src/plot/lod.rs, Density::min_order) with the constants and flowline
+  // lengths the library wrote into D.lod. null: every flowline as styled.
+  function lodMinOrder(lod, zoom) {
+    var res = lod.world / (256 * Math.pow(2, zoom)); // metres per CSS pixel
+    function ink(min, width) {
+      var px = 0;
+      lod.lengths.forEach(function (e) {
+        if (e[0] >= min) { px += e[1] / res * (width(e[0]) + lod.antialias); }
+      });
+      return px / (lod.area / (res * res));
+    }
+    if (!lod.lengths.length || ink(-Infinity, function () { return lod.lwd; }) <= lod.dense) { return null; }
+    for (var i = 0; i < lod.lengths.length; i++) {
+      var min = lod.lengths[i][0];
+      var w = function (o) { return lod.lwd * (lod.base + lod.step * (o - min)); };
+      if (ink(min, w) <= lod.budget) { return min; }
+    }
+    return lod.lengths[lod.lengths.length - 1][0];
+  }
+
+  // Restyles the flowlines for the current zoom: orders below the minimum
+  // hidden (still in the layer, its count and popups), widths growing with
+  // order, the main stem drawn as the highest order.
+  function applyLod() {
+    var lod = D.lod, flowlines = layers.flowline;
+    var style = D.layers.filter(function (l) { return l.name === 'flowline'; })[0].style;
+    var min = lodMinOrder(lod, map.getZoom());
+    var top = lod.lengths.length ? lod.lengths[lod.lengths.length - 1][0] : 0;
+    var stem = {};
+    lod.mainstem.forEach(function (c) { stem[c] = true; });
+    flowlines.setStyle(function (f) {
+      if (min === null) { return style; }
+      var p = f.properties || {};
+      var order = stem[p.comid] ? top : (p.streamorde || 0);
+      var s = Object.assign({}, style);
+      if (order < min) {
+        s.stroke = false;
+      } else {
+        s.weight = lod.lwd * (lod.base + lod.step * (order - min));
+      }
+      return s;
+    });
+    window.hydroplot.lodMinOrder = min;
+  }
+
   var b = D.bbox;
+  window.hydroplot = { map: map, layers: layers, lodMinOrder: null };
   map.fitBounds([[b[1], b[0]], [b[3], b[2]]]);
-  window.hydroplot = { map: map, layers: layers };
+  if (D.lod && layers.flowline) {
+    applyLod();
+    map.on('zoomend', applyLod);
+  }
 
   if (selftesting) { selftest(); }
 
   // Writes the layer counts, the flowline vertex nearest the centre (in
   // container pixels) and the popup a click on that flowline opens, then
-  // closes the popup (the view stays: no auto-pan) for a screenshot.
+  // closes the popup (the view stays: no auto-pan) for a screenshot; with
+  // the level of detail, the zoom, the flowlines stroked at it and the
+  // minimum order at each zoom 0-20.
   function selftest() {
     var out = { counts: {}, size: map.getSize() };
+    if (D.lod && layers.flowline) {
+      out.lod = {
+        zoom: map.getZoom(),
+        stroked: layers.flowline.getLayers().filter(function (l) { return l.options.stroke; }).length,
+        minOrder: []
+      };
+      for (var z = 0; z <= 20; z++) { out.lod.minOrder.push(lodMinOrder(D.lod, z)); }
+    }
     Object.keys(layers).forEach(function (k) { out.counts[k] = layers[k].getLayers().length; });
     var centre = map.getSize().divideBy(2);
     var best = null;

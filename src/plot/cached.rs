@@ -78,6 +78,7 @@ pub fn request_key(ctx: &Context, req: &PlotRequest) -> Result<String> {
         basemap: _,
         zoom: _,
         size: _,
+        lod: _,
         actually_plot: _,
         cache: _,
     } = req;

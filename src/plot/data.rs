@@ -100,6 +100,8 @@ pub struct Drawing {
     pub basemap: String,
     /// The context's `tile_url` override of the provider's tiles.
     pub tile_url: Option<String>,
+    /// The request's level of detail (`PlotRequest::lod`).
+    pub lod: bool,
 }
 
 impl PlotData {

@@ -6,6 +6,7 @@ pub mod data;
 mod download;
 pub mod draw;
 mod local;
+pub mod lod;
 mod outlets;
 pub mod request;
 mod subset;
@@ -41,11 +42,12 @@ pub fn plot_hydro(ctx: &Context, req: &PlotRequest, map: Option<&mut Map>) -> Re
         styles: req.styles.clone(),
         basemap: req.basemap.clone(),
         tile_url: ctx.config.tile_url.clone(),
+        lod: req.lod,
     };
     let map = match map {
         _ if !req.actually_plot => None,
         Some(map) => {
-            draw_plot_data(map, &data, &req.styles)?;
+            draw_plot_data(map, &data, &req.styles, req.lod)?;
             write_png(map, req)?;
             None
         }
@@ -64,7 +66,7 @@ pub fn plot_hydro(ctx: &Context, req: &PlotRequest, map: Option<&mut Map>) -> Re
                 &tiles,
                 &mut data.warnings,
             )?;
-            draw_plot_data(&mut map, &data, &req.styles)?;
+            draw_plot_data(&mut map, &data, &req.styles, req.lod)?;
             write_png(&map, req)?;
             Some(map)
         }

@@ -148,6 +148,9 @@ pub struct PlotRequest {
     pub cache: CacheSetting,
     /// The properties asked of the fabric service (default all).
     pub properties: Properties,
+    /// The level of detail (default true): a map too dense to read is drawn
+    /// by stream order (`plot::lod`); the plot data is the same either way.
+    pub lod: bool,
 }
 
 impl Default for PlotRequest {
@@ -169,6 +172,7 @@ impl Default for PlotRequest {
             actually_plot: true,
             cache: CacheSetting::Default,
             properties: Properties::All,
+            lod: true,
         }
     }
 }

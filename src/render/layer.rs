@@ -34,14 +34,53 @@ pub struct ShapePaint {
 pub struct LayerView<'a> {
     /// The geometries (a table's, or built for the draw).
     pub geometries: &'a Geometries,
-    /// The rows drawn, in order (all of them: `0..geometries.len()`).
-    pub rows: Range<usize>,
+    /// The rows drawn, in order (all of them: `(0..geometries.len()).into()`).
+    pub rows: Rows<'a>,
     /// Their CRS (`"EPSG:4269"`, ...).
     pub crs: &'a str,
     /// Lines and polygons.
     pub paint: ShapePaint,
     /// Points, as R symbols (`None`: points are not drawn).
     pub symbol: Option<&'a Style>,
+    /// Lines and rings drawn on the pixel grid: of consecutive vertices in
+    /// one device pixel only the first is drawn (and a line's or ring's
+    /// last), and polygon rings (holes, islands) under a pixel across are
+    /// left out, which looks the same and draws a dense layer faster. Off:
+    /// every vertex and ring (the maps of the samples).
+    pub pixel_grid: bool,
+}
+
+/// Which rows of its geometries a [`LayerView`] draws, in order. Borrows
+/// the list of rows for the draw.
+#[derive(Debug, Clone)]
+pub enum Rows<'a> {
+    /// A range of rows.
+    Range(Range<usize>),
+    /// These rows (each below the geometries' length).
+    List(&'a [usize]),
+}
+
+impl From<Range<usize>> for Rows<'_> {
+    fn from(rows: Range<usize>) -> Self {
+        Rows::Range(rows)
+    }
+}
+
+impl<'a> From<&'a [usize]> for Rows<'a> {
+    fn from(rows: &'a [usize]) -> Self {
+        Rows::List(rows)
+    }
+}
+
+impl Rows<'_> {
+    /// The rows, in order.
+    pub fn iter(&self) -> impl Iterator<Item = usize> + '_ {
+        let (range, list) = match self {
+            Rows::Range(r) => (r.clone(), &[][..]),
+            Rows::List(l) => (0..0, *l),
+        };
+        range.chain(list.iter().copied())
+    }
 }
 
 /// Buffers reused from row to row of one draw: the pixel positions of the
@@ -77,7 +116,7 @@ impl Canvas<'_> {
     pub fn draw(&mut self, layer: &LayerView) -> Result<()> {
         let to_map = Transformer::new(layer.crs, super::MAP_CRS)?;
         let g = layer.geometries;
-        for row in layer.rows.clone() {
+        for row in layer.rows.iter() {
             if g.kinds[row] == kind::COLLECTION {
                 let Some(whole) = g.get(row) else { continue };
                 let members = flatten(&whole)?;
@@ -127,32 +166,50 @@ impl Canvas<'_> {
                 k @ (kind::LINESTRING
                 | kind::MULTILINESTRING
                 | kind::POLYGON
-                | kind::MULTIPOLYGON) => self.draw_path(g, rings, base, k, &layer.paint),
+                | kind::MULTIPOLYGON) => self.draw_path(g, rings, base, k, layer),
                 _ => {}
             }
         }
     }
 
     /// One path of the rings `rings` of `g` (their pixels in the buffer from
-    /// coordinate `base` on): filled with `paint.fill` when polygonal (even-odd,
-    /// every part and ring a subpath), then stroked with `paint.line`.
+    /// coordinate `base` on): filled with the layer's fill when polygonal
+    /// (even-odd, every part and ring a subpath), then stroked with its line;
+    /// on the pixel grid when the layer asks.
     fn draw_path(
         &mut self,
         g: &Geometries,
         rings: Range<usize>,
         base: usize,
         k: u8,
-        paint: &ShapePaint,
+        layer: &LayerView,
     ) {
+        let paint = &layer.paint;
         let polygonal = matches!(k, kind::POLYGON | kind::MULTIPOLYGON);
         let mut pb = std::mem::take(&mut self.scratch.path);
         for ring in rings {
             let (a, b) = (g.coords[ring] as usize, g.coords[ring + 1] as usize);
-            let Some((&(x0, y0), rest)) = self.scratch.px[a - base..b - base].split_first() else {
+            let ring_px = &self.scratch.px[a - base..b - base];
+            let Some((&(x0, y0), rest)) = ring_px.split_first() else {
                 continue;
             };
+            if layer.pixel_grid && polygonal && under_a_pixel(ring_px) {
+                continue;
+            }
             pb.move_to(x0, y0);
-            rest.iter().for_each(|&(x, y)| pb.line_to(x, y));
+            if layer.pixel_grid {
+                let pixel = |x: f32, y: f32| (x.floor(), y.floor());
+                let mut last = pixel(x0, y0);
+                let end = rest.len().saturating_sub(1);
+                for (i, &(x, y)) in rest.iter().enumerate() {
+                    if pixel(x, y) != last || i == end {
+                        last = pixel(x, y);
+                        pb.line_to(x, y);
+                    }
+                }
+            } else {
+                rest.iter().for_each(|&(x, y)| pb.line_to(x, y));
+            }
             if polygonal {
                 // A polygon ring ends where it starts (as `geo::Polygon::new`
                 // closes an open ring).
@@ -191,6 +248,18 @@ impl Canvas<'_> {
         }
         self.scratch.path = path.clear();
     }
+}
+
+/// True when `px` spans less than a pixel in x and in y.
+fn under_a_pixel(px: &[(f32, f32)]) -> bool {
+    let (lo, hi) = px.iter().fold(
+        (
+            (f32::INFINITY, f32::INFINITY),
+            (f32::NEG_INFINITY, f32::NEG_INFINITY),
+        ),
+        |(lo, hi), &(x, y)| ((lo.0.min(x), lo.1.min(y)), (hi.0.max(x), hi.1.max(y))),
+    );
+    hi.0 - lo.0 < 1.0 && hi.1 - lo.1 < 1.0
 }
 
 /// The index of the first coordinate of row `row` (the end of the buffer
@@ -260,7 +329,7 @@ mod tests {
     fn view<'a>(g: &'a Geometries, crs: &'a str, symbol: Option<&'a Style>) -> LayerView<'a> {
         LayerView {
             geometries: g,
-            rows: 0..g.len(),
+            rows: (0..g.len()).into(),
             crs,
             paint: ShapePaint {
                 line: Some(ColorU8::from_rgba(0, 0, 0, 255)),
@@ -268,7 +337,17 @@ mod tests {
                 lwd: 1.0,
             },
             symbol,
+            pixel_grid: false,
         }
+    }
+
+    #[test]
+    fn a_list_of_rows_draws_those_rows_in_order() {
+        let rows = [1usize, 0];
+        let r: Rows = rows.as_slice().into();
+        assert_eq!(r.iter().collect::<Vec<_>>(), vec![1, 0]);
+        let r: Rows = (2..4).into();
+        assert_eq!(r.iter().collect::<Vec<_>>(), vec![2, 3]);
     }
 
     /// Rows of raw buffers, as a decoder writes them: rings need not be closed.
@@ -329,6 +408,29 @@ mod tests {
         done.unwrap();
         assert_eq!(rgb(&p, 25, 75), [255, 0, 0]);
         assert_eq!(rgb(&p, 70, 30), [0, 0, 255]);
+    }
+
+    #[test]
+    fn the_pixel_grid_keeps_one_vertex_per_pixel_and_the_ends() {
+        // A line that zigzags inside pixel (10, 89) and then goes to
+        // (90, 10): drawn on the pixel grid, the zigzag is gone; the ends stay.
+        let mut b = GeometryBuilder::default();
+        for (x, y) in [(10.1, 10.1), (10.9, 10.2), (10.2, 10.8), (90.5, 10.5)] {
+            b.push_xy(x, y);
+        }
+        b.close_ring().unwrap();
+        b.close_part().unwrap();
+        b.finish_row(kind::LINESTRING).unwrap();
+        let g = b.finish();
+        let mut grid = view(&g, "EPSG:3857", None);
+        grid.pixel_grid = true;
+        let (p, done) = canvas_draw(&grid);
+        done.unwrap();
+        let (every, _) = canvas_draw(&view(&g, "EPSG:3857", None));
+        assert!(p != every, "the zigzag's vertices are left out");
+        // Both ends drawn: the start pixel and the far end's.
+        assert!(rgb(&p, 10, 89).iter().all(|c| *c < 200));
+        assert!(rgb(&p, 89, 89).iter().all(|c| *c < 200));
     }
 
     #[test]

@@ -20,7 +20,7 @@ pub mod tile_cache;
 pub mod tiles;
 pub mod view;
 
-pub use layer::{LayerView, ShapePaint};
+pub use layer::{LayerView, Rows, ShapePaint};
 pub use tile_cache::TileCacheMode;
 
 use crate::context::Context;
@@ -181,10 +181,11 @@ impl Map {
         let shapes = layer::rows_of(&geometries(doc)?)?;
         self.draw(&LayerView {
             geometries: &shapes,
-            rows: 0..shapes.len(),
+            rows: (0..shapes.len()).into(),
             crs,
             paint: ShapePaint { line, fill, lwd },
             symbol: Some(&point_style),
+            pixel_grid: false,
         })
     }
 

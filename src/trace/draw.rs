@@ -16,7 +16,7 @@ impl Trace {
         for (row, f) in self.features.iter().enumerate() {
             map.draw(&LayerView {
                 geometries: &lines,
-                rows: row..row + 1,
+                rows: (row..row + 1).into(),
                 crs: TRACE_CRS,
                 paint: if f.id == RAINDROP_PATH_ID {
                     path
@@ -24,6 +24,7 @@ impl Trace {
                     flowline
                 },
                 symbol: None,
+                pixel_grid: false,
             })?;
         }
         Ok(())

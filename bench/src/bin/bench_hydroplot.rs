@@ -322,7 +322,8 @@ fn render_alone(network: &Path, figures: &mut Figures) {
         &mut Vec::new(),
     )
     .expect("map");
-    hydroplot::plot::draw_plot_data(&mut map, &data, &PlotRequest::default().styles).expect("draw");
+    hydroplot::plot::draw_plot_data(&mut map, &data, &PlotRequest::default().styles, true)
+        .expect("draw");
     let layers = t.elapsed().as_secs_f64();
     let layers_heap = peak_heap_mb() - held;
     let png = map.png().expect("png");
@@ -405,7 +406,8 @@ fn drawn_map(ctx: &Context, data: &PlotData, cache: &Path) -> (Map, f64) {
     )
     .expect("map");
     let basemap = t.elapsed().as_secs_f64();
-    hydroplot::plot::draw_plot_data(&mut map, data, &PlotRequest::default().styles).expect("draw");
+    hydroplot::plot::draw_plot_data(&mut map, data, &PlotRequest::default().styles, true)
+        .expect("draw");
     (map, basemap)
 }
 

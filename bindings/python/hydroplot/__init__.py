@@ -247,6 +247,7 @@ def plot_hydro(
     size=None,
     file=None,
     properties=None,
+    lod=True,
     context=None,
     output="auto",
     ax=None,
@@ -274,7 +275,11 @@ def plot_hydro(
     default), ``"plot"`` (what the map reads: a smaller download, the same
     map), or a list (or comma string) of network flowline columns added to
     ``"plot"``, such as ``["totdasqkm", "slope"]``; an unknown name raises
-    before any request.
+    before any request. ``lod`` (default True) is the map's level of detail:
+    a map too dense to read at its size shows flowlines by stream order
+    (widths growing with order, the main stem always, features under a pixel
+    left out); ``lod=False`` draws every feature. The data returned is the
+    same either way, and the samples' maps at their usual sizes too.
     """
     if ax is not None and not actually_plot:
         raise ValueError("ax= draws the map: it needs actually_plot=True")
@@ -284,7 +289,7 @@ def plot_hydro(
         outlets=outlets, bbox=bbox, streamorder=streamorder, hydro_data=hydro_data, gpkg=gpkg,
         plot_config=plot_config, basemap=basemap, zoom=zoom, actually_plot=actually_plot,
         overwrite=overwrite, flowline_only=flowline_only, cache_data=cache_data, size=size, file=file,
-        properties=properties,
+        properties=properties, lod=lod,
     )
     kind = _output_kind(output)
     pd = ctypes.c_void_p()

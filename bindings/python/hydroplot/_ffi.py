@@ -129,6 +129,7 @@ _SIGNATURES = {
     "hydroplot_plot_request_set_cache_file": (_status, [_ptr, c_char_p]),
     "hydroplot_plot_request_disable_cache": (_status, [_ptr]),
     "hydroplot_plot_request_set_properties": (_status, [_ptr, c_char_p]),
+    "hydroplot_plot_request_set_lod": (_status, [_ptr, c_bool]),
     "hydroplot_plot": (_status, [_ptr, _ptr, _ptr, _out]),
     # plot data
     "hydroplot_plot_data_free": (None, [_ptr]),

@@ -23,7 +23,7 @@ from ._ffi import check, lib, text
 
 def build_request(
     *, outlets, bbox, streamorder, hydro_data, gpkg, plot_config, basemap, zoom, actually_plot,
-    overwrite, flowline_only, cache_data, size, file, properties=None,
+    overwrite, flowline_only, cache_data, size, file, properties=None, lod=True,
 ):
     """A new request handle owned by the caller (free with ``hydroplot_plot_request_free``)."""
     req = lib.hydroplot_plot_request_new()
@@ -58,6 +58,7 @@ def build_request(
             check(lib.hydroplot_plot_request_set_cache_file(req, text(cache_data)))
         if properties is not None:
             check(lib.hydroplot_plot_request_set_properties(req, text(_properties_spec(properties))))
+        check(lib.hydroplot_plot_request_set_lod(req, bool(lod)))
         return req
     except BaseException:
         lib.hydroplot_plot_request_free(req)

@@ -162,3 +162,18 @@ def test_properties_plot_draws_the_same_map_with_fewer_flowline_columns(ctx):
     with pytest.raises(hydroplot.HydroplotError) as err:
         hydroplot.plot_hydro([13293970], properties="comid,nosuch", context=ctx)
     assert err.value.name == "HYDROPLOT_ERR_INVALID_ARGUMENT" and "nosuch" in err.value.message
+
+
+def test_lod_false_draws_every_feature_of_a_map_too_small_to_show_them(ctx):
+    # At 32 x 24 pixels the Yahara network is too dense to read: the level of
+    # detail (default on) draws it by stream order; lod=False draws it whole.
+    # The data returned is the same; at the default size so is the map.
+    small = dict(basemap="none", size=(32, 24), context=ctx, output="geojson")
+    thinned = hydroplot.plot_hydro([13293970], **small)
+    whole = hydroplot.plot_hydro([13293970], lod=False, **small)
+    assert_is_yahara(thinned)
+    assert_is_yahara(whole)
+    assert thinned.png != whole.png
+    assert thinned["flowline"] == whole["flowline"]
+    usual = dict(basemap="none", context=ctx, output="geojson")
+    assert hydroplot.plot_hydro([13293970], **usual).png == hydroplot.plot_hydro([13293970], lod=False, **usual).png

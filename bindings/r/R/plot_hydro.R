@@ -25,6 +25,11 @@
 #'   map), or a character vector of network flowline columns added to
 #'   `"plot"`, such as `c("totdasqkm", "slope")`; an unknown name is an error
 #'   before any request.
+#' @param lod the map's level of detail (default TRUE): a map too dense to
+#'   read at its size shows flowlines by stream order (widths growing with
+#'   order, the main stem always, features under a pixel left out); FALSE
+#'   draws every feature. The data returned is the same either way, and the
+#'   samples' maps at their usual sizes too.
 #' @param context a [hydroplot_context()]; default: one from the environment.
 #' @return invisibly, a named list of layers (outlets, flowline, basin,
 #'   catchment, network_wtbd, off_network_wtbd), sf objects in NAD83
@@ -39,7 +44,7 @@ plot_hydro <- function(outlets = NULL, bbox = NULL, streamorder = NULL, hydro_da
                        gpkg = NULL, plot_config = NULL, basemap = "Esri.NatGeoWorldMap",
                        zoom = NULL, add = FALSE, actually_plot = TRUE, overwrite = TRUE,
                        flowline_only = NULL, cache_data = NULL, file = NULL, size = NULL,
-                       properties = NULL, context = NULL) {
+                       properties = NULL, lod = TRUE, context = NULL) {
   req <- add_bbox(add_outlets(empty_request(), outlets), bbox)
   if (!is.null(streamorder)) req$streamorder <- if (identical(streamorder, "auto")) -1L else as.integer(streamorder)
   if (!is.null(hydro_data)) req$hydro_data <- path.expand(as.character(hydro_data))
@@ -55,6 +60,7 @@ plot_hydro <- function(outlets = NULL, bbox = NULL, streamorder = NULL, hydro_da
   if (isFALSE(cache_data)) req$no_cache <- TRUE
   if (is.character(cache_data)) req$cache_file <- path.expand(cache_data)
   if (!is.null(properties)) req$properties <- paste(as.character(properties), collapse = ",")
+  req$lod <- isTRUE(lod)
 
   onto <- NULL
   if (isTRUE(add)) {

@@ -8,7 +8,8 @@ empty_request <- function() {
        hydro_data = character(0), gpkg = character(0), png_file = character(0), styles = character(0),
        basemap = character(0), zoom = integer(0), size = integer(0),
        actually_plot = TRUE, overwrite = TRUE, flowline_only = logical(0),
-       no_cache = FALSE, cache_file = character(0), properties = character(0))
+       no_cache = FALSE, cache_file = character(0), properties = character(0),
+       lod = TRUE)
 }
 
 # "EPSG:<code>" of an sf/sfc/bbox object's CRS (NULL when it has none: the

@@ -442,6 +442,7 @@ static hydroplot_status fill_request(hydroplot_plot_request *req, SEXP a) {
     if (Rf_asLogical(field(a, "no_cache")) == TRUE) TRY(hydroplot_plot_request_disable_cache(req));
     if (str_or_null(field(a, "cache_file"))) TRY(hydroplot_plot_request_set_cache_file(req, str_or_null(field(a, "cache_file"))));
     if (str_or_null(field(a, "properties"))) TRY(hydroplot_plot_request_set_properties(req, str_or_null(field(a, "properties"))));
+    TRY(hydroplot_plot_request_set_lod(req, Rf_asLogical(field(a, "lod")) == TRUE));
 #undef TRY
     return s;
 }

@@ -186,6 +186,18 @@ check("properties = \"plot\" draws the same map from fewer flowline columns; a l
   expect_error(plot_hydro(list(13293970), properties = "comid,nosuch"), "HYDROPLOT_ERR_INVALID_ARGUMENT.*nosuch")
 })
 
+check("lod = FALSE draws every feature of a map too small to show them; the data is the same", {
+  # At 32 x 24 pixels the Yahara network is too dense to read: the level of
+  # detail (default on) draws it by stream order; lod = FALSE draws it whole.
+  thinned <- plot_hydro(list(13293970), basemap = "none", size = c(32, 24), file = tempfile(fileext = ".png"))
+  whole <- plot_hydro(list(13293970), basemap = "none", size = c(32, 24), file = tempfile(fileext = ".png"), lod = FALSE)
+  stopifnot(is_yahara(thinned), is_yahara(whole), !identical(attr(thinned, "png"), attr(whole, "png")))
+  stopifnot(identical(sort(thinned$flowline$comid), sort(whole$flowline$comid)))
+  usual <- plot_hydro(list(13293970), basemap = "none", file = tempfile(fileext = ".png"), lod = FALSE)
+  default <- plot_hydro(list(13293970), basemap = "none", file = tempfile(fileext = ".png"))
+  stopifnot(identical(attr(usual, "png"), attr(default, "png")))
+})
+
 check("a gpkg is written, kept without overwrite, and read back", {
   out <- tempfile(fileext = ".gpkg")
   plot_hydro(list(13293970), gpkg = out, actually_plot = FALSE)
