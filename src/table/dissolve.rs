@@ -88,6 +88,10 @@ impl Dissolver {
     /// Adds the polygon and multipolygon rows `rows` of `geometries` (other
     /// rows are ignored), a unit of rows at a time.
     pub fn add_rows(&mut self, geometries: &Geometries, rows: &[usize]) {
+        // Units are merged as a binary counter carries: two of one size make
+        // one of the next, so the edges neighbouring units share cancel in
+        // small tables, and the large table only sees what is left.
+        let mut merged: Vec<(u32, Dissolver)> = Vec::new();
         for unit in rows.chunks(ROWS_PER_UNIT) {
             // Shared edges cancel as they come: about half are ever held.
             let edges: usize = unit.iter().map(|&r| geometries.row_xy(r).len() / 2).sum();
@@ -98,7 +102,15 @@ impl Dissolver {
             for &row in unit {
                 counts.add_row(geometries, row);
             }
-            *self = std::mem::take(self).merge(counts);
+            let mut carry = (0, counts);
+            while merged.last().is_some_and(|(level, _)| *level == carry.0) {
+                let (level, previous) = merged.pop().expect("just seen");
+                carry = (level + 1, previous.merge(carry.1));
+            }
+            merged.push(carry);
+        }
+        for (_, d) in merged.into_iter().rev() {
+            *self = std::mem::take(self).merge(d);
         }
     }
 
@@ -195,49 +207,48 @@ impl Dissolver {
     /// The remaining edges joined into closed rings. Every vertex has as
     /// many edges in as out (each input ring is closed, and a cancelled pair
     /// takes one of each), so a walk from any edge returns to its start.
+    ///
+    /// The edges are sorted by their start, and the next edge of a walk is
+    /// found by binary search: a walk goes from a vertex to a near one, so
+    /// its searches end in the same part of the array and stay in cache.
     fn rings(self) -> Vec<LineString<f64>> {
-        // The edges, and per start vertex a list of its edges not yet walked
-        // (`first` holds the head, `next` links the rest).
         let mut edges: Vec<[Vertex; 2]> = Vec::with_capacity(self.0.len());
         for ([a, b], count) in self.0 {
             let edge = if count > 0 { [a, b] } else { [b, a] };
             edges.extend(std::iter::repeat_n(edge, count.unsigned_abs() as usize));
         }
-        let mut first: HashMap<Vertex, u32, BuildHasherDefault<MixHasher>> =
-            HashMap::with_capacity_and_hasher(edges.len(), Default::default());
-        let mut next = vec![u32::MAX; edges.len()];
-        for (i, [from, _]) in edges.iter().enumerate() {
-            if let Some(previous) = first.insert(*from, i as u32) {
-                next[i] = previous;
-            }
-        }
-        let mut take = |at: &Vertex| -> Option<usize> {
-            let head = first.get_mut(at)?;
-            let edge = *head;
-            if edge == u32::MAX {
-                return None;
-            }
-            *head = next[edge as usize];
-            Some(edge as usize)
+        edges.sort_unstable();
+        let walked: Vec<std::cell::Cell<bool>> = vec![Default::default(); edges.len()];
+        // An edge from `at` not yet walked, marked walked.
+        let take = |at: Vertex| -> Option<usize> {
+            let from = edges.partition_point(|e| e[0] < at);
+            let i = (from..edges.len())
+                .take_while(|&i| edges[i][0] == at)
+                .find(|&i| !walked[i].get())?;
+            walked[i].set(true);
+            Some(i)
         };
+        // Marks edge `e` walked; false when it was.
+        let take_exactly = |e: usize| !walked[e].replace(true);
         let mut rings = Vec::new();
-        for [start, _] in &edges {
-            while let Some(e) = take(start) {
-                let mut at = edges[e][1];
-                let mut ring = vec![coord(*start), coord(at)];
-                while at != *start {
-                    match take(&at) {
-                        Some(e) => {
-                            at = edges[e][1];
-                            ring.push(coord(at));
-                        }
-                        // Unreachable for closed input; the part walked is dropped.
-                        None => break,
+        for e in 0..edges.len() {
+            let [start, mut at] = edges[e];
+            if !take_exactly(e) {
+                continue; // walked already
+            }
+            let mut ring = vec![coord(start), coord(at)];
+            while at != start {
+                match take(at) {
+                    Some(next) => {
+                        at = edges[next][1];
+                        ring.push(coord(at));
                     }
+                    // Unreachable for closed input; the part walked is dropped.
+                    None => break,
                 }
-                if at == *start && ring.len() >= 4 {
-                    rings.push(LineString::from(ring));
-                }
+            }
+            if at == start && ring.len() >= 4 {
+                rings.push(LineString::from(ring));
             }
         }
         rings
