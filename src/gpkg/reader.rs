@@ -191,6 +191,11 @@ impl GeoPackage {
         // The rows in the order of `ids`: usually already so for flowlines
         // (ids in file order), then without a copy.
         let keys = table.column(&key.to_ascii_lowercase());
+        let in_order = table.len() == unique.len()
+            && (0..table.len()).all(|row| keys.and_then(|k| k.i64(row)) == Some(unique[row]));
+        if in_order {
+            return Ok(table);
+        }
         let mut by_id: HashMap<i64, Vec<usize>> = HashMap::with_capacity(unique.len());
         for row in 0..table.len() {
             if let Some(id) = keys.and_then(|k| k.i64(row)) {
