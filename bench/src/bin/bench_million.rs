@@ -1,0 +1,179 @@
+//! Issue 26's case: the whole basin of a million-flowline generated network
+//! (`bench_make_network --cols 50 --rows 20 --topology-index`) from the local
+//! file, against the cost of reading its bytes.
+//!
+//! Usage: `bench_million NETWORK.gpkg HYDROPLOT OUTLET MAP.png [OUT.json]`.
+//! Measures, page cache warm:
+//! - the SQLite scan bound: every geometry blob of the flowlines, catchments
+//!   and waterbodies stepped through by SQLite alone (this process);
+//! - `hydroplot plot` of the outlet's basin with its map (no basemap), and
+//!   flowline-only without a map, each a child process under GNU time;
+//! - R's `sf::st_read` of the flowline layer (the reference's first step)
+//!   when `Rscript` has sf;
+//! - the map's ink: the share of the data area's pixels that are not the
+//!   white background, the data area being the network's extent projected
+//!   with the Web Mercator formula through the map's world file.
+
+use hydroplot_bench::{measured, run, Figures, Run};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+const USAGE: &str = "usage: bench_million NETWORK.gpkg HYDROPLOT OUTLET MAP.png [OUT.json]";
+
+/// The layers the scan bound reads, as the generator names them.
+const SCANNED: [&str; 3] = ["NHDFlowline_Network", "CatchmentSP", "NHDWaterbody"];
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let [network, cli, outlet, map] = [0, 1, 2, 3].map(|i| args.get(i).expect(USAGE).clone());
+    let (network, cli, map) = (
+        PathBuf::from(network),
+        PathBuf::from(cli),
+        PathBuf::from(map),
+    );
+    let work = std::env::temp_dir().join(format!("bench-million-{}", std::process::id()));
+    std::fs::create_dir_all(&work).expect("a scratch folder");
+    let stats = work.join("time.txt");
+    let mut f = Figures::default();
+
+    scan_bound(&network); // warms the page cache
+    let (bound, bytes) = scan_bound(&network);
+    f.put("million_scan_bound_wall", bound, "s");
+    f.put("million_scan_bytes", bytes as f64 / 1e9, "GB");
+
+    let plot = |extra: &[&str]| -> Run {
+        let mut cmd = measured(&cli, &stats);
+        cmd.args(["plot", "--comid", &outlet, "--hydro-data"])
+            .arg(&network)
+            .args(extra);
+        run(&mut cmd, &stats)
+    };
+    let _ = std::fs::remove_file(&map);
+    let full = plot(&[
+        "--basemap",
+        "none",
+        "--world-file",
+        "--out",
+        map.to_str().expect(USAGE),
+    ]);
+    put_run(&mut f, "million_full", &full);
+    f.put("million_flowlines", count(&full.stdout, "flowline"), "");
+    let lean = plot(&["--flowline-only", "--no-plot"]);
+    put_run(&mut f, "million_flowline_only", &lean);
+    f.put("million_full_over_bound", full.wall / bound, "x");
+    f.put("million_flowline_only_over_bound", lean.wall / bound, "x");
+    f.put("million_ink", ink(&map, extent(&network)), "");
+
+    if r_has_sf() {
+        let mut cmd = measured("Rscript", &stats);
+        let read = format!(
+            "invisible(sf::st_read({:?}, 'NHDFlowline_Network', quiet = TRUE))",
+            network.display().to_string()
+        );
+        cmd.args(["-e", &read]);
+        put_run(&mut f, "million_sf_st_read", &run(&mut cmd, &stats));
+    }
+    let _ = std::fs::remove_dir_all(&work);
+    f.save(args.get(4).cloned());
+}
+
+fn put_run(f: &mut Figures, name: &str, r: &Run) {
+    f.put(&format!("{name}_wall"), r.wall, "s");
+    f.put(&format!("{name}_cpu"), r.cpu, "s");
+    f.put(&format!("{name}_peak_rss"), r.peak_rss_mb, "MB");
+}
+
+fn count(stdout: &str, layer: &str) -> f64 {
+    hydroplot_bench::printed_count(stdout, layer)
+}
+
+/// Seconds for SQLite to step through every geometry of [`SCANNED`], and the
+/// blob bytes it handed over (each blob's first and last byte are read).
+fn scan_bound(network: &Path) -> (f64, usize) {
+    let db =
+        rusqlite::Connection::open_with_flags(network, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+            .expect("the network GeoPackage");
+    let t = Instant::now();
+    let (mut bytes, mut touched) = (0usize, 0u64);
+    for table in SCANNED {
+        let mut stmt = db
+            .prepare(&format!("SELECT geom FROM \"{table}\""))
+            .expect("a geometry query");
+        let mut rows = stmt.query([]).expect("the scan");
+        while let Some(row) = rows.next().expect("a row") {
+            if let Ok(blob) = row.get_ref(0).expect("a column").as_blob() {
+                bytes += blob.len();
+                touched += u64::from(blob.first().copied().unwrap_or(0))
+                    + u64::from(blob.last().copied().unwrap_or(0));
+            }
+        }
+    }
+    std::hint::black_box(touched);
+    (t.elapsed().as_secs_f64(), bytes)
+}
+
+/// The box around the flowlines and catchments (`gpkg_contents`), lon/lat.
+fn extent(network: &Path) -> [f64; 4] {
+    let db =
+        rusqlite::Connection::open_with_flags(network, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+            .expect("the network GeoPackage");
+    db.query_row(
+        "SELECT min(min_x), min(min_y), max(max_x), max(max_y) FROM gpkg_contents \
+         WHERE table_name IN ('NHDFlowline_Network', 'CatchmentSP')",
+        [],
+        |r| Ok([r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?]),
+    )
+    .expect("the extent")
+}
+
+/// The share of the pixels inside `extent` (lon/lat) that are not white,
+/// located through the world file beside `png` (`.pgw`: pixel size x, two
+/// rotations, pixel size y, then the centre of the top-left pixel, metres).
+fn ink(png: &Path, extent: [f64; 4]) -> f64 {
+    let decoder = png::Decoder::new(std::io::BufReader::new(
+        std::fs::File::open(png).expect("the map"),
+    ));
+    let mut reader = decoder.read_info().expect("a PNG");
+    let mut buf = vec![0; reader.output_buffer_size().expect("a size")];
+    let info = reader.next_frame(&mut buf).expect("the pixels");
+    let channels = info.color_type.samples();
+    let world: Vec<f64> = std::fs::read_to_string(png.with_extension("pgw"))
+        .expect("the world file")
+        .split_whitespace()
+        .map(|v| v.parse().expect("a number"))
+        .collect();
+    let (sx, sy, x0, y0) = (world[0], world[3], world[4], world[5]);
+    let mercator = |lon: f64, lat: f64| {
+        const R: f64 = 6_378_137.0;
+        let (l, p) = (lon.to_radians(), lat.to_radians());
+        (
+            R * l,
+            R * (std::f64::consts::FRAC_PI_4 + p / 2.0).tan().ln(),
+        )
+    };
+    let (ax, ay) = mercator(extent[0], extent[3]);
+    let (bx, by) = mercator(extent[2], extent[1]);
+    let column = |x: f64| ((x - x0) / sx + 0.5).clamp(0.0, f64::from(info.width)) as u32;
+    let row = |y: f64| ((y - y0) / sy + 0.5).clamp(0.0, f64::from(info.height)) as u32;
+    let (mut inked, mut all) = (0u64, 0u64);
+    for r in row(ay)..row(by) {
+        for c in column(ax)..column(bx) {
+            let at = (r * info.width + c) as usize * channels;
+            let pixel = &buf[at..at + channels.min(3)];
+            inked += u64::from(pixel.iter().any(|&v| v != 255));
+            all += 1;
+        }
+    }
+    inked as f64 / all.max(1) as f64
+}
+
+/// True when `Rscript` runs and has the sf package.
+fn r_has_sf() -> bool {
+    std::process::Command::new("Rscript")
+        .args([
+            "-e",
+            "quit(status = !requireNamespace('sf', quietly = TRUE))",
+        ])
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
