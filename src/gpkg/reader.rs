@@ -276,6 +276,29 @@ impl GeoPackage {
     /// NAD83 lon/lat): an R-tree prefilter when the file has the index, then an
     /// exact intersection test. Features without a geometry never match.
     pub fn read_bbox(&self, c: Collection, bbox: [f64; 4]) -> Result<Table> {
+        let mut rows = Rows::new(self.layer(c)?);
+        self.select_in_bbox(c, bbox, &mut rows)?;
+        rows.finish()
+    }
+
+    /// The features of [`GeoPackage::read_bbox`], handed to `each` in tables
+    /// of at most `batch` rows: a caller that splits them never holds the
+    /// layer twice.
+    pub fn for_each_in_bbox(
+        &self,
+        c: Collection,
+        bbox: [f64; 4],
+        batch: usize,
+        each: &mut dyn FnMut(Table) -> Result<()>,
+    ) -> Result<()> {
+        let mut rows = Rows::new(self.layer(c)?);
+        rows.batch = Some((batch.max(1), each));
+        self.select_in_bbox(c, bbox, &mut rows)?;
+        rows.flush()
+    }
+
+    /// Runs the query of [`GeoPackage::read_bbox`] into `rows`.
+    fn select_in_bbox(&self, c: Collection, bbox: [f64; 4], rows: &mut Rows) -> Result<()> {
         let [x0, y0, x1, y1] = bbox;
         if bbox.iter().any(|v| !v.is_finite()) || x0 > x1 || y0 > y1 {
             return Err(Error::InvalidArgument(format!(
@@ -292,7 +315,6 @@ impl GeoPackage {
             bbox,
             file_bbox,
         };
-        let mut rows = Rows::new(layer);
         match &layer.rtree {
             Some(rtree) => {
                 let [fx0, fy0, fx1, fy1] = file_bbox;
@@ -303,14 +325,13 @@ impl GeoPackage {
                     quote(rtree),
                     quote(&layer.pk)
                 );
-                self.query(&mut rows, &sql, [fx0, fy0, fx1, fy1], Keep::InBox(&filter))?;
+                self.query(rows, &sql, [fx0, fy0, fx1, fy1], Keep::InBox(&filter))
             }
             None => {
                 let sql = format!("{} ORDER BY {}", layer.select(), quote(&layer.pk));
-                self.query(&mut rows, &sql, [], Keep::InBox(&filter))?;
+                self.query(rows, &sql, [], Keep::InBox(&filter))
             }
         }
-        rows.finish()
     }
 
     /// The gage whose `SOURCE_FEA` (site number, e.g. `05429500`) is

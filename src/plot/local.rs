@@ -3,7 +3,7 @@
 
 use super::outlets::{linked_data_id, outlet_point, site_number, Resolved};
 use super::request::{Outlet, PlotRequest};
-use super::subset::{cores, extent, wbareacomi_of, Basins, Subset};
+use super::subset::{cores, extent, split_waterbodies, wbareacomi_of, Basins, Subset};
 use super::thinning::Thinning;
 use crate::collection::Collection;
 use crate::context::Context;
@@ -289,10 +289,10 @@ fn in_bbox(gpkg: &GeoPackage, req: &PlotRequest, bbox: [f64; 4]) -> Result<Subse
 }
 
 /// Waterbodies, NHDArea, non-network flowlines and gages intersecting `bbox`;
-/// layers the file lacks stay empty.
+/// layers the file lacks stay empty. The waterbodies are split into network
+/// and off-network ones a batch at a time, so the layer is never held twice.
 fn add_bbox_layers(gpkg: &GeoPackage, subset: &mut Subset, bbox: [f64; 4]) -> Result<()> {
     for (collection, target) in [
-        (Collection::Waterbody, &mut subset.waterbodies),
         (Collection::Area, &mut subset.areas),
         (Collection::FlowlineNonNetwork, &mut subset.nonnetwork),
         (Collection::Gage, &mut subset.gages),
@@ -301,8 +301,25 @@ fn add_bbox_layers(gpkg: &GeoPackage, subset: &mut Subset, bbox: [f64; 4]) -> Re
             *target = gpkg.read_bbox(collection, bbox)?;
         }
     }
+    if gpkg.has_layer(Collection::Waterbody) {
+        let wbareacomi =
+            (subset.network_wbareacomi.take()).unwrap_or_else(|| wbareacomi_of(&subset.flowlines));
+        let (mut network, mut off_network) = (Vec::new(), Vec::new());
+        gpkg.for_each_in_bbox(Collection::Waterbody, bbox, WATERBODY_BATCH, &mut |batch| {
+            let (n, o) = split_waterbodies(&batch, &wbareacomi);
+            network.push(n);
+            off_network.push(o);
+            Ok(())
+        })?;
+        let concat = |parts: Vec<Table>| Table::concat(&parts).map_err(Error::Gpkg);
+        subset.network_waterbodies = Some(concat(network)?);
+        subset.waterbodies = concat(off_network)?;
+    }
     Ok(())
 }
+
+/// Waterbodies per batch while they are split.
+const WATERBODY_BATCH: usize = 16_384;
 
 /// Resolves an outlet locally: comids directly, gauge sites through the
 /// `Gage` layer (the index service only when the file has none), points by

@@ -19,7 +19,11 @@ pub struct Subset {
     pub basins: Table,
     pub flowlines: Table,
     pub catchments: Table,
+    /// The waterbodies; only the off-network ones when
+    /// `network_waterbodies` is set.
     pub waterbodies: Table,
+    /// The network waterbodies when split off while reading.
+    pub network_waterbodies: Option<Table>,
     pub areas: Table,
     pub nonnetwork: Table,
     pub gages: Table,
@@ -36,14 +40,14 @@ impl Subset {
     /// layer becomes a table here.
     pub fn into_plot_data(self) -> Result<PlotData> {
         let outlets = outlets::table(&self.outlets).map_err(internal("outlets"))?;
-        let wbareacomi = self
-            .network_wbareacomi
-            .unwrap_or_else(|| wbareacomi_of(&self.flowlines));
-        let mask = key_mask(&self.waterbodies, "comid", &wbareacomi);
-        let network = self.waterbodies.filter(&mask);
-        let off_network = self
-            .waterbodies
-            .filter(&mask.iter().map(|m| !m).collect::<Vec<_>>());
+        let (network, off_network) = match self.network_waterbodies {
+            Some(network) => (network, self.waterbodies),
+            None => {
+                let wbareacomi =
+                    (self.network_wbareacomi).unwrap_or_else(|| wbareacomi_of(&self.flowlines));
+                split_waterbodies(&self.waterbodies, &wbareacomi)
+            }
+        };
         let bbox = self.requested_bbox.unwrap_or_else(|| {
             [
                 self.basins.bbox(),
@@ -76,6 +80,17 @@ impl Subset {
         }
         Ok(data)
     }
+}
+
+/// The network waterbodies of `waterbodies` (whose `comid` is among the
+/// flowlines' `wbareacomi`), and the others.
+pub fn split_waterbodies(waterbodies: &Table, wbareacomi: &HashSet<i64>) -> (Table, Table) {
+    let mask = key_mask(waterbodies, "comid", wbareacomi);
+    let network = waterbodies.filter(&mask);
+    (
+        network,
+        waterbodies.filter(&mask.iter().map(|m| !m).collect::<Vec<_>>()),
+    )
 }
 
 /// The box around the geometries of `catchments` and `flowlines`, by which

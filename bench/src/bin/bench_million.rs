@@ -3,7 +3,7 @@
 //! file, against the cost of reading its bytes.
 //!
 //! Usage: `bench_million NETWORK.gpkg HYDROPLOT OUTLET MAP.png [OUT.json]`.
-//! Measures, page cache warm:
+//! Measures, page cache warm (the scan bound: the best of three passes):
 //! - the SQLite scan bound: every geometry blob of the flowlines, catchments
 //!   and waterbodies stepped through by SQLite alone (this process);
 //! - `hydroplot plot` of the outlet's basin with its map (no basemap), and
@@ -36,8 +36,10 @@ fn main() {
     let stats = work.join("time.txt");
     let mut f = Figures::default();
 
-    scan_bound(&network); // warms the page cache
-    let (bound, bytes) = scan_bound(&network);
+    // The first pass warms the page cache; the best of three then counts.
+    let scans: Vec<(f64, usize)> = (0..4).map(|_| scan_bound(&network)).skip(1).collect();
+    let bound = scans.iter().map(|s| s.0).fold(f64::INFINITY, f64::min);
+    let bytes = scans[0].1;
     f.put("million_scan_bound_wall", bound, "s");
     f.put("million_scan_bytes", bytes as f64 / 1e9, "GB");
 
