@@ -1294,6 +1294,7 @@ enum hydroplot_status hydroplot_plot_data_layer_geojson(const struct hydroplot_p
  * - utf8 with the canonical `arrow.json` extension: a column holding an
  *   array or object anywhere; every value is its JSON text, strings quoted;
  * - utf8 nulls: a column without any value.
+ *
  * A missing or null value is a null. The values are those of
  * `hydroplot_plot_data_layer_geojson`.
  *

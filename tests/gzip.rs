@@ -87,9 +87,7 @@ fn the_size_cap_counts_the_decoded_body() {
         ctx.http = HttpClient::new(&config).unwrap().with_response_limit(limit);
         ctx.get(Service::Index, &url)
     };
-    let e = capped(limit)
-        .err()
-        .expect("a decoded body over the cap is refused");
+    let e = capped(limit).expect_err("a decoded body over the cap is refused");
     assert!(matches!(e, Error::Service(_)), "{e:?}");
     assert!(
         e.to_string().contains(&format!("{limit}-byte limit")),

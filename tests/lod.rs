@@ -246,9 +246,8 @@ fn the_data_is_never_thinned() {
 
 #[test]
 fn the_c_setter_turns_the_level_of_detail_off() {
-    use hydroplot::ffi::context::{hydroplot_context_free, hydroplot_context_new};
+    use hydroplot::ffi::context::hydroplot_context_new;
     use hydroplot::ffi::hydroplot_status::*;
-    use hydroplot::ffi::plot_data::hydroplot_plot_data_free;
     use hydroplot::ffi::plot_request::*;
     use std::ffi::CString;
     assert_eq!(
@@ -273,14 +272,7 @@ fn the_c_setter_turns_the_level_of_detail_off() {
         ] {
             assert_eq!(status, HYDROPLOT_OK);
         }
-        let mut pd = std::ptr::null_mut();
-        assert_eq!(
-            hydroplot_plot(ctx, req, std::ptr::null_mut(), &mut pd),
-            HYDROPLOT_OK
-        );
-        hydroplot_plot_data_free(pd);
-        hydroplot_plot_request_free(req);
-        hydroplot_context_free(ctx);
+        support::c_api::plot_and_free(ctx, req);
         std::fs::read(png).unwrap()
     };
     let default = c_map(None, "default.png");

@@ -5,11 +5,10 @@
 //! its own cache entry; the C setter takes the same words. Counts come from the mock's request log; bytes from
 //! replaying the logged requests against the mock.
 
-use hydroplot::ffi::context::{
-    hydroplot_context_free, hydroplot_context_new, hydroplot_context_set_option,
-};
+mod support;
+
+use hydroplot::ffi::context::{hydroplot_context_new, hydroplot_context_set_option};
 use hydroplot::ffi::hydroplot_status::{self, *};
-use hydroplot::ffi::plot_data::hydroplot_plot_data_free;
 use hydroplot::http::Service;
 use hydroplot::plot::{plot_hydro, CacheSetting, Layer, Outlet, PlotRequest, Properties};
 use hydroplot::{Context, Error};
@@ -240,14 +239,7 @@ fn c_plot(server: &MockServer, spec: Option<&str>) -> (hydroplot_status, Option<
         spec.as_ref().map_or(std::ptr::null(), |s| s.as_ptr()),
     );
     server.clear_requests();
-    let mut pd = std::ptr::null_mut();
-    assert_eq!(
-        hydroplot_plot(ctx, req, std::ptr::null_mut(), &mut pd),
-        HYDROPLOT_OK
-    );
-    hydroplot_plot_data_free(pd);
-    hydroplot_plot_request_free(req);
-    hydroplot_context_free(ctx);
+    support::c_api::plot_and_free(ctx, req);
     let log = server.requests();
     let items = items_requests(&log);
     let all_slim = items.iter().all(|r| r.query.contains("properties="));

@@ -233,10 +233,9 @@ impl GeoPackage {
         batch: usize,
         each: &mut dyn FnMut(Table) -> Result<()>,
     ) -> Result<()> {
-        let mut rows = Rows::new(self.layer(c)?);
-        rows.batch = Some((batch.max(1), each));
-        self.select_by_ids(c, ids, &mut rows)?;
-        rows.flush()
+        self.in_batches(c, batch, each, |rows| {
+            self.select_by_ids(c, ids, rows).map(drop)
+        })
     }
 
     /// Runs the queries of [`GeoPackage::read_by_ids`] into `rows`: one pass
@@ -291,9 +290,21 @@ impl GeoPackage {
         batch: usize,
         each: &mut dyn FnMut(Table) -> Result<()>,
     ) -> Result<()> {
+        self.in_batches(c, batch, each, |rows| self.select_in_bbox(c, bbox, rows))
+    }
+
+    /// Runs `select` on the layer `c` with its rows handed to `each` in
+    /// tables of at most `batch` rows.
+    fn in_batches(
+        &self,
+        c: Collection,
+        batch: usize,
+        each: &mut BatchReceiver,
+        select: impl FnOnce(&mut Rows) -> Result<()>,
+    ) -> Result<()> {
         let mut rows = Rows::new(self.layer(c)?);
         rows.batch = Some((batch.max(1), each));
-        self.select_in_bbox(c, bbox, &mut rows)?;
+        select(&mut rows)?;
         rows.flush()
     }
 

@@ -4,6 +4,7 @@
 //! of them.
 #![allow(dead_code)]
 
+pub mod c_api;
 pub mod georef;
 
 use hydroplot::config::Config;
