@@ -23,6 +23,14 @@ impl Figures {
     }
 
     /// A figure put earlier.
+    /// A measured child process's wall time, CPU time and peak RSS, as
+    /// `{name}_wall`, `{name}_cpu` and `{name}_peak_rss`.
+    pub fn put_run(&mut self, name: &str, r: &Run) {
+        self.put(&format!("{name}_wall"), r.wall, "s");
+        self.put(&format!("{name}_cpu"), r.cpu, "s");
+        self.put(&format!("{name}_peak_rss"), r.peak_rss_mb, "MB");
+    }
+
     pub fn get(&self, name: &str) -> Option<f64> {
         self.0.get(name)?.as_f64()
     }

@@ -22,12 +22,6 @@ const PAGE_SIZE: u32 = 1000;
 const CONNECTIONS: usize = 8;
 const MAP_SIZE: &str = "2048x2048";
 
-fn put_run(figures: &mut Figures, name: &str, r: &Run) {
-    figures.put(&format!("{name}_wall"), r.wall, "s");
-    figures.put(&format!("{name}_cpu"), r.cpu, "s");
-    figures.put(&format!("{name}_peak_rss"), r.peak_rss_mb, "MB");
-}
-
 fn main() {
     let BoxArgs {
         network,
@@ -59,7 +53,7 @@ fn main() {
     let log = mock.take_log();
     let flowlines = printed_count(&fetch.stdout, "flowline");
     figures.put("bbox_flowlines", flowlines, "flowlines");
-    put_run(&mut figures, "bbox_fetch", &fetch);
+    figures.put_run("bbox_fetch", &fetch);
     let cpu = cpu_s();
     let (bound, bytes, _) = replay(&log, CONNECTIONS);
     let bound_cpu = cpu_s() - cpu;
@@ -72,7 +66,7 @@ fn main() {
     let cache = work.join("plot-cache.sqlite");
     let cache_arg = cache.to_str().expect("a UTF-8 temporary path");
     let write = hydroplot(&["--no-plot", "--cache-file", cache_arg]);
-    put_run(&mut figures, "bbox_cache_write", &write);
+    figures.put_run("bbox_cache_write", &write);
     figures.put(
         "bbox_cache_size",
         std::fs::metadata(&cache).map_or(0, |m| m.len()) as f64 / 1e6,
@@ -84,7 +78,7 @@ fn main() {
         flowlines,
         "the hit's flowlines"
     );
-    put_run(&mut figures, "bbox_cache_hit", &hit);
+    figures.put_run("bbox_cache_hit", &hit);
 
     let png = work.join("map.png");
     let png_arg = png.to_str().expect("a UTF-8 temporary path");
@@ -98,7 +92,7 @@ fn main() {
     ];
     hydroplot(&map_args); // fills the tile cache
     let map = hydroplot(&map_args);
-    put_run(&mut figures, "bbox_map_from_cache", &map);
+    figures.put_run("bbox_map_from_cache", &map);
 
     let geojson = work.join("layers.json");
     let geojson_arg = geojson.to_str().expect("a UTF-8 temporary path");
@@ -109,7 +103,7 @@ fn main() {
         "--geojson",
         geojson_arg,
     ]);
-    put_run(&mut figures, "bbox_geojson_out", &out_json);
+    figures.put_run("bbox_geojson_out", &out_json);
     figures.put(
         "bbox_geojson_size",
         std::fs::metadata(&geojson).map_or(0, |m| m.len()) as f64 / 1e6,
@@ -180,7 +174,7 @@ fn gdal_case(
         "--gpkg",
         cli_gpkg.to_str().expect("a UTF-8 temporary path"),
     ]);
-    put_run(figures, "bbox_cli_gpkg", &cli);
+    figures.put_run("bbox_cli_gpkg", &cli);
     let ogr_gpkg = work.join("ogr.gpkg");
     let mut cmd = measured("ogr2ogr", &stats);
     cmd.args(["-f", "GPKG"])
@@ -192,7 +186,7 @@ fn gdal_case(
         .env("GDAL_DRIVER_PATH", plugins)
         .envs(env.iter().cloned());
     let ogr = run(&mut cmd, &stats);
-    put_run(figures, "bbox_ogr2ogr_gpkg", &ogr);
+    figures.put_run("bbox_ogr2ogr_gpkg", &ogr);
     let count = |gpkg: &Path, table: &str| -> f64 {
         let db =
             rusqlite::Connection::open_with_flags(gpkg, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)

@@ -58,10 +58,10 @@ fn main() {
         "--out",
         map.to_str().expect(USAGE),
     ]);
-    put_run(&mut f, "million_full", &full);
+    f.put_run("million_full", &full);
     f.put("million_flowlines", count(&full.stdout, "flowline"), "");
     let lean = plot(&["--flowline-only", "--no-plot"]);
-    put_run(&mut f, "million_flowline_only", &lean);
+    f.put_run("million_flowline_only", &lean);
     f.put("million_full_over_bound", full.wall / bound, "x");
     f.put("million_flowline_only_over_bound", lean.wall / bound, "x");
     f.put("million_ink", ink(&map, extent(&network)), "");
@@ -73,16 +73,10 @@ fn main() {
             network.display().to_string()
         );
         cmd.args(["-e", &read]);
-        put_run(&mut f, "million_sf_st_read", &run(&mut cmd, &stats));
+        f.put_run("million_sf_st_read", &run(&mut cmd, &stats));
     }
     let _ = std::fs::remove_dir_all(&work);
     f.save(args.get(4).cloned());
-}
-
-fn put_run(f: &mut Figures, name: &str, r: &Run) {
-    f.put(&format!("{name}_wall"), r.wall, "s");
-    f.put(&format!("{name}_cpu"), r.cpu, "s");
-    f.put(&format!("{name}_peak_rss"), r.peak_rss_mb, "MB");
 }
 
 fn count(stdout: &str, layer: &str) -> f64 {
