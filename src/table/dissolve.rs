@@ -13,6 +13,7 @@
 
 use super::geometry::{kind, Geometries};
 use geo::{Geometry, LineString, Polygon};
+use std::collections::hash_map::Entry;
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
@@ -88,6 +89,10 @@ impl Dissolver {
     /// Adds the polygon and multipolygon rows `rows` of `geometries` (other
     /// rows are ignored), a unit of rows at a time.
     pub fn add_rows(&mut self, geometries: &Geometries, rows: &[usize]) {
+        // Each unit is counted in one table kept for all of them, so its
+        // memory is touched once, not once a unit; what a unit leaves (its
+        // outline, a small share) moves to a table of its own size.
+        let mut scratch = Dissolver::default();
         // Units are merged as a binary counter carries: two of one size make
         // one of the next, so the edges neighbouring units share cancel in
         // small tables, and the large table only sees what is left.
@@ -95,14 +100,13 @@ impl Dissolver {
         for unit in rows.chunks(ROWS_PER_UNIT) {
             // Shared edges cancel as they come: about half are ever held.
             let edges: usize = unit.iter().map(|&r| geometries.row_xy(r).len() / 2).sum();
-            let mut counts = Dissolver(HashMap::with_capacity_and_hasher(
-                edges / 2,
-                Default::default(),
-            ));
+            scratch.0.reserve(edges / 2);
             for &row in unit {
-                counts.add_row(geometries, row);
+                scratch.add_row(geometries, row);
             }
-            let mut carry = (0, counts);
+            let mut counts = HashMap::with_capacity_and_hasher(scratch.0.len(), Default::default());
+            counts.extend(scratch.0.drain());
+            let mut carry = (0, Dissolver(counts));
             while merged.last().is_some_and(|(level, _)| *level == carry.0) {
                 let (level, previous) = merged.pop().expect("just seen");
                 carry = (level + 1, previous.merge(carry.1));
@@ -158,10 +162,16 @@ impl Dissolver {
         } else {
             ([q, p], -times)
         };
-        let count = self.0.entry(key).or_insert(0);
-        *count += delta;
-        if *count == 0 {
-            self.0.remove(&key);
+        match self.0.entry(key) {
+            Entry::Occupied(mut e) => {
+                *e.get_mut() += delta;
+                if *e.get() == 0 {
+                    e.remove();
+                }
+            }
+            Entry::Vacant(e) => {
+                e.insert(delta);
+            }
         }
     }
 
@@ -204,14 +214,18 @@ impl Dissolver {
         }
     }
 
-    /// The remaining edges joined into closed rings. Every vertex has as
-    /// many edges in as out (each input ring is closed, and a cancelled pair
-    /// takes one of each), so a walk from any edge returns to its start.
+    /// The remaining edges joined into closed rings, each in the direction
+    /// of its edges: counter-clockwise around what the polygons added cover
+    /// (an outline), clockwise around what they leave uncovered inside it
+    /// (a hole). Every vertex has as many edges in as out (each input ring
+    /// is closed, and a cancelled pair takes one of each), so a walk from
+    /// any edge returns to its start. The coordinates are those added, bit
+    /// for bit.
     ///
     /// The edges are sorted by their start, and the next edge of a walk is
     /// found by binary search: a walk goes from a vertex to a near one, so
     /// its searches end in the same part of the array and stay in cache.
-    fn rings(self) -> Vec<LineString<f64>> {
+    pub fn rings(self) -> Vec<LineString<f64>> {
         let mut edges: Vec<[Vertex; 2]> = Vec::with_capacity(self.0.len());
         for ([a, b], count) in self.0 {
             let edge = if count > 0 { [a, b] } else { [b, a] };
