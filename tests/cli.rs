@@ -540,3 +540,46 @@ fn cli_fetches_every_column_only_for_a_data_output() {
     assert_eq!(run(&["--properties", "all"]), 0);
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// With only a map to write, the CLI reads only the layers the map draws
+/// and prints their counts; a data output reads and prints every layer.
+/// The map is the same byte for byte.
+#[test]
+fn cli_reads_only_the_drawn_layers_for_a_map_alone() {
+    let dir = temp_dir("drawn-layers");
+    let run = |name: &str, extra: &[&str]| {
+        let png = dir.join(name);
+        let args = [
+            "plot",
+            "--sample",
+            "--no-cache",
+            "--out",
+            png.to_str().unwrap(),
+        ];
+        let out = hydroplot(None, &[&args[..], extra].concat());
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        let layers: Vec<String> = text(&out.stdout)
+            .lines()
+            .filter(|l| l.ends_with(" features"))
+            .filter_map(|l| l.split_whitespace().next().map(str::to_string))
+            .collect();
+        (std::fs::read(&png).unwrap(), layers)
+    };
+    let gpkg = dir.join("subset.gpkg");
+    let (alone, alone_layers) = run("alone.png", &[]);
+    let (with_data, data_layers) = run("with-data.png", &["--gpkg", gpkg.to_str().unwrap()]);
+    assert_eq!(
+        alone_layers,
+        [
+            "basin",
+            "network_wtbd",
+            "off_network_wtbd",
+            "flowline",
+            "outlets"
+        ]
+    );
+    assert_eq!(data_layers.len(), 9, "{data_layers:?}");
+    assert!(data_layers.iter().any(|l| l == "catchment"));
+    assert!(alone == with_data, "the maps differ");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

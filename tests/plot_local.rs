@@ -4,7 +4,7 @@
 
 mod support;
 
-use hydroplot::plot::{plot_hydro, Layer, Outlet, PlotRequest};
+use hydroplot::plot::{plot_hydro, Layer, Layers, Outlet, PlotRequest};
 use hydroplot::Error;
 use support::{offline, sample};
 
@@ -364,6 +364,38 @@ fn properties_plot_reads_fewer_columns_and_draws_the_same_map() {
     }
     let png = |p: &hydroplot::plot::Plot| p.map.as_ref().unwrap().png().unwrap();
     assert!(png(&slim) == png(&full), "the PNGs differ");
+}
+
+/// A caller that only writes the map (`Layers::Drawn`, the CLI's map alone)
+/// gets the layers the map draws, row for row, the same plot bbox and the
+/// same PNG; the layers it does not draw are not read. Upstream of an
+/// outlet and in a box.
+#[test]
+fn the_drawn_layers_alone_draw_the_same_map() {
+    let by_outlet = request(vec![Outlet::Comid(13293970)]);
+    let mut in_box = request(Vec::new());
+    in_box
+        .set_bbox([-89.45, 43.05, -89.35, 43.12], Some("EPSG:4326"))
+        .unwrap();
+    for mut req in [by_outlet, in_box] {
+        req.actually_plot = true;
+        req.basemap = "none".into();
+        let all = plot_hydro(&offline(), &req, None).unwrap();
+        req.layers = Layers::Drawn;
+        let drawn = plot_hydro(&offline(), &req, None).unwrap();
+        for layer in Layer::ALL {
+            let (a, d) = (all.data.layer(layer), drawn.data.layer(layer));
+            if Layer::DRAWN.contains(&layer) {
+                assert_eq!(d.to_features(), a.to_features(), "{layer:?}");
+            } else {
+                assert!(d.is_empty(), "{layer:?} not read");
+            }
+        }
+        assert!(!all.data.layer(Layer::Catchment).is_empty());
+        assert_eq!(drawn.data.bbox, all.data.bbox);
+        let png = |p: &hydroplot::plot::Plot| p.map.as_ref().unwrap().png().unwrap();
+        assert!(png(&drawn) == png(&all), "the PNGs differ");
+    }
 }
 
 /// Without catchments in the result the basin is folded from them a batch at

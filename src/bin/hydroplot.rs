@@ -12,7 +12,7 @@
 
 use hydroplot::config::Config;
 use hydroplot::gpkg::{create_topology_index, IndexOutcome};
-use hydroplot::plot::{plot_hydro, CacheSetting, Layer, Outlet, Plot, PlotRequest};
+use hydroplot::plot::{plot_hydro, CacheSetting, Layer, Layers, Outlet, Plot, PlotRequest};
 use hydroplot::render::TileCacheMode;
 use hydroplot::services::flowtrace::raindrop_trace;
 use hydroplot::trace::map::{trace_map, TraceMapSpec};
@@ -306,11 +306,16 @@ fn plot(args: &[String]) -> Result<()> {
             req.outlets.push(Outlet::Comid(SAMPLE_COMID));
         }
     }
-    // Only the columns the outputs need are read: the map alone needs what
-    // `--properties plot` reads; a data output gets every column.
+    // Only the columns and layers the outputs need are read: the map alone
+    // needs what `--properties plot` reads and the layers it draws (the
+    // counts printed are then those layers'); a data output gets every
+    // column, and a data output or none (`--no-plot`: the counts) every layer.
     let data_out = req.gpkg.is_some() || geojson.is_some() || html.is_some();
     if !data_out && !flags.0.iter().any(|(f, _)| f == "--properties") {
         req.properties = hydroplot::plot::Properties::Plot;
+    }
+    if !data_out && req.actually_plot {
+        req.layers = Layers::Drawn;
     }
     // The core writes the map; the other outputs are checked here against
     // it, the inputs and the cache, and written below (before any request).
@@ -328,7 +333,11 @@ fn plot(args: &[String]) -> Result<()> {
     for w in &data.warnings {
         eprintln!("warning: {w}");
     }
-    for layer in Layer::ALL {
+    let listed: &[Layer] = match req.layers {
+        Layers::All => &Layer::ALL,
+        Layers::Drawn => &Layer::DRAWN,
+    };
+    for &layer in listed {
         println!(
             "{:<20} {:>7} features",
             layer.name(),

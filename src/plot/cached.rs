@@ -10,7 +10,7 @@
 
 use super::data::{Layer, PlotData};
 use super::outlets::site_id;
-use super::request::{Outlet, PlotRequest, Properties};
+use super::request::{Layers, Outlet, PlotRequest, Properties};
 use crate::cache::PlotCache;
 use crate::context::{Context, LogLevel};
 use crate::table::Table;
@@ -70,6 +70,7 @@ pub fn request_key(ctx: &Context, req: &PlotRequest) -> Result<String> {
         hydro_data,
         flowline_only,
         properties,
+        layers,
         // Only the drawing or the outputs: the data is the same.
         gpkg: _,
         png_file: _,
@@ -108,7 +109,7 @@ pub fn request_key(ctx: &Context, req: &PlotRequest) -> Result<String> {
             Outlet::Point { x, y, crs } => json!(["point", x, y, crs]),
         })
         .collect();
-    Ok(json!({
+    let mut key = json!({
         "format": ENTRY_FORMAT,
         "library": crate::VERSION,
         "source": source,
@@ -122,8 +123,13 @@ pub fn request_key(ctx: &Context, req: &PlotRequest) -> Result<String> {
             Properties::Plot => json!("plot"),
             Properties::With(names) => json!(names),
         },
-    })
-    .to_string())
+    });
+    // Only a request for fewer layers says so: the keys of every entry
+    // written before `layers` existed stay valid.
+    if *layers == Layers::Drawn {
+        key["layers"] = json!("drawn");
+    }
+    Ok(key.to_string())
 }
 
 /// Stores `data` under `key`: the body, then each layer as it is encoded.

@@ -47,6 +47,16 @@ impl Layer {
         Layer::Outlets,
     ];
 
+    /// The layers the map draws, in output order: all a request for
+    /// [`super::Layers::Drawn`] holds.
+    pub const DRAWN: [Layer; 5] = [
+        Layer::Basin,
+        Layer::NetworkWtbd,
+        Layer::OffNetworkWtbd,
+        Layer::Flowline,
+        Layer::Outlets,
+    ];
+
     /// The layer's name in the API (`"network_wtbd"`).
     pub fn name(self) -> &'static str {
         match self {

@@ -177,7 +177,7 @@ fn comid_set(ctx: &Context, req: &PlotRequest, comids: &[i64]) -> Result<Subset>
             basins.push(union_basin(&subset.catchments).as_ref(), None)?;
             subset.basins = basins.finish()?;
         }
-        let bbox = extent(&subset.catchments, &subset.flowlines).ok_or_else(|| {
+        let bbox = extent(subset.catchments.bbox(), &subset.flowlines).ok_or_else(|| {
             Error::Service(
                 "neither the network flowlines of the comid set nor their catchments have a geometry in the fabric service's answer"
                     .into(),

@@ -2,12 +2,13 @@
 //! over the topology columns alone, then geometries for the subset only.
 
 use super::outlets::{linked_data_id, outlet_point, site_number, Resolved};
-use super::request::{Outlet, PlotRequest};
+use super::request::{Layers, Outlet, PlotRequest};
 use super::subset::{cores, extent, split_waterbodies, wbareacomi_of, Basins, Subset};
 use super::thinning::Thinning;
 use crate::collection::Collection;
 use crate::context::Context;
 use crate::crs::Transformer;
+use crate::feature::union_bbox;
 use crate::gpkg::GeoPackage;
 use crate::network::{Network, Reach};
 use crate::services::index;
@@ -112,7 +113,7 @@ fn with_flowlines(
     };
     // Known before the basins unless the stream order follows their area.
     let early = Thinning::before_basins(req);
-    let (flowlines, catchments, basins) = std::thread::scope(|s| -> Result<_> {
+    let (flowlines, catchments, basins, catchment_bbox) = std::thread::scope(|s| -> Result<_> {
         let reader = match &early {
             Some(t) => {
                 let (second, ids) = (gpkg.reopen()?, flowline_ids(t));
@@ -120,16 +121,16 @@ fn with_flowlines(
             }
             None => None,
         };
-        let (catchments, basins) = match &early {
-            Some(t) if t.flowline_only => {
-                let basins = fold_basins(gpkg, &ids, &outlets, per_outlet.as_deref())?;
-                (Table::default(), basins)
-            }
-            _ => {
-                let catchments = gpkg.read_by_ids_unordered(Collection::Catchment, &ids)?;
-                let basins = basins_of(&catchments, &outlets, per_outlet.as_deref())?;
-                (catchments, basins)
-            }
+        // Catchments held only when the result has them.
+        let fold = req.layers == Layers::Drawn || early.as_ref().is_some_and(|t| t.flowline_only);
+        let (catchments, basins, catchment_bbox) = if fold {
+            let (basins, bbox) = fold_basins(gpkg, &ids, &outlets, per_outlet.as_deref())?;
+            (Table::default(), basins, bbox)
+        } else {
+            let catchments = gpkg.read_by_ids_unordered(Collection::Catchment, &ids)?;
+            let basins = basins_of(&catchments, &outlets, per_outlet.as_deref())?;
+            let bbox = catchments.bbox();
+            (catchments, basins, bbox)
         };
         let flowlines = match reader {
             Some(r) => r.join().expect("the flowline reader does not panic")?,
@@ -138,7 +139,7 @@ fn with_flowlines(
                 gpkg.read_by_ids(Collection::FlowlineNetwork, &flowline_ids(&t))?
             }
         };
-        Ok((flowlines, catchments, basins))
+        Ok((flowlines, catchments, basins, catchment_bbox))
     })?;
     let thinning = Thinning::decide(req, &basins);
     if flowlines.is_empty() {
@@ -153,14 +154,15 @@ fn with_flowlines(
         ..Default::default()
     };
     if !thinning.flowline_only {
-        let bbox = extent(&catchments, &subset.flowlines).ok_or_else(|| {
+        let bbox = extent(catchment_bbox, &subset.flowlines).ok_or_else(|| {
             Error::Gpkg(
                 "neither the network flowlines of the request nor their catchments have a geometry in the GeoPackage"
                     .into(),
             )
         })?;
         subset.catchments = catchments;
-        add_bbox_layers(gpkg, &mut subset, bbox)?;
+        subset.catchment_bbox = catchment_bbox;
+        add_bbox_layers(gpkg, &mut subset, bbox, req.layers)?;
     }
     Ok(subset)
 }
@@ -170,15 +172,17 @@ const CATCHMENT_BATCH: usize = 16_384;
 
 /// The basins of `outlets` (one per outlet with `per_outlet`, else one for
 /// all of `ids`) from the catchments `ids`, read a batch at a time and
-/// dissolved on a second thread while the next batch is read.
+/// dissolved on a second thread while the next batch is read; and the box
+/// around the catchments (`None` when none has a geometry).
 fn fold_basins(
     gpkg: &GeoPackage,
     ids: &[i64],
     outlets: &[Resolved],
     per_outlet: Option<&[HashSet<i64>]>,
-) -> Result<Table> {
+) -> Result<(Table, Option<[f64; 4]>)> {
     let parts = per_outlet.map_or(1, <[_]>::len);
     let (send, receive) = std::sync::mpsc::sync_channel::<Table>(2);
+    let mut bbox = None;
     let dissolvers = std::thread::scope(|s| -> Result<Vec<Dissolver>> {
         let folder = s.spawn(move || {
             let mut dissolvers: Vec<Dissolver> = (0..parts).map(|_| Dissolver::default()).collect();
@@ -193,6 +197,7 @@ fn fold_basins(
             dissolvers
         });
         let read = gpkg.for_each_by_ids(Collection::Catchment, ids, CATCHMENT_BATCH, &mut |t| {
+            bbox = [bbox, t.bbox()].into_iter().flatten().reduce(union_bbox);
             send.send(t)
                 .map_err(|_| Error::Internal("the basin folder stopped".into()))
         });
@@ -213,7 +218,7 @@ fn fold_basins(
             }
         }
     }
-    basins.finish()
+    basins.finish().map(|b| (b, bbox))
 }
 
 /// The basins of `outlets` from the catchments held in `catchments`.
@@ -282,40 +287,75 @@ fn in_bbox(gpkg: &GeoPackage, req: &PlotRequest, bbox: [f64; 4]) -> Result<Subse
         ..Default::default()
     };
     if !req.flowline_only.unwrap_or(false) {
-        subset.catchments = gpkg.read_bbox(Collection::Catchment, bbox)?;
-        add_bbox_layers(gpkg, &mut subset, bbox)?;
+        if req.layers == Layers::All {
+            subset.catchments = gpkg.read_bbox(Collection::Catchment, bbox)?;
+        }
+        add_bbox_layers(gpkg, &mut subset, bbox, req.layers)?;
     }
     Ok(subset)
 }
 
-/// Waterbodies, NHDArea, non-network flowlines and gages intersecting `bbox`;
-/// layers the file lacks stay empty. The waterbodies are split into network
-/// and off-network ones a batch at a time, so the layer is never held twice.
-fn add_bbox_layers(gpkg: &GeoPackage, subset: &mut Subset, bbox: [f64; 4]) -> Result<()> {
-    for (collection, target) in [
-        (Collection::Area, &mut subset.areas),
-        (Collection::FlowlineNonNetwork, &mut subset.nonnetwork),
-        (Collection::Gage, &mut subset.gages),
-    ] {
-        if gpkg.has_layer(collection) {
-            *target = gpkg.read_bbox(collection, bbox)?;
+/// Waterbodies, NHDArea, non-network flowlines and gages intersecting `bbox`
+/// (the waterbodies alone for [`Layers::Drawn`]); layers the file lacks stay
+/// empty. The waterbodies are read on a second
+/// connection while this thread reads the rest, and split into network and
+/// off-network ones a batch at a time, so the layer is never held twice.
+fn add_bbox_layers(
+    gpkg: &GeoPackage,
+    subset: &mut Subset,
+    bbox: [f64; 4],
+    layers: Layers,
+) -> Result<()> {
+    let wbareacomi = match gpkg.has_layer(Collection::Waterbody) {
+        true => Some(
+            (subset.network_wbareacomi.take()).unwrap_or_else(|| wbareacomi_of(&subset.flowlines)),
+        ),
+        false => None,
+    };
+    let waterbodies = std::thread::scope(|s| -> Result<_> {
+        let reader = match &wbareacomi {
+            Some(wbareacomi) => {
+                let second = gpkg.reopen()?;
+                Some(s.spawn(move || waterbodies_in_bbox(&second, bbox, wbareacomi)))
+            }
+            None => None,
+        };
+        for (collection, target) in [
+            (Collection::Area, &mut subset.areas),
+            (Collection::FlowlineNonNetwork, &mut subset.nonnetwork),
+            (Collection::Gage, &mut subset.gages),
+        ] {
+            if layers == Layers::All && gpkg.has_layer(collection) {
+                *target = gpkg.read_bbox(collection, bbox)?;
+            }
         }
-    }
-    if gpkg.has_layer(Collection::Waterbody) {
-        let wbareacomi =
-            (subset.network_wbareacomi.take()).unwrap_or_else(|| wbareacomi_of(&subset.flowlines));
-        let (mut network, mut off_network) = (Vec::new(), Vec::new());
-        gpkg.for_each_in_bbox(Collection::Waterbody, bbox, WATERBODY_BATCH, &mut |batch| {
-            let (n, o) = split_waterbodies(&batch, &wbareacomi);
-            network.push(n);
-            off_network.push(o);
-            Ok(())
-        })?;
-        let concat = |parts: Vec<Table>| Table::concat(&parts).map_err(Error::Gpkg);
-        subset.network_waterbodies = Some(concat(network)?);
-        subset.waterbodies = concat(off_network)?;
+        reader
+            .map(|r| r.join().expect("the waterbody reader does not panic"))
+            .transpose()
+    })?;
+    if let Some((network, off_network)) = waterbodies {
+        subset.network_waterbodies = Some(network);
+        subset.waterbodies = off_network;
     }
     Ok(())
+}
+
+/// The network and off-network waterbodies of `gpkg` intersecting `bbox`
+/// (network: their `comid` in `wbareacomi`).
+fn waterbodies_in_bbox(
+    gpkg: &GeoPackage,
+    bbox: [f64; 4],
+    wbareacomi: &HashSet<i64>,
+) -> Result<(Table, Table)> {
+    let (mut network, mut off_network) = (Vec::new(), Vec::new());
+    gpkg.for_each_in_bbox(Collection::Waterbody, bbox, WATERBODY_BATCH, &mut |batch| {
+        let (n, o) = split_waterbodies(&batch, wbareacomi);
+        network.push(n);
+        off_network.push(o);
+        Ok(())
+    })?;
+    let concat = |parts: Vec<Table>| Table::concat(&parts).map_err(Error::Gpkg);
+    Ok((concat(network)?, concat(off_network)?))
 }
 
 /// Waterbodies per batch while they are split.

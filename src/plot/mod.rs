@@ -15,7 +15,7 @@ mod thinning;
 pub use data::{Drawing, Layer, Plot, PlotData, PLOT_DATA_CRS};
 pub use draw::draw_plot_data;
 pub use outlets::site_id;
-pub use request::{CacheSetting, Outlet, PlotRequest, Properties};
+pub use request::{CacheSetting, Layers, Outlet, PlotRequest, Properties};
 
 use crate::context::Context;
 use crate::render::{Map, TileCacheMode};

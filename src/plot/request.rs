@@ -42,6 +42,20 @@ pub enum CacheSetting {
     Disabled,
 }
 
+/// Which layers the plot data must hold.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Layers {
+    /// Every layer of plot_hydro's result (the default).
+    #[default]
+    All,
+    /// Those the map draws (basin, flowlines, waterbodies, outlets), for a
+    /// caller that only writes the map: reading a local file, the
+    /// catchments are folded into the basins and never held, and NHDArea,
+    /// the non-network flowlines and the gages are not read, so those
+    /// layers are empty. The map and the plot bbox are the same.
+    Drawn,
+}
+
 /// Which properties the fabric requests ask for (`properties=`).
 #[derive(Debug, Clone, PartialEq, Default)]
 pub enum Properties {
@@ -151,6 +165,8 @@ pub struct PlotRequest {
     /// The level of detail (default true): a map too dense to read is drawn
     /// by stream order (`plot::lod`); the plot data is the same either way.
     pub lod: bool,
+    /// The layers the plot data holds (default all).
+    pub layers: Layers,
 }
 
 impl Default for PlotRequest {
@@ -173,6 +189,7 @@ impl Default for PlotRequest {
             cache: CacheSetting::Default,
             properties: Properties::All,
             lod: true,
+            layers: Layers::All,
         }
     }
 }

@@ -19,6 +19,9 @@ pub struct Subset {
     pub basins: Table,
     pub flowlines: Table,
     pub catchments: Table,
+    /// The box around the catchments when they were read but not kept
+    /// ([`super::Layers::Drawn`]).
+    pub catchment_bbox: Option<[f64; 4]>,
     /// The waterbodies; only the off-network ones when
     /// `network_waterbodies` is set.
     pub waterbodies: Table,
@@ -36,7 +39,8 @@ pub struct Subset {
 
 impl Subset {
     /// Splits the waterbodies and computes the plot bbox: the requested box,
-    /// else the union of basins, catchments, flowlines and outlets. Each
+    /// else the union of basins, catchments (held or not), flowlines and
+    /// outlets. Each
     /// layer becomes a table here.
     pub fn into_plot_data(self) -> Result<PlotData> {
         let outlets = outlets::table(&self.outlets).map_err(internal("outlets"))?;
@@ -52,6 +56,7 @@ impl Subset {
             [
                 self.basins.bbox(),
                 self.catchments.bbox(),
+                self.catchment_bbox,
                 self.flowlines.bbox(),
                 outlets.bbox(),
             ]
@@ -93,10 +98,11 @@ pub fn split_waterbodies(waterbodies: &Table, wbareacomi: &HashSet<i64>) -> (Tab
     )
 }
 
-/// The box around the geometries of `catchments` and `flowlines`, by which
-/// the other layers are read; `None` when no row of either has a geometry.
-pub fn extent(catchments: &Table, flowlines: &Table) -> Option<[f64; 4]> {
-    [catchments.bbox(), flowlines.bbox()]
+/// The box around the catchments (their box) and the geometries of
+/// `flowlines`, by which the other layers are read; `None` when no row of
+/// either has a geometry.
+pub fn extent(catchments: Option<[f64; 4]>, flowlines: &Table) -> Option<[f64; 4]> {
+    [catchments, flowlines.bbox()]
         .into_iter()
         .flatten()
         .reduce(union_bbox)
