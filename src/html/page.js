@@ -84,7 +84,7 @@
 
   // Restyles the flowlines for the current zoom: orders below the minimum
   // hidden (still in the layer, its count and popups), widths growing with
-  // order, the main stem drawn as the highest order.
+  // order, the main stem drawn one order wider than the highest.
   function applyLod() {
     var lod = D.lod, flowlines = layers.flowline;
     var style = D.layers.filter(function (l) { return l.name === 'flowline'; })[0].style;
@@ -95,7 +95,7 @@
     flowlines.setStyle(function (f) {
       if (min === null) { return style; }
       var p = f.properties || {};
-      var order = stem[p.comid] ? top : (p.streamorde || 0);
+      var order = stem[p.comid] ? top + 1 : (p.streamorde || 0);
       var s = Object.assign({}, style);
       if (order < min) {
         s.stroke = false;

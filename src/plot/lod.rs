@@ -3,10 +3,10 @@
 //! A map whose flowlines would cover more of the data area than
 //! [`DENSE_INK`] is drawn by stream order: the smallest minimum order whose
 //! flowlines, widths growing with order, cover at most [`INK_BUDGET`] of the
-//! data area ([`Density::min_order`]); the main stem always; waterbodies
-//! smaller than a pixel left out and those under [`OUTLINED_PX`] drawn
-//! without outline; lines drawn on the pixel grid, polygon rings under a
-//! pixel left out.
+//! data area ([`Density::min_order`]); the main stem always, one order
+//! wider than the highest; waterbodies smaller than a pixel left out and
+//! those under [`OUTLINED_PX`] drawn without outline; lines drawn on the
+//! pixel grid, polygon rings under a pixel left out.
 //! A sparser map (every sample at its usual sizes) is drawn as before, to
 //! the byte. Drawing only: the plot data is never thinned. The HTML page
 //! applies the same rule per zoom level from the same [`Density`].
@@ -138,8 +138,11 @@ pub fn flowline_plan(data: &PlotData, view: &View, lwd: f64) -> Option<FlowlineP
     for (row, &order) in orders.iter().enumerate() {
         // A flowline under a pixel is still drawn: a river is a chain of
         // them, each shorter than a pixel at small scales.
+        // The main stem one order wider than the highest, so that it reads
+        // as the river from end to end, wherever its own order drops (as it
+        // does upstream, and in data whose orders are not Strahler's).
         let drawn = if on_stem[row] {
-            Some(top)
+            Some(top + 1)
         } else if order >= min {
             Some(order)
         } else {
@@ -239,19 +242,23 @@ fn mercator(lon: f64, lat: f64) -> [f64; 2] {
     ]
 }
 
-/// The length of a line (interleaved lon, lat), Web Mercator metres.
+/// The length of a line (interleaved lon, lat), Web Mercator metres: its
+/// length in degrees times the Mercator scale at its first vertex,
+/// sec(latitude). A flowline spans too little latitude for the scale to
+/// change (0.2 % over 0.1 degree at 45 degrees north), an estimate of ink
+/// needs no more, and no vertex costs a logarithm.
 fn length(xy: &[f64]) -> f64 {
-    let mut points = xy.chunks_exact(2).map(|p| mercator(p[0], p[1]));
-    let Some(mut last) = points.next() else {
+    let Some(&lat) = xy.get(1) else {
         return 0.0;
     };
-    points
-        .map(|p| {
-            let step = (p[0] - last[0]).hypot(p[1] - last[1]);
-            last = p;
-            step
-        })
-        .sum()
+    let metres_per_degree =
+        HALF_WORLD_M / 180.0 / lat.clamp(-85.051_128_78, 85.051_128_78).to_radians().cos();
+    let points = || xy.chunks_exact(2);
+    let degrees: f64 = points()
+        .zip(points().skip(1))
+        .map(|(a, b)| ((b[0] - a[0]).powi(2) + (b[1] - a[1]).powi(2)).sqrt())
+        .sum();
+    degrees * metres_per_degree
 }
 
 #[cfg(test)]
@@ -288,6 +295,38 @@ mod tests {
     }
 
     #[test]
+    fn the_main_stem_is_drawn_one_order_wider_than_the_highest() {
+        // Degree-long flowlines in a 1 km data area: far too dense, so only
+        // the highest order (3) is drawn, with the main stem (level path 1,
+        // of the outlet: smallest hydroseq) whatever its own order.
+        let line = |order: i64, levelpath: i64, hydroseq: i64| crate::feature::Feature {
+            id: None,
+            geometry: Some(geo::Geometry::LineString(
+                vec![(0.0, 0.0), (1.0, 0.0)].into(),
+            )),
+            properties: serde_json::json!({
+                "comid": hydroseq, "streamorde": order, "levelpathi": levelpath,
+                "hydroseq": hydroseq,
+            })
+            .as_object()
+            .cloned()
+            .unwrap(),
+        };
+        let mut data = PlotData::default();
+        let flowlines = [line(1, 1, 1), line(1, 1, 2), line(3, 5, 5), line(2, 6, 6)];
+        data.set_layer(Layer::Flowline, Table::from_features(&flowlines).unwrap());
+        let view = View {
+            extent: [0.0, 0.0, 100_000.0, 100_000.0],
+            width: 100,
+            height: 100,
+            scale: 1.0,
+        };
+        let plan = flowline_plan(&data, &view, 2.0).expect("dense");
+        // Widths: lwd 2 x (0.5 + 0.5 x (order - 3)).
+        assert_eq!(plan.groups, vec![(1.0, vec![2]), (2.0, vec![0, 1])]);
+    }
+
+    #[test]
     fn small_waterbodies_lose_their_outline_and_the_smallest_are_left_out() {
         // On the equator, a view of 1 km a pixel: squares 20 km, 4 km and
         // 0.5 km across (1 degree = 111.32 km).
@@ -321,6 +360,8 @@ mod tests {
         let l = length(&[0.0, 0.0, 0.5, 0.0, 1.0, 0.0]);
         assert!((l - 111_319.490_793).abs() < 1e-3, "{l}");
         // At 60 degrees north Mercator doubles lengths.
+        let l = length(&[0.0, 60.0, 0.0, 60.001]);
+        assert!((l / (0.001 * 111_319.490_793) - 2.0).abs() < 1e-4, "{l}");
         let [_, y0] = mercator(0.0, 59.999);
         let [_, y1] = mercator(0.0, 60.001);
         assert!(((y1 - y0) / (0.002 * 111_319.490_793) - 2.0).abs() < 1e-4);
