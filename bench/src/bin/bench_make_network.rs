@@ -2,7 +2,7 @@
 //! replicating the two real samples in `tests/data` (New Hope and Yahara) on a
 //! grid, with shifted coordinates and renumbered ids, joined into one network.
 //!
-//! Usage: `bench_make_network --cols C --rows R --out FILE.gpkg [--topology-index]`
+//! Usage: `bench_make_network --cols C --rows R --out FILE.gpkg [--topology-index] [--seamless]`
 //!
 //! A *unit* is one copy of New Hope (746 flowlines) plus one copy of Yahara
 //! (267) whose outlet drains into New Hope's outlet: 1,013 flowlines with their
@@ -13,6 +13,11 @@
 //! Polygons are written with counter-clockwise exteriors (the samples differ).
 //! Copy j (New Hope of unit k is j = 2k, Yahara j = 2k+1) adds (j+1) * 10^9 to
 //! every comid, featureid, hydroseq-like and node id, so ids never collide.
+//! A unit's New Hope drains into the headwater of the main stem of the unit
+//! downstream, and the main stems of the units along row 0 and the last
+//! column (the path of largest arbolate sum) share the terminal's
+//! `levelpathi`: the grid has one main stem from end to end, as a real
+//! basin has.
 //!
 //! The file is written in one streaming pass with rusqlite (GeoPackage 1.2
 //! tables as the crate's writer makes them, SRS 4269, a filled R-tree per
@@ -20,8 +25,20 @@
 //! the outlet comid of each benchmark basin. `--topology-index` makes the
 //! flowline COMID index cover (COMID, Hydroseq, DnHydroseq, StreamOrde), so
 //! that reading the topology scans the index instead of the whole table.
+//!
+//! By default the copies overlap a little at their seams, so that every basin
+//! is one connected area, and their outlines weave around each other.
+//! `--seamless` gives the grid what a real basin has, catchments that tile
+//! the land: each copy gets a rectangle of its own, and the part of it its
+//! catchments leave uncovered is added to its outlet's catchment, with the
+//! catchments' own outline vertices (`Dissolver::rings`), so the edges
+//! cancel. The basin of the grid is then one rectangle.
 
+use geo::{LineString, MultiPolygon, Polygon};
+use hydroplot::feature::Feature;
 use hydroplot::gpkg::blob;
+use hydroplot::table::dissolve::Dissolver;
+use hydroplot::table::Table;
 use rusqlite::types::Value;
 use rusqlite::{params_from_iter, Connection};
 use std::path::{Path, PathBuf};
@@ -61,6 +78,8 @@ const UNIT_DX: f64 = 0.8;
 const UNIT_DY: f64 = 0.35;
 /// Offset of the Yahara copy east of the New Hope copy inside a unit.
 const YAHARA_DX: f64 = 0.35;
+/// The space around a copy's catchments in its rectangle (`--seamless`).
+const MARGIN: f64 = 0.005;
 /// South-west corner of the grid.
 const ORIGIN: (f64, f64) = (-124.0, 25.0);
 const ID_STEP: f64 = 1e9;
@@ -71,6 +90,134 @@ struct Sample {
     min: (f64, f64),
     outlet_comid: i64,
     outlet_hydroseq: f64,
+    /// The outlet's `levelpathi`: the sample's main stem.
+    main_levelpath: f64,
+    /// The `hydroseq` of the main stem's headwater flowline (its largest).
+    headwater_hydroseq: f64,
+    /// The catchments' extent: min x, min y, max x, max y.
+    catchment_extent: [f64; 4],
+    /// The rings of the catchments' union, vertices as in the file.
+    catchment_outline: Vec<LineString<f64>>,
+}
+
+/// Where the copies go.
+enum Layout {
+    /// Overlapping at the seams (`UNIT_DX`, `UNIT_DY`, `YAHARA_DX`).
+    Overlapping,
+    /// Each copy in a rectangle of its own: New Hope's `widths[0]`, then
+    /// Yahara's `widths[1]`, both `height` tall.
+    Seamless { widths: [f64; 2], height: f64 },
+}
+
+impl Layout {
+    fn seamless(samples: &[Sample]) -> Layout {
+        let size = |s: &Sample, axis: usize| {
+            s.catchment_extent[axis + 2] - s.catchment_extent[axis] + 2.0 * MARGIN
+        };
+        Layout::Seamless {
+            widths: [size(&samples[0], 0), size(&samples[1], 0)],
+            height: size(&samples[0], 1).max(size(&samples[1], 1)),
+        }
+    }
+
+    /// The translation of copy `s` of unit (`c`, `r`).
+    fn offset(&self, c: usize, r: usize, s: usize, sample: &Sample) -> (f64, f64) {
+        match self {
+            Layout::Overlapping => (
+                ORIGIN.0 + c as f64 * UNIT_DX + s as f64 * YAHARA_DX - sample.min.0,
+                ORIGIN.1 + r as f64 * UNIT_DY - sample.min.1,
+            ),
+            Layout::Seamless { .. } => {
+                let [x0, y0, ..] = self.rectangle(c, r, s).expect("seamless");
+                let [cx, cy, ..] = sample.catchment_extent;
+                (x0 + MARGIN - cx, y0 + MARGIN - cy)
+            }
+        }
+    }
+
+    /// The rectangle of copy `s` of unit (`c`, `r`) when seamless: min x,
+    /// min y, max x, max y, each edge computed by the same expression for
+    /// both rectangles it bounds, so that neighbours share it bit for bit.
+    fn rectangle(&self, c: usize, r: usize, s: usize) -> Option<[f64; 4]> {
+        let Layout::Seamless { widths, height } = self else {
+            return None;
+        };
+        let x = |c: usize, s: usize| {
+            ORIGIN.0 + c as f64 * (widths[0] + widths[1]) + if s == 1 { widths[0] } else { 0.0 }
+        };
+        let y = |r: usize| ORIGIN.1 + r as f64 * height;
+        Some(match s {
+            0 => [x(c, 0), y(r), x(c, 1), y(r + 1)],
+            _ => [x(c, 1), y(r), x(c + 1, 0), y(r + 1)],
+        })
+    }
+}
+
+/// The part of `rectangle` the catchments of `outline` (translated by
+/// `dx`, `dy`) leave uncovered: the rectangle with each outline reversed as
+/// a hole, and each hole of the union reversed as an island, so that every
+/// edge of the outline meets its reverse.
+fn filler(rectangle: [f64; 4], outline: &[LineString<f64>], dx: f64, dy: f64) -> Vec<Polygon<f64>> {
+    let [x0, y0, x1, y1] = rectangle;
+    let exterior = LineString::from(vec![(x0, y0), (x1, y0), (x1, y1), (x0, y1), (x0, y0)]);
+    let (mut holes, mut islands) = (Vec::new(), Vec::new());
+    for ring in outline {
+        let mut moved = geo::Translate::translate(ring, dx, dy);
+        moved.0.reverse();
+        if geo::Area::signed_area(&Polygon::new(ring.clone(), Vec::new())) > 0.0 {
+            holes.push(moved);
+        } else {
+            islands.push(Polygon::new(moved, Vec::new()));
+        }
+    }
+    std::iter::once(Polygon::new(exterior, holes))
+        .chain(islands)
+        .collect()
+}
+
+/// The (multi)polygon `g` with the polygons `filler` added as parts.
+fn with_filler(g: geo::Geometry<f64>, filler: Vec<Polygon<f64>>) -> geo::Geometry<f64> {
+    let mut parts = match g {
+        geo::Geometry::Polygon(p) => vec![p],
+        geo::Geometry::MultiPolygon(m) => m.0,
+        other => panic!("an outlet catchment is polygonal, not {other:?}"),
+    };
+    parts.extend(filler);
+    geo::Geometry::MultiPolygon(MultiPolygon(parts))
+}
+
+/// The extent of the envelopes of `rows` (GeoPackage blobs).
+fn extent(rows: &[(Vec<u8>, Vec<Value>)]) -> [f64; 4] {
+    let mut e = [f64::MAX, f64::MAX, f64::MIN, f64::MIN];
+    for b in rows
+        .iter()
+        .filter_map(|(g, _)| blob::header(g).ok()?.envelope)
+    {
+        e = [
+            e[0].min(b[0]),
+            e[1].min(b[1]),
+            e[2].max(b[2]),
+            e[3].max(b[3]),
+        ];
+    }
+    e
+}
+
+/// The rings of the union of `catchments` (GeoPackage blobs).
+fn outline(catchments: &[(Vec<u8>, Vec<Value>)]) -> Vec<LineString<f64>> {
+    let features: Vec<Feature> = catchments
+        .iter()
+        .filter_map(|(g, _)| blob::parse(g).ok().flatten())
+        .map(|g| Feature {
+            id: None,
+            geometry: Some(g),
+            properties: Default::default(),
+        })
+        .collect();
+    let table = Table::from_features(&features).expect("catchments");
+    let mut union = Dissolver::default();
+    union.add_rows(table.geometries(), &(0..table.len()).collect::<Vec<_>>());
+    union.rings()
 }
 
 fn main() {
@@ -78,10 +225,15 @@ fn main() {
     let mut rows = 10usize;
     let mut out = PathBuf::from("target/bench-data/network_50k.gpkg");
     let mut topology_index = false;
+    let mut seamless = false;
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
-        if a == "--topology-index" {
-            topology_index = true;
+        match a.as_str() {
+            "--topology-index" => topology_index = true,
+            "--seamless" => seamless = true,
+            _ => {}
+        }
+        if a == "--topology-index" || a == "--seamless" {
             continue;
         }
         let v = args.next().unwrap_or_default();
@@ -90,7 +242,7 @@ fn main() {
             "--rows" => rows = v.parse().expect("--rows N"),
             "--out" => out = v.into(),
             _ => panic!(
-                "usage: bench_make_network --cols C --rows R --out FILE.gpkg [--topology-index]"
+                "usage: bench_make_network --cols C --rows R --out FILE.gpkg [--topology-index] [--seamless]"
             ),
         }
     }
@@ -103,10 +255,15 @@ fn main() {
         .iter()
         .map(|s| load_sample(&root.join(s), &columns))
         .collect();
+    let layout = match seamless {
+        true => Layout::seamless(&samples),
+        false => Layout::Overlapping,
+    };
     let n = write(
         &out,
         cols,
         rows,
+        &layout,
         &samples,
         &schema,
         &columns,
@@ -116,7 +273,7 @@ fn main() {
     let unit = |c: usize, r: usize| (c * rows + r) as i64;
     let outlet = |k: i64| samples[0].outlet_comid + ((2 * k + 1) as f64 * ID_STEP) as i64;
     let sidecar = serde_json::json!({
-        "cols": cols, "rows": rows, "flowlines": n,
+        "cols": cols, "rows": rows, "flowlines": n, "seamless": seamless,
         "flowlines_per_unit": samples.iter().map(|s| s.rows[0].len()).sum::<usize>(),
         "outlets": {
             "1k": outlet(unit(cols - 1, rows - 1)),
@@ -176,11 +333,8 @@ fn load_sample(path: &Path, columns: &[Vec<String>]) -> Sample {
             .unwrap()
             .map(Result::unwrap)
             .collect();
-        for (geom, _) in &rows {
-            if let Some(e) = blob::header(geom).ok().and_then(|h| h.envelope) {
-                min = (min.0.min(e[0]), min.1.min(e[1]));
-            }
-        }
+        let e = extent(&rows);
+        min = (min.0.min(e[0]), min.1.min(e[1]));
         layers.push(rows);
     }
     let fl = &columns[0];
@@ -189,7 +343,12 @@ fn load_sample(path: &Path, columns: &[Vec<String>]) -> Sample {
             .position(|c| c.eq_ignore_ascii_case(name))
             .unwrap()
     };
-    let (comid, hs, dn) = (col("comid"), col("hydroseq"), col("dnhydroseq"));
+    let (comid, hs, dn, lp) = (
+        col("comid"),
+        col("hydroseq"),
+        col("dnhydroseq"),
+        col("levelpathi"),
+    );
     let hydroseqs: std::collections::HashSet<i64> = layers[0]
         .iter()
         .map(|(_, v)| number(&v[hs]) as i64)
@@ -198,10 +357,20 @@ fn load_sample(path: &Path, columns: &[Vec<String>]) -> Sample {
         .iter()
         .find(|(_, v)| !hydroseqs.contains(&(number(&v[dn]) as i64)))
         .expect("each sample has one terminal flowline");
+    let main_levelpath = number(&outlet.1[lp]);
+    let headwater_hydroseq = layers[0]
+        .iter()
+        .filter(|(_, v)| number(&v[lp]) == main_levelpath)
+        .map(|(_, v)| number(&v[hs]))
+        .fold(f64::MIN, f64::max);
     Sample {
         min,
         outlet_comid: number(&outlet.1[comid]) as i64,
         outlet_hydroseq: number(&outlet.1[hs]),
+        main_levelpath,
+        headwater_hydroseq,
+        catchment_extent: extent(&layers[1]),
+        catchment_outline: outline(&layers[1]),
         rows: layers,
     }
 }
@@ -240,6 +409,7 @@ fn write(
     out: &Path,
     cols: usize,
     rows: usize,
+    layout: &Layout,
     samples: &[Sample],
     schema: &Connection,
     columns: &[Vec<String>],
@@ -305,10 +475,21 @@ fn write(
             .map(|(i, _)| i)
             .collect();
         let position = |name: &str| columns[l].iter().position(|c| c.eq_ignore_ascii_case(name));
-        let (hs, dn) = match l {
-            0 => (position("hydroseq"), position("dnhydroseq")),
-            _ => (None, None),
+        // The catchment the uncovered part of a seamless rectangle joins.
+        let outlet_catchment = match l {
+            1 => position("featureid"),
+            _ => None,
         };
+        let (hs, dn, lp) = match l {
+            0 => (
+                position("hydroseq"),
+                position("dnhydroseq"),
+                position("levelpathi"),
+            ),
+            _ => (None, None, None),
+        };
+        // The grid's main stem: the level path of the terminal unit's outlet.
+        let grid_main_levelpath = samples[0].main_levelpath + ID_STEP;
         let mut extent = [f64::MAX, f64::MAX, f64::MIN, f64::MIN];
         for c in 0..cols {
             for r in 0..rows {
@@ -316,21 +497,36 @@ fn write(
                 for (s, sample) in samples.iter().enumerate() {
                     let j = (2 * k + s) as f64;
                     let by = (j + 1.0) * ID_STEP;
-                    let dx = ORIGIN.0 + c as f64 * UNIT_DX + s as f64 * YAHARA_DX - sample.min.0;
-                    let dy = ORIGIN.1 + r as f64 * UNIT_DY - sample.min.1;
+                    let (dx, dy) = layout.offset(c, r, s, sample);
                     // Where this copy's outlet drains: Yahara into its unit's
-                    // New Hope outlet, New Hope into the next unit downstream.
+                    // New Hope outlet, New Hope into the headwater of the
+                    // main stem of the next unit downstream, so that a main
+                    // stem runs on through the units as a river does.
+                    let unit_hydroseq =
+                        |hydroseq: f64, unit: usize| hydroseq + (2 * unit + 1) as f64 * ID_STEP;
                     let drain = match (s, c, r) {
-                        (1, _, _) => Some(2 * k),
+                        (1, _, _) => Some(unit_hydroseq(samples[0].outlet_hydroseq, k)),
                         (_, 0, 0) => None,
-                        (_, _, 0) => Some(2 * ((c - 1) * rows)),
-                        _ => Some(2 * (k - 1)),
-                    }
-                    .map(|j| samples[0].outlet_hydroseq + (j as f64 + 1.0) * ID_STEP);
+                        (_, _, 0) => {
+                            Some(unit_hydroseq(samples[0].headwater_hydroseq, (c - 1) * rows))
+                        }
+                        _ => Some(unit_hydroseq(samples[0].headwater_hydroseq, k - 1)),
+                    };
+                    // The units the grid's main stem crosses, as NHDPlus
+                    // continues a level path up the larger arbolate sum: row
+                    // 0 from the terminal east, then the last column north.
+                    let on_grid_main_stem = s == 0 && (r == 0 || c == cols - 1);
                     for (geom, values) in &sample.rows[l] {
                         let mut values: Vec<Value> = values.clone();
+                        let rectangle = layout.rectangle(c, r, s).filter(|_| {
+                            outlet_catchment
+                                .is_some_and(|f| number(&values[f]) as i64 == sample.outlet_comid)
+                        });
                         let is_outlet =
                             hs.is_some_and(|h| number(&values[h]) == sample.outlet_hydroseq);
+                        let main_stem = lp.filter(|&p| {
+                            on_grid_main_stem && number(&values[p]) == sample.main_levelpath
+                        });
                         for &i in &ids {
                             values[i] = offset_value(&values[i], by);
                         }
@@ -339,10 +535,18 @@ fn write(
                                 values[d] = Value::Real(drain.unwrap_or(0.0));
                             }
                         }
-                        let shifted = blob::parse(geom)
-                            .ok()
-                            .flatten()
-                            .map(|g| oriented(geo::Translate::translate(&g, dx, dy)));
+                        if let Some(p) = main_stem {
+                            values[p] = Value::Real(grid_main_levelpath);
+                        }
+                        let shifted = blob::parse(geom).ok().flatten().map(|g| {
+                            let g = geo::Translate::translate(&g, dx, dy);
+                            oriented(match rectangle {
+                                Some(rect) => {
+                                    with_filler(g, filler(rect, &sample.catchment_outline, dx, dy))
+                                }
+                                None => g,
+                            })
+                        });
                         let (bytes, bbox) = match &shifted {
                             Some(g) => (
                                 Value::Blob(blob::write(g, 4269)),

@@ -2,14 +2,16 @@
 //! (`bench_make_network --cols 50 --rows 20 --topology-index`) from the local
 //! file, against the cost of reading its bytes.
 //!
-//! Usage: `bench_million NETWORK.gpkg HYDROPLOT OUTLET MAP.png [OUT.json]`.
+//! Usage: `bench_million NETWORK.gpkg HYDROPLOT OUTLET MAP.png [OUT.json [PREFIX]]`;
+//! the figures are named `PREFIX_...` (default `million`).
 //! Measures, page cache warm (the scan bound: the best of three passes):
 //! - the SQLite scan bound: every geometry blob of the flowlines, catchments
 //!   and waterbodies stepped through by SQLite alone (this process);
 //! - `hydroplot plot` of the outlet's basin with its map (no basemap), and
 //!   flowline-only without a map, each a child process under GNU time;
 //! - R's `sf::st_read` of the flowline layer (the reference's first step)
-//!   when `Rscript` has sf;
+//!   when `Rscript` has sf, with the default prefix only: the generator's
+//!   layouts differ in their catchments, not in the flowline layer;
 //! - the map's ink: the share of the data area's pixels that are not the
 //!   white background, the data area being the network's extent projected
 //!   with the Web Mercator formula through the map's world file.
@@ -18,7 +20,11 @@ use hydroplot_bench::{measured, run, Figures, Run};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-const USAGE: &str = "usage: bench_million NETWORK.gpkg HYDROPLOT OUTLET MAP.png [OUT.json]";
+const USAGE: &str =
+    "usage: bench_million NETWORK.gpkg HYDROPLOT OUTLET MAP.png [OUT.json [PREFIX]]";
+
+/// The figures' prefix unless one is given.
+const DEFAULT_PREFIX: &str = "million";
 
 /// The layers the scan bound reads, as the generator names them.
 const SCANNED: [&str; 3] = ["NHDFlowline_Network", "CatchmentSP", "NHDWaterbody"];
@@ -34,14 +40,16 @@ fn main() {
     let work = std::env::temp_dir().join(format!("bench-million-{}", std::process::id()));
     std::fs::create_dir_all(&work).expect("a scratch folder");
     let stats = work.join("time.txt");
+    let prefix = args.get(5).map_or(DEFAULT_PREFIX, String::as_str);
+    let name = |figure: &str| format!("{prefix}_{figure}");
     let mut f = Figures::default();
 
     // The first pass warms the page cache; the best of three then counts.
     let scans: Vec<(f64, usize)> = (0..4).map(|_| scan_bound(&network)).skip(1).collect();
     let bound = scans.iter().map(|s| s.0).fold(f64::INFINITY, f64::min);
     let bytes = scans[0].1;
-    f.put("million_scan_bound_wall", bound, "s");
-    f.put("million_scan_bytes", bytes as f64 / 1e9, "GB");
+    f.put(&name("scan_bound_wall"), bound, "s");
+    f.put(&name("scan_bytes"), bytes as f64 / 1e9, "GB");
 
     let plot = |extra: &[&str]| -> Run {
         let mut cmd = measured(&cli, &stats);
@@ -58,22 +66,22 @@ fn main() {
         "--out",
         map.to_str().expect(USAGE),
     ]);
-    f.put_run("million_full", &full);
-    f.put("million_flowlines", count(&full.stdout, "flowline"), "");
+    f.put_run(&name("full"), &full);
+    f.put(&name("flowlines"), count(&full.stdout, "flowline"), "");
     let lean = plot(&["--flowline-only", "--no-plot"]);
-    f.put_run("million_flowline_only", &lean);
-    f.put("million_full_over_bound", full.wall / bound, "x");
-    f.put("million_flowline_only_over_bound", lean.wall / bound, "x");
-    f.put("million_ink", ink(&map, extent(&network)), "");
+    f.put_run(&name("flowline_only"), &lean);
+    f.put(&name("full_over_bound"), full.wall / bound, "x");
+    f.put(&name("flowline_only_over_bound"), lean.wall / bound, "x");
+    f.put(&name("ink"), ink(&map, extent(&network)), "");
 
-    if r_has_sf() {
+    if prefix == DEFAULT_PREFIX && r_has_sf() {
         let mut cmd = measured("Rscript", &stats);
         let read = format!(
             "invisible(sf::st_read({:?}, 'NHDFlowline_Network', quiet = TRUE))",
             network.display().to_string()
         );
         cmd.args(["-e", &read]);
-        f.put_run("million_sf_st_read", &run(&mut cmd, &stats));
+        f.put_run(&name("sf_st_read"), &run(&mut cmd, &stats));
     }
     let _ = std::fs::remove_dir_all(&work);
     f.save(args.get(4).cloned());
