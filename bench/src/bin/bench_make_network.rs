@@ -100,6 +100,13 @@ struct Sample {
     catchment_outline: Vec<LineString<f64>>,
 }
 
+/// Units in `cols` columns of `rows`, copies placed by `layout`.
+struct Grid {
+    cols: usize,
+    rows: usize,
+    layout: Layout,
+}
+
 /// Where the copies go.
 enum Layout {
     /// Overlapping at the seams (`UNIT_DX`, `UNIT_DY`, `YAHARA_DX`).
@@ -259,17 +266,9 @@ fn main() {
         true => Layout::seamless(&samples),
         false => Layout::Overlapping,
     };
-    let n = write(
-        &out,
-        cols,
-        rows,
-        &layout,
-        &samples,
-        &schema,
-        &columns,
-        topology_index,
-    )
-    .expect("writing the network");
+    let grid = Grid { cols, rows, layout };
+    let n = write(&out, &grid, &samples, &schema, &columns, topology_index)
+        .expect("writing the network");
     let unit = |c: usize, r: usize| (c * rows + r) as i64;
     let outlet = |k: i64| samples[0].outlet_comid + ((2 * k + 1) as f64 * ID_STEP) as i64;
     let sidecar = serde_json::json!({
@@ -407,14 +406,13 @@ fn offset_value(v: &Value, by: f64) -> Value {
 /// Writes the file; returns the number of network flowlines.
 fn write(
     out: &Path,
-    cols: usize,
-    rows: usize,
-    layout: &Layout,
+    grid: &Grid,
     samples: &[Sample],
     schema: &Connection,
     columns: &[Vec<String>],
     topology_index: bool,
 ) -> rusqlite::Result<usize> {
+    let (cols, rows, layout) = (grid.cols, grid.rows, &grid.layout);
     std::fs::create_dir_all(out.parent().unwrap_or(Path::new("."))).ok();
     let tmp = out.with_extension("gpkg.tmp");
     let _ = std::fs::remove_file(&tmp);
