@@ -55,45 +55,47 @@ fn basin(file: &Path) -> geo::Geometry<f64> {
     basins[0].geometry.clone().unwrap()
 }
 
+/// The one number `sql` answers with `param` as `?1`.
+fn scalar(db: &Connection, sql: &str, param: impl rusqlite::ToSql) -> f64 {
+    db.query_row(sql, [param], |r| r.get(0)).unwrap()
+}
+
 #[test]
 fn the_grid_has_one_main_stem_through_every_unit() {
     let file = generate("main-stem", false);
     let db = Connection::open(&file).unwrap();
-    let (path, dn): (f64, f64) = db
-        .query_row(
-            "SELECT LevelPathI, DnHydroseq FROM NHDFlowline_Network WHERE COMID = ?1",
-            [TERMINAL],
-            |r| Ok((r.get(0)?, r.get(1)?)),
-        )
-        .unwrap();
+    let path = scalar(
+        &db,
+        "SELECT LevelPathI FROM NHDFlowline_Network WHERE COMID = ?1",
+        TERMINAL,
+    );
+    let dn = scalar(
+        &db,
+        "SELECT DnHydroseq FROM NHDFlowline_Network WHERE COMID = ?1",
+        TERMINAL,
+    );
     assert_eq!(dn, 0.0, "the terminal drains nowhere");
     // With one column every unit is on the main stem: New Hope's main stem
     // has 75 flowlines (tests/data/new_hope.gpkg), so 10 x 75.
-    let on_stem: i64 = db
-        .query_row(
-            "SELECT count(*) FROM NHDFlowline_Network WHERE LevelPathI = ?1",
-            [path],
-            |r| r.get(0),
-        )
-        .unwrap();
-    assert_eq!(on_stem, 750);
+    let on_stem = scalar(
+        &db,
+        "SELECT count(*) FROM NHDFlowline_Network WHERE LevelPathI = ?1",
+        path,
+    );
+    assert_eq!(on_stem, 750.0);
     // Unit 1's outlet drains into the headwater of unit 0's main stem: the
     // flowline of largest hydroseq on that level path.
-    let headwater: f64 = db
-        .query_row(
-            "SELECT max(Hydroseq) FROM NHDFlowline_Network WHERE LevelPathI = ?1 AND COMID < 2000000000",
-            [path],
-            |r| r.get(0),
-        )
-        .unwrap();
+    let headwater = scalar(
+        &db,
+        "SELECT max(Hydroseq) FROM NHDFlowline_Network WHERE LevelPathI = ?1 AND COMID < 2000000000",
+        path,
+    );
     let unit_1_outlet = TERMINAL + 2_000_000_000;
-    let drains_into: f64 = db
-        .query_row(
-            "SELECT DnHydroseq FROM NHDFlowline_Network WHERE COMID = ?1",
-            [unit_1_outlet],
-            |r| r.get(0),
-        )
-        .unwrap();
+    let drains_into = scalar(
+        &db,
+        "SELECT DnHydroseq FROM NHDFlowline_Network WHERE COMID = ?1",
+        unit_1_outlet,
+    );
     assert_eq!(drains_into, headwater);
     std::fs::remove_dir_all(file.parent().unwrap()).unwrap();
 }

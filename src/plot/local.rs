@@ -297,9 +297,9 @@ fn in_bbox(gpkg: &GeoPackage, req: &PlotRequest, bbox: [f64; 4]) -> Result<Subse
 
 /// Waterbodies, NHDArea, non-network flowlines and gages intersecting `bbox`
 /// (the waterbodies alone for [`Layers::Drawn`]); layers the file lacks stay
-/// empty. The waterbodies are read on a second
-/// connection while this thread reads the rest, and split into network and
-/// off-network ones a batch at a time, so the layer is never held twice.
+/// empty. The waterbodies are read on a second connection while this thread
+/// reads the rest, and split into network and off-network ones a batch at a
+/// time, so the layer is never held twice.
 fn add_bbox_layers(
     gpkg: &GeoPackage,
     subset: &mut Subset,

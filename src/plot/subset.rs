@@ -19,8 +19,8 @@ pub struct Subset {
     pub basins: Table,
     pub flowlines: Table,
     pub catchments: Table,
-    /// The box around the catchments when they were read but not kept
-    /// ([`super::Layers::Drawn`]).
+    /// The box around the catchments read, kept or not (a local read sets
+    /// it; with [`super::Layers::Drawn`] it is all that is kept of them).
     pub catchment_bbox: Option<[f64; 4]>,
     /// The waterbodies; only the off-network ones when
     /// `network_waterbodies` is set.
@@ -40,8 +40,7 @@ pub struct Subset {
 impl Subset {
     /// Splits the waterbodies and computes the plot bbox: the requested box,
     /// else the union of basins, catchments (held or not), flowlines and
-    /// outlets. Each
-    /// layer becomes a table here.
+    /// outlets. Each layer becomes a table here.
     pub fn into_plot_data(self) -> Result<PlotData> {
         let outlets = outlets::table(&self.outlets).map_err(internal("outlets"))?;
         let (network, off_network) = match self.network_waterbodies {
