@@ -104,7 +104,7 @@ pub fn parse_into(
         ))),
     });
     let pushed = match read {
-        Ok(Read::Kind(k)) if !h.empty && r.bbox.is_some() => out.finish_row(k).map(|()| r.bbox),
+        Ok(Read::Kind(k)) if !h.empty && r.bbox().is_some() => out.finish_row(k).map(|()| r.bbox()),
         Ok(Read::Collection(g)) if !h.empty && !g.is_empty() => {
             let bbox = g
                 .bounding_rect()
@@ -146,8 +146,9 @@ struct Reader<'a> {
     little: bool,
     /// Applied to each coordinate as it is read.
     to: Option<&'a Transformer>,
-    /// The bounding box of the coordinates pushed so far.
-    bbox: Option<[f64; 4]>,
+    /// The bounding box of the coordinates pushed so far, inverted (min
+    /// above max) before any: see [`Reader::bbox`].
+    bbox: [f64; 4],
 }
 
 /// The WKB geometry kinds we read (WKB type codes 1 to 7).
@@ -176,7 +177,12 @@ impl<'a> Reader<'a> {
             pos: 0,
             little: true,
             to,
-            bbox: None,
+            bbox: [
+                f64::INFINITY,
+                f64::INFINITY,
+                f64::NEG_INFINITY,
+                f64::NEG_INFINITY,
+            ],
         }
     }
 
@@ -375,8 +381,17 @@ impl<'a> Reader<'a> {
     /// Reads one coordinate and pushes it (transformed) unless it is the
     /// empty point (NaN, NaN): false then.
     fn point(&mut self, dims: usize, out: &mut GeometryBuilder) -> Result<bool> {
-        let (x, y) = (self.f64()?, self.f64()?);
-        self.take((dims - 2) * 8)?;
+        let ordinates = self.take(dims * 8)?;
+        self.push_point(ordinates, out)
+    }
+
+    /// Pushes the coordinate that starts the `ordinates` of one point
+    /// (transformed) unless it is the empty point (NaN, NaN): false then.
+    fn push_point(&mut self, ordinates: &[u8], out: &mut GeometryBuilder) -> Result<bool> {
+        let (x, y) = (
+            self.ordinate(&ordinates[..8]),
+            self.ordinate(&ordinates[8..16]),
+        );
         if x.is_nan() && y.is_nan() {
             return Ok(false);
         }
@@ -387,19 +402,36 @@ impl<'a> Reader<'a> {
             Some(t) => t.point(x, y)?,
             None => (x, y),
         };
-        self.bbox = Some(match self.bbox {
-            None => [x, y, x, y],
-            Some([a, b, c, d]) => [a.min(x), b.min(y), c.max(x), d.max(y)],
-        });
+        let [a, b, c, d] = self.bbox;
+        self.bbox = [a.min(x), b.min(y), c.max(x), d.max(y)];
         out.push_xy(x, y);
         Ok(true)
     }
 
+    /// The bounding box of the coordinates pushed so far; `None` before any.
+    fn bbox(&self) -> Option<[f64; 4]> {
+        (self.bbox[0] <= self.bbox[2]).then_some(self.bbox)
+    }
+
+    /// The number in the 8 bytes `b`, in the geometry's byte order.
+    fn ordinate(&self, b: &[u8]) -> f64 {
+        let a: [u8; 8] = b.try_into().expect("8 bytes");
+        if self.little {
+            f64::from_le_bytes(a)
+        } else {
+            f64::from_be_bytes(a)
+        }
+    }
+
     /// A counted list of coordinates as one ring; an empty point inside it
-    /// is an error, as any non-finite coordinate.
+    /// is an error, as any non-finite coordinate. The list's bytes are
+    /// bounds-checked once, then read point by point.
     fn line(&mut self, dims: usize, out: &mut GeometryBuilder) -> Result<()> {
-        for _ in 0..self.count(dims * 8)? {
-            if !self.point(dims, out)? {
+        let n = self.count(dims * 8)?;
+        let points = self.take(n * dims * 8)?;
+        out.reserve_xy(n);
+        for ordinates in points.chunks_exact(dims * 8) {
+            if !self.push_point(ordinates, out)? {
                 return Err(bad("it holds a coordinate that is not a finite number"));
             }
         }

@@ -69,6 +69,11 @@ impl GeometryBuilder {
         self.xy.extend_from_slice(&[x, y]);
     }
 
+    /// Makes room for `n` more coordinates of the open ring.
+    pub fn reserve_xy(&mut self, n: usize) {
+        self.xy.reserve(2 * n);
+    }
+
     /// Closes the open ring (line, point list) after its coordinates.
     pub fn close_ring(&mut self) -> Result<(), String> {
         self.coords.push(offset(self.xy.len() / 2)?);
