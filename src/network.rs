@@ -23,7 +23,7 @@ use std::hash::{BuildHasherDefault, Hasher};
 /// 10^6 flowlines take 4x longer. Ids come from the hydrography data, and a
 /// file crafted to collide only slows navigation down; it cannot break it.
 #[derive(Default)]
-struct IdHasher(u64);
+pub struct IdHasher(u64);
 
 impl Hasher for IdHasher {
     fn write(&mut self, bytes: &[u8]) {
@@ -44,7 +44,11 @@ impl Hasher for IdHasher {
     }
 }
 
-type IdMap<V> = HashMap<i64, V, BuildHasherDefault<IdHasher>>;
+/// A map keyed by ids (comids, hydroseqs), hashed by [`IdHasher`].
+pub type IdMap<V> = HashMap<i64, V, BuildHasherDefault<IdHasher>>;
+
+/// A set of ids (comids, hydroseqs), hashed by [`IdHasher`].
+pub type IdSet = std::collections::HashSet<i64, BuildHasherDefault<IdHasher>>;
 
 /// The flowline network as an upstream adjacency (compressed rows), built
 /// once in linear time and navigated without recursion.

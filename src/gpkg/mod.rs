@@ -2,7 +2,8 @@
 //! topology only, by key or by bounding box) and writing the plotted layers.
 //!
 //! - [`blob`]: the geometry blob format and its WKB, parsed without panics.
-//! - [`GeoPackage`] (`reader.rs`, with `layer.rs` describing each table).
+//! - [`GeoPackage`] (`reader.rs`, with `layer.rs` describing each table and
+//!   `wanted.rs` testing the keys of a read by id).
 //! - [`write`] (`writer.rs`): a new file, written beside the target and renamed.
 //! - [`create_topology_index`] (`index.rs`): the index that makes national
 //!   files fast, added to a user's file after checking it is NHDPlus.
@@ -11,6 +12,7 @@ pub mod blob;
 mod index;
 mod layer;
 mod reader;
+mod wanted;
 mod writer;
 
 pub use index::{create_topology_index, IndexOutcome, TOPOLOGY_INDEX};

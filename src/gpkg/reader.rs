@@ -7,6 +7,7 @@
 //! table's flat geometry buffers ([`blob::parse_into`]), so no per-row
 //! feature map or `geo` geometry is built.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
@@ -16,8 +17,9 @@ use rusqlite::{Connection, OpenFlags, Row};
 
 use super::blob;
 use super::layer::{quote, Layer};
+use super::wanted::WantedIds;
 use crate::collection::Collection;
-use crate::network::Reach;
+use crate::network::{IdSet, Reach};
 use crate::table::column::Scalar;
 use crate::table::{Table, TableBuilder};
 use crate::{Error, Result};
@@ -241,20 +243,20 @@ impl GeoPackage {
     /// Runs the queries of [`GeoPackage::read_by_ids`] into `rows`: one pass
     /// over the table for a large share of it, else `IN (...)` lists on the
     /// key. Returns the key column's name and the ids without duplicates.
-    fn select_by_ids<'l>(
+    fn select_by_ids<'l, 'i>(
         &'l self,
         c: Collection,
-        ids: &[i64],
+        ids: &'i [i64],
         rows: &mut Rows,
-    ) -> Result<(&'l str, Vec<i64>)> {
+    ) -> Result<(&'l str, Cow<'i, [i64]>)> {
         let layer = self.layer(c)?;
         let key = layer.require(key_columns(c)).map_err(|e| self.context(e))?;
-        let mut seen = std::collections::HashSet::with_capacity(ids.len());
-        let unique: Vec<i64> = ids.iter().copied().filter(|id| seen.insert(*id)).collect();
+        let (unique, sorted) = unique_ids(ids);
         if unique.len() * SCAN_FRACTION >= self.max_rowid(layer)? {
             let at = layer.attributes.iter().position(|a| a == key);
             let at = 2 + at.expect("the key is an attribute");
-            self.query(rows, &layer.select(), [], Keep::KeyIn(at, &seen))?;
+            let wanted = WantedIds::new(sorted);
+            self.query(rows, &layer.select(), [], Keep::KeyIn(at, &wanted))?;
         } else {
             for chunk in unique.chunks(IDS_PER_QUERY) {
                 let list = chunk
@@ -455,7 +457,7 @@ impl GeoPackage {
             Keep::InBox(filter) => Some(filter),
             Keep::KeyIn(at, ids) => {
                 let key = row.get_ref(at).map_err(|e| self.context(e.into()))?;
-                if !integer(key).is_some_and(|k| ids.contains(&k)) {
+                if !integer(key).is_some_and(|k| ids.contains(k)) {
                     return Ok(());
                 }
                 None
@@ -586,7 +588,7 @@ enum Keep<'a> {
     /// Rows whose geometry exists and passes the box test.
     InBox(&'a Filter),
     /// Rows whose key, the result column at this index, is in the set.
-    KeyIn(usize, &'a std::collections::HashSet<i64>),
+    KeyIn(usize, &'a WantedIds),
 }
 
 /// The flowline topology columns, each by its names in order of preference:
@@ -655,6 +657,20 @@ fn key_columns(c: Collection) -> &'static [&'static str] {
         Collection::Gage => &["flcomid", "comid"],
         _ => &["comid", "nhdplusid"],
     }
+}
+
+/// `ids` without repeats (the first of each, in order), `ids` itself when
+/// it has none; and `ids` sorted. Repeats are found in the sorted copy
+/// rather than by hashing every id.
+fn unique_ids(ids: &[i64]) -> (Cow<'_, [i64]>, Vec<i64>) {
+    let mut sorted = ids.to_vec();
+    sorted.sort_unstable();
+    if sorted.windows(2).all(|w| w[0] != w[1]) {
+        return (Cow::Borrowed(ids), sorted);
+    }
+    let mut seen = IdSet::with_capacity_and_hasher(sorted.len(), Default::default());
+    let unique = ids.iter().copied().filter(|id| seen.insert(*id)).collect();
+    (Cow::Owned(unique), sorted)
 }
 
 /// An SQLite value as an integer: integers, integral reals (R writes

@@ -10,13 +10,12 @@ use crate::context::Context;
 use crate::crs::Transformer;
 use crate::feature::union_bbox;
 use crate::gpkg::GeoPackage;
-use crate::network::{Network, Reach};
+use crate::network::{IdSet, Network, Reach};
 use crate::services::index;
 use crate::table::dissolve::{dissolve, Dissolver};
 use crate::table::Table;
 use crate::{Error, Result};
 use geo::Point;
-use std::collections::HashSet;
 use std::path::Path;
 
 /// Builds the subset of `req` from the GeoPackage at `path`.
@@ -40,7 +39,8 @@ pub fn subset(ctx: &Context, req: &PlotRequest, path: &Path) -> Result<Subset> {
     let reaches = gpkg.read_topology()?;
     let network = Network::new(&reaches);
     if let Some(comids) = &req.comid_set {
-        let keep: HashSet<i64> = comids.iter().copied().collect();
+        let asked: IdSet = comids.iter().copied().collect();
+        let keep: Vec<bool> = reaches.iter().map(|r| asked.contains(&r.comid)).collect();
         return with_flowlines(&gpkg, req, &reaches, &keep, Vec::new(), None);
     }
     let outlets = req
@@ -67,13 +67,12 @@ pub fn subset(ctx: &Context, req: &PlotRequest, path: &Path) -> Result<Subset> {
         }
         per_outlet.push(masked_comids(&reaches, &mask));
     }
-    let keep = masked_comids(&reaches, &all);
-    drop((network, all)); // not held while the layers are read
-    with_flowlines(&gpkg, req, &reaches, &keep, outlets, Some(per_outlet))
+    drop(network); // not held while the layers are read
+    with_flowlines(&gpkg, req, &reaches, &all, outlets, Some(per_outlet))
 }
 
 /// The comids of the reaches marked in `mask`.
-fn masked_comids(reaches: &[Reach], mask: &[bool]) -> HashSet<i64> {
+fn masked_comids(reaches: &[Reach], mask: &[bool]) -> IdSet {
     reaches
         .iter()
         .zip(mask)
@@ -82,9 +81,9 @@ fn masked_comids(reaches: &[Reach], mask: &[bool]) -> HashSet<i64> {
         .collect()
 }
 
-/// The subset for a set of flowlines: their features and catchments, one
-/// basin per outlet (the union of its upstream catchments), and the other
-/// layers by the catchments' bbox. The flowlines are read on a second
+/// The subset for the flowlines of the reaches marked in `keep`: their
+/// features and catchments, one basin per outlet (the union of its
+/// upstream catchments), and the other layers by the catchments' bbox. The flowlines are read on a second
 /// connection while this thread reads the catchments; without catchments in
 /// the result, they are folded into the basins a batch at a time and never
 /// held.
@@ -92,20 +91,16 @@ fn with_flowlines(
     gpkg: &GeoPackage,
     req: &PlotRequest,
     reaches: &[Reach],
-    keep: &HashSet<i64>,
+    keep: &[bool],
     outlets: Vec<Resolved>,
-    per_outlet: Option<Vec<HashSet<i64>>>,
+    per_outlet: Option<Vec<IdSet>>,
 ) -> Result<Subset> {
-    let ids: Vec<i64> = reaches
-        .iter()
-        .filter(|r| keep.contains(&r.comid))
-        .map(|r| r.comid)
-        .collect();
+    let kept = || reaches.iter().zip(keep).filter(|(_, &k)| k).map(|(r, _)| r);
+    let ids: Vec<i64> = kept().map(|r| r.comid).collect();
     let flowline_ids = |thinning: &Thinning| -> Vec<i64> {
         match thinning.streamorder {
-            Some(n) => reaches
-                .iter()
-                .filter(|r| keep.contains(&r.comid) && r.streamorder >= n)
+            Some(n) => kept()
+                .filter(|r| r.streamorder >= n)
                 .map(|r| r.comid)
                 .collect(),
             None => ids.clone(),
@@ -128,7 +123,7 @@ fn with_flowlines(
             (Table::default(), basins, bbox)
         } else {
             let catchments = gpkg.read_by_ids_unordered(Collection::Catchment, &ids)?;
-            let basins = basins_of(&catchments, &outlets, per_outlet.as_deref())?;
+            let basins = basins_of(&catchments, &outlets, per_outlet.as_deref(), ids.len())?;
             let bbox = catchments.bbox();
             (catchments, basins, bbox)
         };
@@ -178,7 +173,7 @@ fn fold_basins(
     gpkg: &GeoPackage,
     ids: &[i64],
     outlets: &[Resolved],
-    per_outlet: Option<&[HashSet<i64>]>,
+    per_outlet: Option<&[IdSet]>,
 ) -> Result<(Table, Option<[f64; 4]>)> {
     let parts = per_outlet.map_or(1, <[_]>::len);
     let (send, receive) = std::sync::mpsc::sync_channel::<Table>(2);
@@ -190,7 +185,7 @@ fn fold_basins(
                 for (i, d) in dissolvers.iter_mut().enumerate() {
                     d.add_rows(
                         batch.geometries(),
-                        &basin_rows(&batch, per_outlet.map(|p| &p[i])),
+                        &basin_rows(&batch, per_outlet.map(|p| &p[i]), ids.len()),
                     );
                 }
             }
@@ -221,17 +216,19 @@ fn fold_basins(
     basins.finish().map(|b| (b, bbox))
 }
 
-/// The basins of `outlets` from the catchments held in `catchments`.
+/// The basins of `outlets` from the catchments held in `catchments`, read
+/// by `ids` ids.
 fn basins_of(
     catchments: &Table,
     outlets: &[Resolved],
-    per_outlet: Option<&[HashSet<i64>]>,
+    per_outlet: Option<&[IdSet]>,
+    ids: usize,
 ) -> Result<Table> {
     let mut basins = Basins::default();
     let union = |set| {
         dissolve(
             catchments.geometries(),
-            &basin_rows(catchments, set),
+            &basin_rows(catchments, set, ids),
             cores(),
         )
     };
@@ -247,12 +244,12 @@ fn basins_of(
     basins.finish()
 }
 
-/// The rows of the catchments `table` whose `featureid` is in `set`, or
-/// every row without one.
-fn basin_rows(table: &Table, set: Option<&HashSet<i64>>) -> Vec<usize> {
+/// The rows of the catchments `table` (read by `ids` ids) whose
+/// `featureid` is in `set`, or every row without one or when `set` holds
+/// as many ids as were read (one outlet: every row read is its).
+fn basin_rows(table: &Table, set: Option<&IdSet>, ids: usize) -> Vec<usize> {
     match set {
-        None => (0..table.len()).collect(),
-        Some(set) => {
+        Some(set) if set.len() < ids => {
             let key = table.column("featureid");
             (0..table.len())
                 .filter(|&r| {
@@ -261,6 +258,7 @@ fn basin_rows(table: &Table, set: Option<&HashSet<i64>>) -> Vec<usize> {
                 })
                 .collect()
         }
+        _ => (0..table.len()).collect(),
     }
 }
 
@@ -345,7 +343,7 @@ fn add_bbox_layers(
 fn waterbodies_in_bbox(
     gpkg: &GeoPackage,
     bbox: [f64; 4],
-    wbareacomi: &HashSet<i64>,
+    wbareacomi: &std::collections::HashSet<i64>,
 ) -> Result<(Table, Table)> {
     let (mut network, mut off_network) = (Vec::new(), Vec::new());
     gpkg.for_each_in_bbox(Collection::Waterbody, bbox, WATERBODY_BATCH, &mut |batch| {
