@@ -12,10 +12,10 @@
 //! on separate threads and merged, the merge cancelling again.
 
 use super::geometry::{kind, Geometries};
-use geo::{Geometry, LineString, Polygon};
+use geo::{Geometry, LineString, MultiPolygon, Polygon};
 use std::collections::hash_map::Entry;
 use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
+use std::hash::{BuildHasherDefault, Hash, Hasher};
 
 /// Rows per unit of work: small enough that a unit's edge counts stay in
 /// cache, large enough that most shared edges cancel within the unit.
@@ -83,7 +83,22 @@ impl Hasher for MixHasher {
 /// each undirected edge `[a, b]` (`a < b`) with its count, +1 per `a -> b`,
 /// -1 per `b -> a` (zero counts removed). Holds only those edges.
 #[derive(Default)]
-pub struct Dissolver(HashMap<[Vertex; 2], i32, BuildHasherDefault<MixHasher>>);
+pub struct Dissolver(HashMap<Edge, i32, BuildHasherDefault<MixHasher>>);
+
+/// An undirected edge `[a, b]` (`a < b`) as a key, hashed as its four
+/// coordinate words (the slice hash of `[Vertex; 2]` would hash its length
+/// and copy its bytes first).
+#[derive(Clone, Copy, PartialEq, Eq)]
+struct Edge([Vertex; 2]);
+
+impl Hash for Edge {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        let [[a, b], [c, d]] = self.0;
+        for word in [a, b, c, d] {
+            state.write_u64(word);
+        }
+    }
+}
 
 impl Dissolver {
     /// Adds the polygon and multipolygon rows `rows` of `geometries` (other
@@ -162,7 +177,7 @@ impl Dissolver {
         } else {
             ([q, p], -times)
         };
-        match self.0.entry(key) {
+        match self.0.entry(Edge(key)) {
             Entry::Occupied(mut e) => {
                 *e.get_mut() += delta;
                 if *e.get() == 0 {
@@ -182,7 +197,7 @@ impl Dissolver {
         } else {
             (other, self)
         };
-        for ([p, q], count) in small.0 {
+        for (Edge([p, q]), count) in small.0 {
             big.add(p, q, count);
         }
         big
@@ -190,27 +205,26 @@ impl Dissolver {
 
     /// The union of everything added: one Polygon, a MultiPolygon, or
     /// `None` when it covers nothing (the region of positive winding number
-    /// the remaining edges bound).
+    /// the remaining edges bound). Rings far apart (groups whose x extents
+    /// do not overlap) are overlaid on separate threads.
     pub fn finish(self) -> Option<Geometry<f64>> {
-        let rings = self.rings();
-        // geo's overlay takes its fill rule from the first ring's winding:
-        // the counter-clockwise ring of largest area goes first.
-        let first = rings
-            .iter()
-            .enumerate()
-            .map(|(i, r)| (i, ring_area(r)))
-            .filter(|(_, a)| *a > 0.0)
-            .max_by(|a, b| a.1.total_cmp(&b.1))?
-            .0;
-        let mut polygons: Vec<Polygon<f64>> = Vec::with_capacity(rings.len());
-        let mut rings = rings;
-        rings.swap(0, first);
-        polygons.extend(rings.into_iter().map(|r| Polygon::new(r, Vec::new())));
-        let mut union = geo::unary_union(polygons.iter());
-        match union.0.len() {
+        let threads = std::thread::available_parallelism().map_or(1, usize::from);
+        let mut groups = apart_in_x(self.rings(), threads);
+        let mut polygons = match groups.len() {
+            1 => union_of_rings(groups.pop().expect("one group")),
+            _ => std::thread::scope(|s| {
+                let overlays: Vec<_> = (groups.into_iter())
+                    .map(|g| s.spawn(move || union_of_rings(g)))
+                    .collect();
+                (overlays.into_iter())
+                    .flat_map(|o| o.join().expect("the overlay does not panic"))
+                    .collect()
+            }),
+        };
+        match polygons.len() {
             0 => None,
-            1 => union.0.pop().map(Geometry::Polygon),
-            _ => Some(Geometry::MultiPolygon(union)),
+            1 => polygons.pop().map(Geometry::Polygon),
+            _ => Some(Geometry::MultiPolygon(MultiPolygon(polygons))),
         }
     }
 
@@ -227,7 +241,7 @@ impl Dissolver {
     /// its searches end in the same part of the array and stay in cache.
     pub fn rings(self) -> Vec<LineString<f64>> {
         let mut edges: Vec<[Vertex; 2]> = Vec::with_capacity(self.0.len());
-        for ([a, b], count) in self.0 {
+        for (Edge([a, b]), count) in self.0 {
             let edge = if count > 0 { [a, b] } else { [b, a] };
             edges.extend(std::iter::repeat_n(edge, count.unsigned_abs() as usize));
         }
@@ -269,6 +283,74 @@ impl Dissolver {
     }
 }
 
+/// The region of positive winding number the closed `rings` bound, as
+/// polygons (none when it is empty), resolved by `geo`'s overlay.
+fn union_of_rings(mut rings: Vec<LineString<f64>>) -> Vec<Polygon<f64>> {
+    // geo's overlay takes its fill rule from the first ring's winding:
+    // the counter-clockwise ring of largest area goes first.
+    let first = (rings.iter().enumerate())
+        .map(|(i, r)| (i, ring_area(r)))
+        .filter(|(_, a)| *a > 0.0)
+        .max_by(|a, b| a.1.total_cmp(&b.1));
+    let Some((first, _)) = first else {
+        return Vec::new();
+    };
+    rings.swap(0, first);
+    let polygons: Vec<Polygon<f64>> = (rings.into_iter())
+        .map(|r| Polygon::new(r, Vec::new()))
+        .collect();
+    geo::unary_union(polygons.iter()).0
+}
+
+/// `rings` cut into at most `groups` groups of about equal vertex counts,
+/// with no ring of one group overlapping another group in x (so each
+/// group's union is a part of the whole union, apart from the others).
+/// The rings are sorted by their least x and cut where no ring reaches
+/// past; `rings` as they are, in one group, when there is no such cut.
+fn apart_in_x(rings: Vec<LineString<f64>>, groups: usize) -> Vec<Vec<LineString<f64>>> {
+    let span = |r: &LineString<f64>| {
+        (r.0.iter()).fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), c| {
+            (a.min(c.x), b.max(c.x))
+        })
+    };
+    let mut order: Vec<(f64, f64, usize)> = (rings.iter().enumerate())
+        .map(|(i, r)| {
+            let (x0, x1) = span(r);
+            (x0, x1, i)
+        })
+        .collect();
+    order.sort_unstable_by(|a, b| a.0.total_cmp(&b.0));
+    let share = rings.iter().map(|r| r.0.len()).sum::<usize>() / groups.max(1);
+    // The index in `order` where each group after the first starts.
+    let mut cuts = Vec::new();
+    let (mut reach, mut count) = (f64::NEG_INFINITY, 0);
+    for (at, &(x0, x1, i)) in order.iter().enumerate() {
+        if x0 > reach && count >= share && cuts.len() + 1 < groups {
+            cuts.push(at);
+            count = 0;
+        }
+        reach = reach.max(x1);
+        count += rings[i].0.len();
+    }
+    if cuts.is_empty() {
+        return vec![rings];
+    }
+    let mut rings: Vec<Option<LineString<f64>>> = rings.into_iter().map(Some).collect();
+    let mut take = |range: std::ops::Range<usize>| -> Vec<LineString<f64>> {
+        (order[range].iter())
+            .filter_map(|&(_, _, i)| rings[i].take())
+            .collect()
+    };
+    let mut out = Vec::with_capacity(cuts.len() + 1);
+    let mut start = 0;
+    for &cut in &cuts {
+        out.push(take(start..cut));
+        start = cut;
+    }
+    out.push(take(start..order.len()));
+    out
+}
+
 fn vertex(x: f64, y: f64) -> Vertex {
     [(x + 0.0).to_bits(), (y + 0.0).to_bits()]
 }
@@ -298,7 +380,7 @@ fn ring_area(r: &LineString<f64>) -> f64 {
 mod tests {
     use super::*;
     use crate::table::geometry::GeometryBuilder;
-    use geo::{Area, MultiPolygon};
+    use geo::Area;
 
     /// The unit square at `(x, y)`, counter-clockwise unless `clockwise`.
     fn square(x: f64, y: f64, clockwise: bool) -> Geometry<f64> {
@@ -373,6 +455,56 @@ mod tests {
         assert!(areas.contains(&8.0) && areas.contains(&1.0), "{areas:?}");
         let ring = union.0.iter().find(|p| p.unsigned_area() == 8.0).unwrap();
         assert_eq!(ring.interiors().len(), 1);
+    }
+
+    /// The x extent of each ring of `group`.
+    fn spans(group: &[LineString<f64>]) -> Vec<(f64, f64)> {
+        (group.iter())
+            .map(|r| {
+                let xs = r.0.iter().map(|c| c.x);
+                (xs.clone().fold(f64::MAX, f64::min), xs.fold(f64::MIN, f64::max))
+            })
+            .collect()
+    }
+
+    #[test]
+    fn rings_apart_in_x_are_cut_into_groups_that_never_overlap_and_lose_nothing() {
+        let ring = |x: f64, width: f64| -> LineString<f64> {
+            vec![(x, 0.0), (x + width, 0.0), (x + width, 1.0), (x, 1.0), (x, 0.0)].into()
+        };
+        // Columns at x = 0, 10, 20, 30, each of three overlapping rings, given
+        // out of order, and one ring bridging the gap before the last.
+        let mut rings = Vec::new();
+        for column in [3.0, 0.0, 2.0, 1.0] {
+            for shift in [0.0, 0.5, 1.0] {
+                rings.push(ring(10.0 * column + shift, 2.0));
+            }
+        }
+        rings.push(ring(25.0, 6.0));
+        let groups = apart_in_x(rings.clone(), 2);
+        assert_eq!(groups.len(), 2);
+        assert_eq!(groups.iter().map(Vec::len).sum::<usize>(), rings.len());
+        let (left, right) = (spans(&groups[0]), spans(&groups[1]));
+        let reach = left.iter().map(|s| s.1).fold(f64::MIN, f64::max);
+        assert!(right.iter().all(|s| s.0 > reach), "{left:?} | {right:?}");
+        // One group, as given, when every ring overlaps the next.
+        let chain: Vec<_> = (0..6).map(|i| ring(f64::from(i), 1.5)).collect();
+        assert_eq!(apart_in_x(chain.clone(), 2), vec![chain]);
+    }
+
+    #[test]
+    fn basins_far_apart_are_united_separately_and_all_kept() {
+        let mut squares = Vec::new();
+        for i in 0..40 {
+            for j in 0..3 {
+                // Two blocks of 20 x 3 squares, 100 apart.
+                let x = f64::from(i) + if i < 20 { 0.0 } else { 100.0 };
+                squares.push(square(x, f64::from(j), false));
+            }
+        }
+        let union = polygons(union_of(&squares, 2));
+        assert_eq!(union.0.len(), 2);
+        assert!(union.0.iter().all(|p| p.unsigned_area() == 60.0));
     }
 
     #[test]
