@@ -308,14 +308,9 @@ fn union_of_rings(mut rings: Vec<LineString<f64>>) -> Vec<Polygon<f64>> {
 /// The rings are sorted by their least x and cut where no ring reaches
 /// past; `rings` as they are, in one group, when there is no such cut.
 fn apart_in_x(rings: Vec<LineString<f64>>, groups: usize) -> Vec<Vec<LineString<f64>>> {
-    let span = |r: &LineString<f64>| {
-        (r.0.iter()).fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), c| {
-            (a.min(c.x), b.max(c.x))
-        })
-    };
     let mut order: Vec<(f64, f64, usize)> = (rings.iter().enumerate())
         .map(|(i, r)| {
-            let (x0, x1) = span(r);
+            let (x0, x1) = x_span(r);
             (x0, x1, i)
         })
         .collect();
@@ -349,6 +344,13 @@ fn apart_in_x(rings: Vec<LineString<f64>>, groups: usize) -> Vec<Vec<LineString<
     }
     out.push(take(start..order.len()));
     out
+}
+
+/// The least and greatest x of `ring`.
+fn x_span(ring: &LineString<f64>) -> (f64, f64) {
+    (ring.0.iter()).fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), c| {
+        (a.min(c.x), b.max(c.x))
+    })
 }
 
 fn vertex(x: f64, y: f64) -> Vertex {
@@ -457,20 +459,17 @@ mod tests {
         assert_eq!(ring.interiors().len(), 1);
     }
 
-    /// The x extent of each ring of `group`.
-    fn spans(group: &[LineString<f64>]) -> Vec<(f64, f64)> {
-        (group.iter())
-            .map(|r| {
-                let xs = r.0.iter().map(|c| c.x);
-                (xs.clone().fold(f64::MAX, f64::min), xs.fold(f64::MIN, f64::max))
-            })
-            .collect()
-    }
-
     #[test]
     fn rings_apart_in_x_are_cut_into_groups_that_never_overlap_and_lose_nothing() {
         let ring = |x: f64, width: f64| -> LineString<f64> {
-            vec![(x, 0.0), (x + width, 0.0), (x + width, 1.0), (x, 1.0), (x, 0.0)].into()
+            vec![
+                (x, 0.0),
+                (x + width, 0.0),
+                (x + width, 1.0),
+                (x, 1.0),
+                (x, 0.0),
+            ]
+            .into()
         };
         // Columns at x = 0, 10, 20, 30, each of three overlapping rings, given
         // out of order, and one ring bridging the gap before the last.
@@ -484,6 +483,7 @@ mod tests {
         let groups = apart_in_x(rings.clone(), 2);
         assert_eq!(groups.len(), 2);
         assert_eq!(groups.iter().map(Vec::len).sum::<usize>(), rings.len());
+        let spans = |g: &[LineString<f64>]| g.iter().map(x_span).collect::<Vec<_>>();
         let (left, right) = (spans(&groups[0]), spans(&groups[1]));
         let reach = left.iter().map(|s| s.1).fold(f64::MIN, f64::max);
         assert!(right.iter().all(|s| s.0 > reach), "{left:?} | {right:?}");
