@@ -777,3 +777,43 @@ fn a_pass_over_the_table_and_lookups_by_key_read_the_same_rows() {
         assert_eq!(row, whole.len());
     }
 }
+
+#[test]
+fn shares_of_a_layer_read_on_their_own_connections_hold_every_row_once_in_fid_order() {
+    let g = yahara();
+    let bbox = g.bounds(Collection::Waterbody).unwrap().unwrap();
+    let fids = |t: &Table| -> Vec<i64> {
+        (0..t.len())
+            .map(|r| t.id(r).and_then(|v| v.as_i64()).unwrap())
+            .collect()
+    };
+    let whole = fids(&g.read_bbox(Collection::Waterbody, bbox).unwrap());
+    // The independent count: plain SQL over the rows with a geometry.
+    let db = rusqlite::Connection::open_with_flags(
+        data("yahara_sample.gpkg"),
+        rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
+    )
+    .unwrap();
+    let with_geometry: i64 = db
+        .query_row(
+            "SELECT count(*) FROM NHDWaterbody WHERE geom IS NOT NULL",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(whole.len() as i64, with_geometry);
+    assert!(whole.windows(2).all(|w| w[0] < w[1]));
+    for of in [1, 2, 3, 7] {
+        let mut joined = Vec::new();
+        for index in 0..of {
+            let own = g.reopen().unwrap();
+            let share = gpkg::Share { index, of };
+            own.for_each_in_bbox(Collection::Waterbody, bbox, share, 10, &mut |t| {
+                joined.extend(fids(&t));
+                Ok(())
+            })
+            .unwrap();
+        }
+        assert_eq!(joined, whole, "{of} shares");
+    }
+}

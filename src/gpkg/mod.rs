@@ -16,5 +16,5 @@ mod wanted;
 mod writer;
 
 pub use index::{create_topology_index, IndexOutcome, TOPOLOGY_INDEX};
-pub use reader::GeoPackage;
+pub use reader::{GeoPackage, Share};
 pub use writer::{check_output_path, write};

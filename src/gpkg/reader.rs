@@ -278,21 +278,25 @@ impl GeoPackage {
     /// exact intersection test. Features without a geometry never match.
     pub fn read_bbox(&self, c: Collection, bbox: [f64; 4]) -> Result<Table> {
         let mut rows = Rows::new(self.layer(c)?);
-        self.select_in_bbox(c, bbox, &mut rows)?;
+        self.select_in_bbox(c, bbox, Share::WHOLE, &mut rows)?;
         rows.finish()
     }
 
-    /// The features of [`GeoPackage::read_bbox`], handed to `each` in tables
-    /// of at most `batch` rows: a caller that splits them never holds the
-    /// layer twice.
+    /// The features of [`GeoPackage::read_bbox`] in `share` of the layer,
+    /// handed to `each` in tables of at most `batch` rows: a caller that
+    /// splits them never holds the layer twice, and callers on separate
+    /// connections can each read a share.
     pub fn for_each_in_bbox(
         &self,
         c: Collection,
         bbox: [f64; 4],
+        share: Share,
         batch: usize,
         each: &mut dyn FnMut(Table) -> Result<()>,
     ) -> Result<()> {
-        self.in_batches(c, batch, each, |rows| self.select_in_bbox(c, bbox, rows))
+        self.in_batches(c, batch, each, |rows| {
+            self.select_in_bbox(c, bbox, share, rows)
+        })
     }
 
     /// Runs `select` on the layer `c` with its rows handed to `each` in
@@ -310,8 +314,15 @@ impl GeoPackage {
         rows.flush()
     }
 
-    /// Runs the query of [`GeoPackage::read_bbox`] into `rows`.
-    fn select_in_bbox(&self, c: Collection, bbox: [f64; 4], rows: &mut Rows) -> Result<()> {
+    /// Runs the query of [`GeoPackage::read_bbox`], for the rows of `share`,
+    /// into `rows`.
+    fn select_in_bbox(
+        &self,
+        c: Collection,
+        bbox: [f64; 4],
+        share: Share,
+        rows: &mut Rows,
+    ) -> Result<()> {
         let [x0, y0, x1, y1] = bbox;
         if bbox.iter().any(|v| !v.is_finite()) || x0 > x1 || y0 > y1 {
             return Err(Error::InvalidArgument(format!(
@@ -328,21 +339,25 @@ impl GeoPackage {
             bbox,
             file_bbox,
         };
+        let pk = quote(&layer.pk);
+        let (low, high) = share.fids(self.max_rowid(layer)?);
         match &layer.rtree {
             Some(rtree) => {
                 let [fx0, fy0, fx1, fy1] = file_bbox;
                 let sql = format!(
-                    "{} WHERE {} IN (SELECT id FROM {} WHERE minx <= ?3 AND maxx >= ?1 AND miny <= ?4 AND maxy >= ?2) ORDER BY {}",
+                    "{} WHERE {pk} IN (SELECT id FROM {} WHERE minx <= ?3 AND maxx >= ?1 AND miny <= ?4 AND maxy >= ?2) AND {pk} > ?5 AND {pk} <= ?6 ORDER BY {pk}",
                     layer.select(),
-                    quote(&layer.pk),
                     quote(rtree),
-                    quote(&layer.pk)
                 );
-                self.query(rows, &sql, [fx0, fy0, fx1, fy1], Keep::InBox(&filter))
+                let params = rusqlite::params![fx0, fy0, fx1, fy1, low, high];
+                self.query(rows, &sql, params, Keep::InBox(&filter))
             }
             None => {
-                let sql = format!("{} ORDER BY {}", layer.select(), quote(&layer.pk));
-                self.query(rows, &sql, [], Keep::InBox(&filter))
+                let sql = format!(
+                    "{} WHERE {pk} > ?1 AND {pk} <= ?2 ORDER BY {pk}",
+                    layer.select()
+                );
+                self.query(rows, &sql, [low, high], Keep::InBox(&filter))
             }
         }
     }
@@ -509,6 +524,38 @@ impl GeoPackage {
             Some((size, _)) if rows.table.rows() >= *size => rows.flush(),
             _ => Ok(()),
         }
+    }
+}
+
+/// A share of a layer's rows by feature id, for readers on separate
+/// connections: share `index` of `of` holds the fids in the `index`-th of
+/// `of` equal ranges up to the largest row id (the first and last shares
+/// open-ended), so the shares together hold every row, each once, and in
+/// fid order one after the other.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Share {
+    pub index: usize,
+    pub of: usize,
+}
+
+impl Share {
+    /// Every row.
+    pub const WHOLE: Share = Share { index: 0, of: 1 };
+
+    /// The share's fids as `(low, high]`, given the layer's largest row id.
+    fn fids(self, max_rowid: usize) -> (i64, i64) {
+        let bound = |i: usize| i64::try_from(max_rowid * i / self.of.max(1)).unwrap_or(i64::MAX);
+        let low = if self.index == 0 {
+            i64::MIN
+        } else {
+            bound(self.index)
+        };
+        let high = if self.index + 1 >= self.of {
+            i64::MAX
+        } else {
+            bound(self.index + 1)
+        };
+        (low, high)
     }
 }
 

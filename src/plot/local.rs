@@ -9,7 +9,7 @@ use crate::collection::Collection;
 use crate::context::Context;
 use crate::crs::Transformer;
 use crate::feature::union_bbox;
-use crate::gpkg::GeoPackage;
+use crate::gpkg::{GeoPackage, Share};
 use crate::network::{IdSet, Network, Reach};
 use crate::services::index;
 use crate::table::dissolve::{dissolve, Dissolver};
@@ -295,9 +295,10 @@ fn in_bbox(gpkg: &GeoPackage, req: &PlotRequest, bbox: [f64; 4]) -> Result<Subse
 
 /// Waterbodies, NHDArea, non-network flowlines and gages intersecting `bbox`
 /// (the waterbodies alone for [`Layers::Drawn`]); layers the file lacks stay
-/// empty. The waterbodies are read on a second connection while this thread
-/// reads the rest, and split into network and off-network ones a batch at a
-/// time, so the layer is never held twice.
+/// empty. The waterbodies are read in shares by fid, one per core, each on
+/// a connection of its own while this thread reads the rest, and split into
+/// network and off-network ones a batch at a time, so the layer is never
+/// held twice.
 fn add_bbox_layers(
     gpkg: &GeoPackage,
     subset: &mut Subset,
@@ -310,14 +311,15 @@ fn add_bbox_layers(
         ),
         false => None,
     };
+    let shares = cores();
     let waterbodies = std::thread::scope(|s| -> Result<_> {
-        let reader = match &wbareacomi {
-            Some(wbareacomi) => {
-                let second = gpkg.reopen()?;
-                Some(s.spawn(move || waterbodies_in_bbox(&second, bbox, wbareacomi)))
+        let mut readers = Vec::new();
+        if let Some(wbareacomi) = &wbareacomi {
+            for index in 0..shares {
+                let (own, share) = (gpkg.reopen()?, Share { index, of: shares });
+                readers.push(s.spawn(move || waterbodies_in_bbox(&own, bbox, share, wbareacomi)));
             }
-            None => None,
-        };
+        }
         for (collection, target) in [
             (Collection::Area, &mut subset.areas),
             (Collection::FlowlineNonNetwork, &mut subset.nonnetwork),
@@ -327,33 +329,44 @@ fn add_bbox_layers(
                 *target = gpkg.read_bbox(collection, bbox)?;
             }
         }
-        reader
-            .map(|r| r.join().expect("the waterbody reader does not panic"))
-            .transpose()
+        (readers.into_iter())
+            .map(|r| r.join().expect("a waterbody reader does not panic"))
+            .collect::<Result<Vec<_>>>()
     })?;
-    if let Some((network, off_network)) = waterbodies {
-        subset.network_waterbodies = Some(network);
-        subset.waterbodies = off_network;
+    if wbareacomi.is_some() {
+        let (network, off_network): (Vec<_>, Vec<_>) = waterbodies.into_iter().unzip();
+        let concat = |parts: Vec<Vec<Table>>| {
+            Table::concat(&parts.into_iter().flatten().collect::<Vec<_>>()).map_err(Error::Gpkg)
+        };
+        subset.network_waterbodies = Some(concat(network)?);
+        subset.waterbodies = concat(off_network)?;
     }
     Ok(())
 }
 
-/// The network and off-network waterbodies of `gpkg` intersecting `bbox`
-/// (network: their `comid` in `wbareacomi`).
+/// The network and off-network waterbodies of `gpkg`'s `share` intersecting
+/// `bbox` (network: their `comid` in `wbareacomi`), in batches.
 fn waterbodies_in_bbox(
     gpkg: &GeoPackage,
     bbox: [f64; 4],
+    share: Share,
     wbareacomi: &std::collections::HashSet<i64>,
-) -> Result<(Table, Table)> {
+) -> Result<(Vec<Table>, Vec<Table>)> {
     let (mut network, mut off_network) = (Vec::new(), Vec::new());
-    gpkg.for_each_in_bbox(Collection::Waterbody, bbox, WATERBODY_BATCH, &mut |batch| {
+    let mut split = |batch: Table| {
         let (n, o) = split_waterbodies(&batch, wbareacomi);
         network.push(n);
         off_network.push(o);
         Ok(())
-    })?;
-    let concat = |parts: Vec<Table>| Table::concat(&parts).map_err(Error::Gpkg);
-    Ok((concat(network)?, concat(off_network)?))
+    };
+    gpkg.for_each_in_bbox(
+        Collection::Waterbody,
+        bbox,
+        share,
+        WATERBODY_BATCH,
+        &mut split,
+    )?;
+    Ok((network, off_network))
 }
 
 /// Waterbodies per batch while they are split.
