@@ -1,7 +1,8 @@
 //! Drawing a layer straight from its flat geometry buffers
 //! ([`Geometries`]): each row's coordinate slice is projected into one
-//! reused buffer of pixel positions, and the path is built from the part and
-//! ring offsets. No `geo` geometry is built per row; only a rare
+//! reused buffer of pixel positions (for a large layer, into chunks on a
+//! second thread, ahead of the draw), and the path is built from the part
+//! and ring offsets. No `geo` geometry is built per row; only a rare
 //! GeometryCollection row, kept whole by the table, is flattened first.
 
 use super::colors::RColor;
@@ -13,6 +14,7 @@ use crate::table::geometry::{kind, Geometries, GeometryBuilder};
 use crate::{Error, Result};
 use geo::{Geometry, LineString};
 use std::ops::Range;
+use std::sync::mpsc::SyncSender;
 use tiny_skia::{FillRule, LineCap, LineJoin, PathBuilder, Pixmap, Stroke, Transform};
 
 /// Colours and width of lines and polygons.
@@ -112,44 +114,76 @@ impl<'a> Canvas<'a> {
 
 impl Canvas<'_> {
     /// Draws the rows of `layer`. A row whose coordinates cannot be
-    /// projected is an error; the rows before it stay drawn.
+    /// projected is an error; the rows before it stay drawn. A large layer
+    /// is projected on a second thread, a chunk of rows ahead of the one
+    /// that draws them (in order, so the pixels are the same).
     pub fn draw(&mut self, layer: &LayerView) -> Result<()> {
-        let to_map = Transformer::new(layer.crs, super::MAP_CRS)?;
         let g = layer.geometries;
-        for row in layer.rows.iter() {
-            if g.kinds[row] == kind::COLLECTION {
-                let Some(whole) = g.get(row) else { continue };
-                let members = flatten(&whole)?;
-                self.project(&to_map, &members.xy)?;
-                self.draw_projected(&members, 0..members.len(), layer);
-            } else {
-                self.project(&to_map, g.row_xy(row))?;
-                self.draw_projected(g, row..row + 1, layer);
+        let coords: usize = layer.rows.iter().map(|r| g.row_xy(r).len() / 2).sum();
+        if coords < PIPELINE_COORDS {
+            let to_map = Transformer::new(layer.crs, super::MAP_CRS)?;
+            let mut px = std::mem::take(&mut self.scratch.px);
+            let drawn = layer.rows.iter().try_for_each(|row| {
+                if g.kinds[row] == kind::COLLECTION {
+                    return self.draw_collection(&to_map, g, row, layer);
+                }
+                project(&to_map, self.view, g.row_xy(row), &mut px)?;
+                self.draw_projected(&px, g, row..row + 1, layer);
+                Ok(())
+            });
+            self.scratch.px = px;
+            return drawn;
+        }
+        std::thread::scope(|s| {
+            let (send, receive) = std::sync::mpsc::sync_channel::<Result<Chunk>>(2);
+            let view = self.view;
+            s.spawn(move || project_chunks(layer, view, &send));
+            for chunk in receive {
+                let chunk = chunk?;
+                for (row, at) in &chunk.rows {
+                    match at {
+                        Some(at) => {
+                            self.draw_projected(&chunk.px[at.clone()], g, *row..*row + 1, layer)
+                        }
+                        None => {
+                            let to_map = Transformer::new(layer.crs, super::MAP_CRS)?;
+                            self.draw_collection(&to_map, g, *row, layer)?;
+                        }
+                    }
+                }
             }
-        }
+            Ok(())
+        })
+    }
+
+    /// Draws the GeometryCollection row `row` of `g`, flattened first.
+    fn draw_collection(
+        &mut self,
+        to_map: &Transformer,
+        g: &Geometries,
+        row: usize,
+        layer: &LayerView,
+    ) -> Result<()> {
+        let Some(whole) = g.get(row) else {
+            return Ok(());
+        };
+        let members = flatten(&whole)?;
+        let mut px = Vec::new();
+        project(to_map, self.view, &members.xy, &mut px)?;
+        self.draw_projected(&px, &members, 0..members.len(), layer);
         Ok(())
     }
 
-    /// Fills the pixel buffer with the positions of `xy` (interleaved x, y
-    /// in the CRS of `to_map`), all or none.
-    fn project(&mut self, to_map: &Transformer, xy: &[f64]) -> Result<()> {
-        let px = &mut self.scratch.px;
-        px.clear();
-        for p in xy.chunks_exact(2) {
-            let (x, y) = if to_map.is_noop() {
-                (p[0], p[1])
-            } else {
-                to_map.point(p[0], p[1])?
-            };
-            px.push(self.view.to_px(x, y));
-        }
-        Ok(())
-    }
-
-    /// Draws `rows` of `g`, whose coordinates the pixel buffer holds from
-    /// the first coordinate of `rows.start` on: lines and rings with the
-    /// layer's paint, points as its symbol.
-    fn draw_projected(&mut self, g: &Geometries, rows: Range<usize>, layer: &LayerView) {
+    /// Draws `rows` of `g`, whose coordinates' pixel positions `px` holds
+    /// from the first coordinate of `rows.start` on: lines and rings with
+    /// the layer's paint, points as its symbol.
+    fn draw_projected(
+        &mut self,
+        px: &[(f32, f32)],
+        g: &Geometries,
+        rows: Range<usize>,
+        layer: &LayerView,
+    ) {
         let base = first_coord(g, rows.start);
         for row in rows {
             let rings = g.rings[g.parts[row] as usize] as usize
@@ -159,25 +193,26 @@ impl Canvas<'_> {
                     let Some(style) = layer.symbol else { continue };
                     let (a, b) = (first_coord(g, row), first_coord(g, row + 1));
                     let (paint, scale) = (SymbolPaint::of(style), self.view.scale);
-                    for &(x, y) in &self.scratch.px[a - base..b - base] {
+                    for &(x, y) in &px[a - base..b - base] {
                         symbols::draw(self.pixmap, x, y, style.pch, paint, style.cex, scale);
                     }
                 }
                 k @ (kind::LINESTRING
                 | kind::MULTILINESTRING
                 | kind::POLYGON
-                | kind::MULTIPOLYGON) => self.draw_path(g, rings, base, k, layer),
+                | kind::MULTIPOLYGON) => self.draw_path(px, g, rings, base, k, layer),
                 _ => {}
             }
         }
     }
 
-    /// One path of the rings `rings` of `g` (their pixels in the buffer from
+    /// One path of the rings `rings` of `g` (their pixels in `px` from
     /// coordinate `base` on): filled with the layer's fill when polygonal
     /// (even-odd, every part and ring a subpath), then stroked with its line;
     /// on the pixel grid when the layer asks.
     fn draw_path(
         &mut self,
+        px: &[(f32, f32)],
         g: &Geometries,
         rings: Range<usize>,
         base: usize,
@@ -189,7 +224,7 @@ impl Canvas<'_> {
         let mut pb = std::mem::take(&mut self.scratch.path);
         for ring in rings {
             let (a, b) = (g.coords[ring] as usize, g.coords[ring + 1] as usize);
-            let ring_px = &self.scratch.px[a - base..b - base];
+            let ring_px = &px[a - base..b - base];
             let Some((&(x0, y0), rest)) = ring_px.split_first() else {
                 continue;
             };
@@ -248,6 +283,74 @@ impl Canvas<'_> {
         }
         self.scratch.path = path.clear();
     }
+}
+
+/// Layers with fewer coordinates are projected and drawn on one thread.
+const PIPELINE_COORDS: usize = 1 << 18;
+
+/// Coordinates per [`Chunk`] projected ahead of the draw.
+const CHUNK_COORDS: usize = 1 << 16;
+
+/// Rows of a layer projected ahead of their draw: each row with the range
+/// of its pixel positions in `px`, or `None` for a GeometryCollection row,
+/// which the drawing thread flattens and projects itself.
+struct Chunk {
+    rows: Vec<(usize, Option<Range<usize>>)>,
+    px: Vec<(f32, f32)>,
+}
+
+/// Projects the rows of `layer` in chunks sent in order to `send`; after a
+/// row that cannot be projected, the chunk before it and the error. Stops
+/// when the receiver does.
+fn project_chunks(layer: &LayerView, view: &View, send: &SyncSender<Result<Chunk>>) {
+    let g = layer.geometries;
+    let to_map = match Transformer::new(layer.crs, super::MAP_CRS) {
+        Ok(t) => t,
+        Err(e) => {
+            let _ = send.send(Err(e));
+            return;
+        }
+    };
+    let empty = || Chunk {
+        rows: Vec::new(),
+        px: Vec::with_capacity(CHUNK_COORDS),
+    };
+    let (mut chunk, mut row_px) = (empty(), Vec::new());
+    for row in layer.rows.iter() {
+        if g.kinds[row] == kind::COLLECTION {
+            chunk.rows.push((row, None));
+        } else {
+            if let Err(e) = project(&to_map, view, g.row_xy(row), &mut row_px) {
+                let _ = send.send(Ok(chunk)).and_then(|()| send.send(Err(e)));
+                return;
+            }
+            let start = chunk.px.len();
+            chunk.px.extend_from_slice(&row_px);
+            chunk.rows.push((row, Some(start..chunk.px.len())));
+        }
+        if chunk.px.len() >= CHUNK_COORDS {
+            let full = std::mem::replace(&mut chunk, empty());
+            if send.send(Ok(full)).is_err() {
+                return;
+            }
+        }
+    }
+    let _ = send.send(Ok(chunk));
+}
+
+/// Fills `px` with the pixel positions in `view` of `xy` (interleaved x, y
+/// in the CRS of `to_map`), all or none.
+fn project(to_map: &Transformer, view: &View, xy: &[f64], px: &mut Vec<(f32, f32)>) -> Result<()> {
+    px.clear();
+    for p in xy.chunks_exact(2) {
+        let (x, y) = if to_map.is_noop() {
+            (p[0], p[1])
+        } else {
+            to_map.point(p[0], p[1])?
+        };
+        px.push(view.to_px(x, y));
+    }
+    Ok(())
 }
 
 /// True when `px` spans less than a pixel in x and in y.
@@ -431,6 +534,67 @@ mod tests {
         // Both ends drawn: the start pixel and the far end's.
         assert!(rgb(&p, 10, 89).iter().all(|c| *c < 200));
         assert!(rgb(&p, 89, 89).iter().all(|c| *c < 200));
+    }
+
+    /// `n` short lines of `per_line` vertices zigzagging across the 100 m
+    /// canvas in lon/lat (EPSG:4326), row `i` at its own height.
+    fn many_lines(n: usize, per_line: usize) -> Vec<Geometry<f64>> {
+        (0..n)
+            .map(|i| {
+                let y = 0.0009 * (i % 97) as f64 / 97.0;
+                let line: Vec<(f64, f64)> = (0..per_line)
+                    .map(|j| {
+                        (
+                            0.0009 * j as f64 / per_line as f64,
+                            y + 1e-5 * (j % 2) as f64,
+                        )
+                    })
+                    .collect();
+                Geometry::LineString(LineString::from(line))
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_layer_projected_ahead_on_a_second_thread_draws_the_same_pixels() {
+        // Over PIPELINE_COORDS in one view; the same rows in views under it.
+        let lines = rows_of(&many_lines(3000, 100)).unwrap();
+        assert!(lines.xy.len() / 2 > PIPELINE_COORDS);
+        let (whole, done) = canvas_draw(&view(&lines, "EPSG:4326", None));
+        done.unwrap();
+        let mut pixmap = Pixmap::new(100, 100).unwrap();
+        pixmap.fill(Color::WHITE);
+        let v = View {
+            extent: [0.0, 0.0, 100.0, 100.0],
+            width: 100,
+            height: 100,
+            scale: 1.0,
+        };
+        let mut canvas = Canvas::new(&mut pixmap, &v);
+        for start in (0..lines.len()).step_by(500) {
+            let mut part = view(&lines, "EPSG:4326", None);
+            part.rows = (start..(start + 500).min(lines.len())).into();
+            canvas.draw(&part).unwrap();
+        }
+        assert!(whole == pixmap, "the same pixels, row by row or ahead");
+        assert!(rgb(&whole, 50, 50) != [255, 255, 255], "something is drawn");
+    }
+
+    #[test]
+    fn a_row_that_cannot_be_projected_ahead_fails_after_the_rows_before_it() {
+        let mut geometries = many_lines(3000, 100);
+        geometries.push(Geometry::LineString(LineString::from(vec![
+            (0.0, 0.0),
+            (0.0, 95.0),
+        ])));
+        geometries.extend(many_lines(10, 100));
+        let lines = rows_of(&geometries).unwrap();
+        let (p, done) = canvas_draw(&view(&lines, "EPSG:4326", None));
+        let e = done.unwrap_err().to_string();
+        assert!(e.contains("(0, 95)"), "{e}");
+        let before = rows_of(&geometries[..3000]).unwrap();
+        let (q, _) = canvas_draw(&view(&before, "EPSG:4326", None));
+        assert!(p == q, "every row before the bad one drawn, none after");
     }
 
     #[test]
