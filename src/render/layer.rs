@@ -407,8 +407,9 @@ mod tests {
     use geo::{point, polygon, GeometryCollection};
     use tiny_skia::{Color, ColorU8};
 
-    /// A 100 x 100 canvas showing 3857 metres 0-100 (one metre a pixel).
-    fn canvas_draw(layer: &LayerView) -> (Pixmap, Result<()>) {
+    /// A 100 x 100 canvas showing 3857 metres 0-100 (one metre a pixel),
+    /// with `layers` drawn on it in order until one fails.
+    fn canvas_draw_all(layers: &[LayerView]) -> (Pixmap, Result<()>) {
         let mut pixmap = Pixmap::new(100, 100).unwrap();
         pixmap.fill(Color::WHITE);
         let view = View {
@@ -417,8 +418,14 @@ mod tests {
             height: 100,
             scale: 1.0,
         };
-        let done = Canvas::new(&mut pixmap, &view).draw(layer);
+        let mut canvas = Canvas::new(&mut pixmap, &view);
+        let done = layers.iter().try_for_each(|layer| canvas.draw(layer));
         (pixmap, done)
+    }
+
+    /// [`canvas_draw_all`] of one layer.
+    fn canvas_draw(layer: &LayerView) -> (Pixmap, Result<()>) {
+        canvas_draw_all(std::slice::from_ref(layer))
     }
 
     fn rgb(p: &Pixmap, x: u32, y: u32) -> [u8; 3] {
@@ -562,20 +569,15 @@ mod tests {
         assert!(lines.xy.len() / 2 > PIPELINE_COORDS);
         let (whole, done) = canvas_draw(&view(&lines, "EPSG:4326", None));
         done.unwrap();
-        let mut pixmap = Pixmap::new(100, 100).unwrap();
-        pixmap.fill(Color::WHITE);
-        let v = View {
-            extent: [0.0, 0.0, 100.0, 100.0],
-            width: 100,
-            height: 100,
-            scale: 1.0,
-        };
-        let mut canvas = Canvas::new(&mut pixmap, &v);
-        for start in (0..lines.len()).step_by(500) {
-            let mut part = view(&lines, "EPSG:4326", None);
-            part.rows = (start..(start + 500).min(lines.len())).into();
-            canvas.draw(&part).unwrap();
-        }
+        let parts: Vec<LayerView> = (0..lines.len())
+            .step_by(500)
+            .map(|start| LayerView {
+                rows: (start..(start + 500).min(lines.len())).into(),
+                ..view(&lines, "EPSG:4326", None)
+            })
+            .collect();
+        let (pixmap, done) = canvas_draw_all(&parts);
+        done.unwrap();
         assert!(whole == pixmap, "the same pixels, row by row or ahead");
         assert!(rgb(&whole, 50, 50) != [255, 255, 255], "something is drawn");
     }
