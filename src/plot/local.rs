@@ -83,10 +83,10 @@ fn masked_comids(reaches: &[Reach], mask: &[bool]) -> IdSet {
 
 /// The subset for the flowlines of the reaches marked in `keep`: their
 /// features and catchments, one basin per outlet (the union of its
-/// upstream catchments), and the other layers by the catchments' bbox. The flowlines are read on a second
-/// connection while this thread reads the catchments; without catchments in
-/// the result, they are folded into the basins a batch at a time and never
-/// held.
+/// upstream catchments), and the other layers by the catchments' bbox. The
+/// flowlines are read on a second connection while this thread reads the
+/// catchments; without catchments in the result, they are folded into the
+/// basins a batch at a time and never held.
 fn with_flowlines(
     gpkg: &GeoPackage,
     req: &PlotRequest,

@@ -119,9 +119,9 @@ impl Canvas<'_> {
     /// that draws them (in order, so the pixels are the same).
     pub fn draw(&mut self, layer: &LayerView) -> Result<()> {
         let g = layer.geometries;
+        let to_map = Transformer::new(layer.crs, super::MAP_CRS)?;
         let coords: usize = layer.rows.iter().map(|r| g.row_xy(r).len() / 2).sum();
         if coords < PIPELINE_COORDS {
-            let to_map = Transformer::new(layer.crs, super::MAP_CRS)?;
             let mut px = std::mem::take(&mut self.scratch.px);
             let drawn = layer.rows.iter().try_for_each(|row| {
                 if g.kinds[row] == kind::COLLECTION {
@@ -145,10 +145,7 @@ impl Canvas<'_> {
                         Some(at) => {
                             self.draw_projected(&chunk.px[at.clone()], g, *row..*row + 1, layer)
                         }
-                        None => {
-                            let to_map = Transformer::new(layer.crs, super::MAP_CRS)?;
-                            self.draw_collection(&to_map, g, *row, layer)?;
-                        }
+                        None => self.draw_collection(&to_map, g, *row, layer)?,
                     }
                 }
             }
