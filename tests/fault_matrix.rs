@@ -26,9 +26,13 @@ use support::Recorder;
 
 mod support;
 
-/// The whole-request timeout of the matrix contexts; `Slow` sleeps longer.
+/// The whole-request timeout of the `Slow` cells, which sleep longer.
 const TIMEOUT: Duration = Duration::from_millis(1500);
 const SLOW: Duration = Duration::from_millis(2300);
+/// The timeout of every other context: generous, so that a loaded machine
+/// (8 cells at once, a debug build) never turns a fault into a timeout. A
+/// 429 that timed out before it arrived would test nothing.
+const UNHURRIED: Duration = Duration::from_secs(30);
 /// Retries of the matrix contexts.
 const RETRIES: u32 = 2;
 /// The Yahara outlet and a point on the Yahara River (recorded trace).
@@ -161,6 +165,15 @@ impl Shape {
         }
     }
 
+    /// The whole-request timeout of this shape's context: short only where
+    /// the timeout is the behaviour under test.
+    fn timeout(self) -> Duration {
+        match self {
+            Shape::Slow => TIMEOUT,
+            _ => UNHURRIED,
+        }
+    }
+
     fn expect(self) -> Expect {
         match self {
             Shape::Status500Once | Shape::TooManyRequests => Expect::Recovered,
@@ -189,11 +202,7 @@ fn status_name(e: &Error) -> String {
     }
 }
 
-fn context(server: &MockServer, tile_cache: &Path) -> Context {
-    context_with_timeout(server, tile_cache, TIMEOUT)
-}
-
-fn context_with_timeout(server: &MockServer, tile_cache: &Path, timeout: Duration) -> Context {
+fn context(server: &MockServer, tile_cache: &Path, timeout: Duration) -> Context {
     Context::new(Config {
         index_url: server.index_url(),
         fabric_url: server.fabric_url(),
@@ -305,7 +314,7 @@ fn cell(
     let server = MockServer::start();
     let cache = temp_dir(&format!("{kind:?}-{shape:?}"));
     // The log says what the client decided (a retry's wait), so no clock is read.
-    let (ctx, log) = Recorder::attach(context(&server, &cache));
+    let (ctx, log) = Recorder::attach(context(&server, &cache, shape.timeout()));
     server.set_fault(shape.fault(kind.path()));
     let out = normalized(run(kind, &ctx, &cache), &server);
     let faulted = server
@@ -420,7 +429,10 @@ fn every_request_kind_under_every_fault() {
         .map(|&kind| {
             let server = MockServer::start();
             let cache = temp_dir(&format!("{kind:?}-baseline"));
-            let out = normalized(run(kind, &context(&server, &cache), &cache), &server);
+            let out = normalized(
+                run(kind, &context(&server, &cache, UNHURRIED), &cache),
+                &server,
+            );
             assert!(out.warnings.is_empty(), "{:?}", out.warnings);
             let bytes = out
                 .result
@@ -512,8 +524,7 @@ fn a_failed_plot_leaves_no_output_no_temp_file_and_no_cache_entry() {
         |&(shape, path)| {
             let server = MockServer::start();
             let dir = temp_dir(&format!("pipeline-{shape:?}-{}", path.replace('/', "_")));
-            // Whole basins take longer than the matrix's 1.5 s in debug builds.
-            let ctx = context_with_timeout(&server, &dir.join("tiles"), Duration::from_secs(30));
+            let ctx = context(&server, &dir.join("tiles"), UNHURRIED);
             let (gpkg, cache) = (dir.join("out.gpkg"), dir.join("plot-cache.sqlite"));
             let req = pipeline_request(&gpkg, &cache);
             server.set_fault(shape.fault(path));
