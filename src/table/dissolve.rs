@@ -79,11 +79,30 @@ impl Hasher for MixHasher {
 }
 
 /// A union being built from polygons added in any number of steps, for
-/// layers read a batch at a time: the directed edges not yet cancelled,
-/// each undirected edge `[a, b]` (`a < b`) with its count, +1 per `a -> b`,
-/// -1 per `b -> a` (zero counts removed). Holds only those edges.
+/// layers read a batch at a time: the directed edges not yet cancelled.
+///
+/// Rows are counted a unit at a time in `unit`, small enough to stay in
+/// cache, where the edges the unit's polygons share cancel. What a unit
+/// leaves (its outline, about a fifth) moves to `recent`, where the edges
+/// neighbouring units share cancel; every `UNITS_PER_FLUSH` units, what is
+/// left there moves to `counts`, which only grows to the size of what is
+/// never cancelled. The three tables are kept, cleared, from one unit to
+/// the next, so their memory is allocated and touched once.
 #[derive(Default)]
-pub struct Dissolver(HashMap<Edge, i32, BuildHasherDefault<MixHasher>>);
+pub struct Dissolver {
+    counts: EdgeCounts,
+    recent: EdgeCounts,
+    recent_units: usize,
+    unit: EdgeCounts,
+}
+
+/// Units whose leftovers meet in `Dissolver::recent` before they move on.
+const UNITS_PER_FLUSH: usize = 16;
+
+/// Each undirected edge `[a, b]` (`a < b`) not cancelled with its count,
+/// +1 per `a -> b`, -1 per `b -> a` (zero counts removed).
+#[derive(Default)]
+struct EdgeCounts(HashMap<Edge, i32, BuildHasherDefault<MixHasher>>);
 
 /// An undirected edge `[a, b]` (`a < b`) as a key, hashed as its four
 /// coordinate words (the slice hash of `[Vertex; 2]` would hash its length
@@ -100,36 +119,32 @@ impl Hash for Edge {
     }
 }
 
-impl Dissolver {
-    /// Adds the polygon and multipolygon rows `rows` of `geometries` (other
-    /// rows are ignored), a unit of rows at a time.
-    pub fn add_rows(&mut self, geometries: &Geometries, rows: &[usize]) {
-        // Each unit is counted in one table kept for all of them, so its
-        // memory is touched once, not once a unit; what a unit leaves (its
-        // outline, a small share) moves to a table of its own size.
-        let mut scratch = Dissolver::default();
-        // Units are merged as a binary counter carries: two of one size make
-        // one of the next, so the edges neighbouring units share cancel in
-        // small tables, and the large table only sees what is left.
-        let mut merged: Vec<(u32, Dissolver)> = Vec::new();
-        for unit in rows.chunks(ROWS_PER_UNIT) {
-            // Shared edges cancel as they come: about half are ever held.
-            let edges: usize = unit.iter().map(|&r| geometries.row_xy(r).len() / 2).sum();
-            scratch.0.reserve(edges / 2);
-            for &row in unit {
-                scratch.add_row(geometries, row);
+impl EdgeCounts {
+    /// Counts `times` edges `p -> q`.
+    fn add(&mut self, p: Vertex, q: Vertex, times: i32) {
+        let (key, delta) = if p < q {
+            ([p, q], times)
+        } else {
+            ([q, p], -times)
+        };
+        match self.0.entry(Edge(key)) {
+            Entry::Occupied(mut e) => {
+                *e.get_mut() += delta;
+                if *e.get() == 0 {
+                    e.remove();
+                }
             }
-            let mut counts = HashMap::with_capacity_and_hasher(scratch.0.len(), Default::default());
-            counts.extend(scratch.0.drain());
-            let mut carry = (0, Dissolver(counts));
-            while merged.last().is_some_and(|(level, _)| *level == carry.0) {
-                let (level, previous) = merged.pop().expect("just seen");
-                carry = (level + 1, previous.merge(carry.1));
+            Entry::Vacant(e) => {
+                e.insert(delta);
             }
-            merged.push(carry);
         }
-        for (_, d) in merged.into_iter().rev() {
-            *self = std::mem::take(self).merge(d);
+    }
+
+    /// Moves every count of `other` into these, leaving `other` empty with
+    /// its memory kept.
+    fn take_from(&mut self, other: &mut EdgeCounts) {
+        for (Edge([p, q]), count) in other.0.drain() {
+            self.add(p, q, count);
         }
     }
 
@@ -169,37 +184,43 @@ impl Dissolver {
             }
         }
     }
+}
 
-    /// Counts `times` edges `p -> q`.
-    fn add(&mut self, p: Vertex, q: Vertex, times: i32) {
-        let (key, delta) = if p < q {
-            ([p, q], times)
-        } else {
-            ([q, p], -times)
-        };
-        match self.0.entry(Edge(key)) {
-            Entry::Occupied(mut e) => {
-                *e.get_mut() += delta;
-                if *e.get() == 0 {
-                    e.remove();
-                }
+impl Dissolver {
+    /// Adds the polygon and multipolygon rows `rows` of `geometries` (other
+    /// rows are ignored), a unit of rows at a time.
+    pub fn add_rows(&mut self, geometries: &Geometries, rows: &[usize]) {
+        for unit in rows.chunks(ROWS_PER_UNIT) {
+            // Shared edges cancel as they come: about half are ever held.
+            let edges: usize = unit.iter().map(|&r| geometries.row_xy(r).len() / 2).sum();
+            self.unit.0.reserve(edges / 2);
+            for &row in unit {
+                self.unit.add_row(geometries, row);
             }
-            Entry::Vacant(e) => {
-                e.insert(delta);
+            self.recent.take_from(&mut self.unit);
+            self.recent_units += 1;
+            if self.recent_units == UNITS_PER_FLUSH {
+                self.flush();
             }
         }
     }
 
-    /// Both counts in one, the larger map taking the smaller's edges.
-    pub fn merge(self, other: Dissolver) -> Dissolver {
-        let (mut big, small) = if self.0.len() >= other.0.len() {
+    /// Moves what the recent units left into `counts`.
+    fn flush(&mut self) {
+        self.counts.take_from(&mut self.recent);
+        self.recent_units = 0;
+    }
+
+    /// Both counts in one, the larger table taking the smaller's edges.
+    pub fn merge(mut self, mut other: Dissolver) -> Dissolver {
+        self.flush();
+        other.flush();
+        let (mut big, mut small) = if self.counts.0.len() >= other.counts.0.len() {
             (self, other)
         } else {
             (other, self)
         };
-        for (Edge([p, q]), count) in small.0 {
-            big.add(p, q, count);
-        }
+        big.counts.take_from(&mut small.counts);
         big
     }
 
@@ -239,9 +260,10 @@ impl Dissolver {
     /// The edges are sorted by their start, and the next edge of a walk is
     /// found by binary search: a walk goes from a vertex to a near one, so
     /// its searches end in the same part of the array and stay in cache.
-    pub fn rings(self) -> Vec<LineString<f64>> {
-        let mut edges: Vec<[Vertex; 2]> = Vec::with_capacity(self.0.len());
-        for (Edge([a, b]), count) in self.0 {
+    pub fn rings(mut self) -> Vec<LineString<f64>> {
+        self.flush();
+        let mut edges: Vec<[Vertex; 2]> = Vec::with_capacity(self.counts.0.len());
+        for (Edge([a, b]), count) in self.counts.0 {
             let edge = if count > 0 { [a, b] } else { [b, a] };
             edges.extend(std::iter::repeat_n(edge, count.unsigned_abs() as usize));
         }
@@ -437,6 +459,33 @@ mod tests {
             // The outline only: the corners (collinear vertices may stay).
             let xs: Vec<f64> = p.exterior().0.iter().map(|c| c.x).collect();
             assert!(xs.iter().all(|x| (0.0..=30.0).contains(x)));
+        }
+    }
+
+    #[test]
+    fn a_grid_of_many_units_added_in_uneven_batches_is_one_square() {
+        // 150 x 150 squares: 22 units of rows, past a flush of the recent
+        // units, added in batches that cut units anywhere.
+        let n = 150;
+        let squares: Vec<Geometry<f64>> = (0..n * n)
+            .map(|k| square(f64::from(k % n), f64::from(k / n), k % 7 == 0))
+            .collect();
+        let g = geometries(&squares);
+        let rows: Vec<usize> = (0..g.len()).collect();
+        let mut batched = Dissolver::default();
+        for batch in rows.chunks(5_003) {
+            batched.add_rows(&g, batch);
+        }
+        let unions = [
+            batched.finish(),
+            dissolve(&g, &rows, 1),
+            dissolve(&g, &rows, 3),
+        ];
+        for union in unions {
+            let union = polygons(union);
+            assert_eq!(union.0.len(), 1);
+            assert!(union.0[0].interiors().is_empty());
+            assert_eq!(union.0[0].unsigned_area(), f64::from(n * n));
         }
     }
 
