@@ -210,7 +210,9 @@ fn web_mercator(lon: f64, lat: f64) -> std::result::Result<(f64, f64), String> {
         lambda -= 2.0 * PI * (lambda / (2.0 * PI)).floor();
         lambda -= PI;
     }
-    Ok((RADIUS * lambda, RADIUS * phi.tan().asinh()))
+    // asinh(tan(phi)) = atanh(sin(phi)): one sine and one logarithm.
+    let sin = phi.sin();
+    Ok((RADIUS * lambda, RADIUS * 0.5 * ((1.0 + sin) / (1.0 - sin)).ln()))
 }
 
 type CoordFn<'a> = dyn Fn(geo::Coord<f64>) -> Result<geo::Coord<f64>> + 'a;
