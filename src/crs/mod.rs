@@ -212,7 +212,10 @@ fn web_mercator(lon: f64, lat: f64) -> std::result::Result<(f64, f64), String> {
     }
     // asinh(tan(phi)) = atanh(sin(phi)): one sine and one logarithm.
     let sin = phi.sin();
-    Ok((RADIUS * lambda, RADIUS * 0.5 * ((1.0 + sin) / (1.0 - sin)).ln()))
+    Ok((
+        RADIUS * lambda,
+        RADIUS * 0.5 * ((1.0 + sin) / (1.0 - sin)).ln(),
+    ))
 }
 
 type CoordFn<'a> = dyn Fn(geo::Coord<f64>) -> Result<geo::Coord<f64>> + 'a;

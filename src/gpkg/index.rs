@@ -9,7 +9,7 @@
 //! layer with its topology columns. A refused file is never opened for
 //! writing. The only change to an accepted file is the new index.
 
-use super::layer::quote;
+use super::layer::{covering_index, quote};
 use super::reader::GeoPackage;
 use crate::{Error, Result};
 use rusqlite::{Connection, OpenFlags};
@@ -89,32 +89,4 @@ fn is_sqlite(path: &Path) -> Result<bool> {
     let mut head = [0u8; 16];
     let mut file = std::fs::File::open(path).map_err(|e| crate::error::io_error(path, e))?;
     Ok(file.read_exact(&mut head).is_ok() && &head == HEADER)
-}
-
-/// The name of an index on `table` whose leading columns are `columns`, in
-/// order (names compared case-insensitively), if there is one.
-fn covering_index(
-    conn: &Connection,
-    table: &str,
-    columns: &[String],
-) -> rusqlite::Result<Option<String>> {
-    let names: Vec<String> = conn
-        .prepare(&format!("PRAGMA index_list({})", quote(table)))?
-        .query_map([], |r| r.get(1))?
-        .collect::<rusqlite::Result<_>>()?;
-    for name in names {
-        let indexed: Vec<Option<String>> = conn
-            .prepare(&format!("PRAGMA index_info({})", quote(&name)))?
-            .query_map([], |r| r.get(2))?
-            .collect::<rusqlite::Result<_>>()?;
-        let leads = indexed.len() >= columns.len()
-            && columns.iter().zip(&indexed).all(|(want, have)| {
-                have.as_deref()
-                    .is_some_and(|h| h.eq_ignore_ascii_case(want))
-            });
-        if leads {
-            return Ok(Some(name));
-        }
-    }
-    Ok(None)
 }

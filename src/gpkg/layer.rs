@@ -151,6 +151,34 @@ fn properties_of(attributes: &[String]) -> Vec<(usize, String)> {
     properties
 }
 
+/// The name of an index on `table` whose leading columns are `columns`, in
+/// order (names compared case-insensitively), if there is one.
+pub(super) fn covering_index(
+    conn: &Connection,
+    table: &str,
+    columns: &[impl AsRef<str>],
+) -> rusqlite::Result<Option<String>> {
+    let names: Vec<String> = conn
+        .prepare(&format!("PRAGMA index_list({})", quote(table)))?
+        .query_map([], |r| r.get(1))?
+        .collect::<rusqlite::Result<_>>()?;
+    for name in names {
+        let indexed: Vec<Option<String>> = conn
+            .prepare(&format!("PRAGMA index_info({})", quote(&name)))?
+            .query_map([], |r| r.get(2))?
+            .collect::<rusqlite::Result<_>>()?;
+        let leads = indexed.len() >= columns.len()
+            && columns.iter().zip(&indexed).all(|(want, have)| {
+                have.as_deref()
+                    .is_some_and(|h| h.eq_ignore_ascii_case(want.as_ref()))
+            });
+        if leads {
+            return Ok(Some(name));
+        }
+    }
+    Ok(None)
+}
+
 /// An SQL identifier in double quotes.
 pub(super) fn quote(name: &str) -> String {
     format!("\"{}\"", name.replace('"', "\"\""))

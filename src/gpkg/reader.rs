@@ -16,7 +16,7 @@ use rusqlite::types::ValueRef;
 use rusqlite::{Connection, OpenFlags, Row};
 
 use super::blob;
-use super::layer::{quote, Layer};
+use super::layer::{covering_index, quote, Layer};
 use super::wanted::WantedIds;
 use crate::collection::Collection;
 use crate::network::{IdSet, Reach};
@@ -140,16 +140,97 @@ impl GeoPackage {
     /// comid are skipped; a NULL hydroseq, dnhydroseq or stream order reads
     /// as 0. With the topology index ([`super::create_topology_index`])
     /// SQLite reads the index alone; the rows are sorted here, so the order
-    /// is the same with or without it.
+    /// is the same with or without it. Read in shares, one per core, each
+    /// on a connection of its own.
     pub fn read_topology(&self) -> Result<Vec<Reach>> {
+        let cores = std::thread::available_parallelism().map_or(1, usize::from);
+        self.read_topology_in(cores)
+    }
+
+    /// [`GeoPackage::read_topology`] in `shares` shares (at least one), on
+    /// `shares` threads. With a covering index a share is a range of comid
+    /// values, so that each reads its part of the index; without one it is
+    /// a range of row ids, so that each reads its part of the table.
+    fn read_topology_in(&self, shares: usize) -> Result<Vec<Reach>> {
         let (table, cols) = self.topology_columns()?;
-        let sql = format!(
+        let covered =
+            covering_index(&self.conn, table, &cols).map_err(|e| self.context(e.into()))?;
+        let select = format!(
             "SELECT rowid, {} FROM {}",
             cols.iter().map(|c| quote(c)).collect::<Vec<_>>().join(", "),
             quote(table)
         );
+        let ranges = match covered {
+            Some(_) => self.comid_ranges(table, cols[0], shares)?,
+            None => {
+                let max = self.max_rowid(self.layer(Collection::FlowlineNetwork)?)?;
+                (0..shares.max(1))
+                    .map(|index| {
+                        let share = Share {
+                            index,
+                            of: shares.max(1),
+                        };
+                        let (low, high) = share.fids(max);
+                        format!("WHERE rowid > {low} AND rowid <= {high}")
+                    })
+                    .collect()
+            }
+        };
+        let parts = std::thread::scope(|s| -> Result<Vec<Vec<(i64, Reach)>>> {
+            let mut handles = Vec::new();
+            for range in ranges.iter().skip(1) {
+                let (sql, gpkg) = (format!("{select} {range}"), self.reopen()?);
+                handles.push(s.spawn(move || gpkg.topology_rows(&sql)));
+            }
+            let mut parts = vec![self.topology_rows(&format!("{select} {}", ranges[0]))?];
+            for h in handles {
+                parts.push(h.join().expect("a topology reader does not panic")?);
+            }
+            Ok(parts)
+        })?;
+        let mut rows = parts.concat();
+        rows.sort_unstable_by_key(|(rowid, _)| *rowid);
+        Ok(rows.into_iter().map(|(_, reach)| reach).collect())
+    }
+
+    /// `WHERE` clauses cutting the values of the column `comid` of `table`
+    /// into `shares` ranges of equal width that together hold every value
+    /// but NULL (text and blobs sort after numbers, into the last); one
+    /// clause for all when its least or greatest value is not an integer.
+    fn comid_ranges(&self, table: &str, comid: &str, shares: usize) -> Result<Vec<String>> {
+        let c = quote(comid);
+        // One aggregate a query: SQLite then reads one end of the index.
+        let end = |f: &str| -> Result<Option<i64>> {
+            let sql = format!("SELECT {f}({c}) FROM {}", quote(table));
+            (self.conn)
+                .query_row(&sql, [], |r| {
+                    r.get_ref(0).map(|v| match v {
+                        ValueRef::Integer(i) => Some(i),
+                        _ => None,
+                    })
+                })
+                .map_err(|e| self.context(e.into()))
+        };
+        let (Some(min), Some(max)) = (end("min")?, end("max")?) else {
+            return Ok(vec![String::new()]);
+        };
+        let shares = shares.max(1) as i128;
+        let bound = |i: i128| min as i128 + (max as i128 - min as i128 + 1) * i / shares;
+        Ok((0..shares)
+            .map(|i| match (i, i + 1 == shares) {
+                (_, true) if i == 0 => String::new(),
+                (0, _) => format!("WHERE {c} < {}", bound(1)),
+                (_, true) => format!("WHERE {c} >= {}", bound(i)),
+                _ => format!("WHERE {c} >= {} AND {c} < {}", bound(i), bound(i + 1)),
+            })
+            .collect())
+    }
+
+    /// The (rowid, reach) rows of the topology query `sql`, without those
+    /// that have no comid.
+    fn topology_rows(&self, sql: &str) -> Result<Vec<(i64, Reach)>> {
         let run = || -> rusqlite::Result<Vec<(i64, Reach)>> {
-            let mut stmt = self.conn.prepare(&sql)?;
+            let mut stmt = self.conn.prepare(sql)?;
             let mut rows = stmt.query([])?;
             let mut out = Vec::new();
             while let Some(r) = rows.next()? {
@@ -167,9 +248,7 @@ impl GeoPackage {
             }
             Ok(out)
         };
-        let mut rows = run().map_err(|e| self.context(e.into()))?;
-        rows.sort_unstable_by_key(|(rowid, _)| *rowid);
-        Ok(rows.into_iter().map(|(_, reach)| reach).collect())
+        run().map_err(|e| self.context(e.into()))
     }
 
     /// The flowline table and its topology columns (comid, hydroseq,
@@ -728,5 +807,64 @@ fn integer(v: ValueRef) -> Option<i64> {
         ValueRef::Real(f) => crate::table::column::exact_i64(f),
         ValueRef::Text(t) => std::str::from_utf8(t).ok()?.trim().parse().ok(),
         _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The real Yahara sample, copied into a folder of its own.
+    fn sample_copy(name: &str) -> PathBuf {
+        let dir =
+            std::env::temp_dir().join(format!("hydroplot-reader-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("yahara.gpkg");
+        let sample = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/yahara_sample.gpkg");
+        std::fs::copy(sample, &path).unwrap();
+        path
+    }
+
+    /// The topology as plain SQL reads it, in row order.
+    fn plain_sql(path: &Path) -> Vec<Reach> {
+        let conn = Connection::open(path).unwrap();
+        let mut stmt = conn
+            .prepare(
+                "SELECT CAST(COMID AS INTEGER), coalesce(CAST(Hydroseq AS INTEGER), 0), \
+                 coalesce(CAST(DnHydroseq AS INTEGER), 0), coalesce(CAST(StreamOrde AS INTEGER), 0) \
+                 FROM NHDFlowline_Network WHERE COMID IS NOT NULL ORDER BY rowid",
+            )
+            .unwrap();
+        let rows = stmt.query_map([], |r| {
+            Ok(Reach {
+                comid: r.get(0)?,
+                hydroseq: r.get(1)?,
+                dnhydroseq: r.get(2)?,
+                streamorder: r.get(3)?,
+            })
+        });
+        rows.unwrap().collect::<rusqlite::Result<_>>().unwrap()
+    }
+
+    #[test]
+    fn the_topology_read_in_any_number_of_shares_is_every_row_once_in_row_order() {
+        let path = sample_copy("topology");
+        let truth = plain_sql(&path);
+        assert_eq!(truth.len(), 267);
+        for indexed in [false, true] {
+            if indexed {
+                super::super::create_topology_index(&path).unwrap();
+            }
+            let gpkg = GeoPackage::open(&path).unwrap();
+            for shares in [1, 2, 3, 7, 40] {
+                assert_eq!(
+                    gpkg.read_topology_in(shares).unwrap(),
+                    truth,
+                    "{shares} shares, index {indexed}"
+                );
+            }
+        }
+        let _ = std::fs::remove_dir_all(path.parent().unwrap());
     }
 }
