@@ -166,6 +166,87 @@ fn a_dense_network_is_drawn_readable_with_its_main_stem_whole() {
     );
 }
 
+/// A basin over the whole of `bbox` but for a slit `slit_px` pixels wide
+/// (on a `size` map) cut down from its top edge to half its height at the
+/// middle of each of `columns` columns; the slits' centres in degrees.
+fn comb_basin(bbox: [f64; 4], size: (u32, u32), columns: usize, slit_px: f64) -> (Table, Vec<f64>) {
+    let e = extent_by_hand(bbox, (f64::from(size.0), f64::from(size.1)));
+    let px_deg = (e[2] - e[0]) / f64::from(size.0) / 6_378_137f64.to_radians();
+    let half = slit_px * px_deg / 2.0;
+    let (x0, y0, x1, y1) = (bbox[0], bbox[1], bbox[2], bbox[3]);
+    let middle = (y0 + y1) / 2.0;
+    let centres: Vec<f64> = (0..columns)
+        .map(|k| x0 + (k as f64 + 0.5) * (x1 - x0) / columns as f64)
+        .collect();
+    let mut ring = vec![(x0, y0), (x1, y0), (x1, y1)];
+    for &c in centres.iter().rev() {
+        ring.extend([
+            (c + half, y1),
+            (c + half, middle),
+            (c - half, middle),
+            (c - half, y1),
+        ]);
+    }
+    ring.extend([(x0, y1), (x0, y0)]);
+    let polygon = geo::Polygon::new(ring.into(), Vec::new());
+    let basin = Feature {
+        id: None,
+        geometry: Some(polygon.into()),
+        properties: Default::default(),
+    };
+    (Table::from_features(&[basin]).unwrap(), centres)
+}
+
+/// Black or grey: the basin's outline (the flowlines are blue).
+fn is_outline(map: &Map, (x, y): (i64, i64)) -> bool {
+    let p = map.pixmap().pixel(x as u32, y as u32).unwrap().demultiply();
+    p.red() == p.green() && p.green() == p.blue() && p.red() < 255
+}
+
+#[test]
+fn the_basin_of_a_dense_map_is_drawn_without_its_narrow_inlets() {
+    let (mut data, _) = dense_network(10);
+    let size = (1024, 768);
+    let (basin, slits) = comb_basin(data.bbox, size, 10, 2.0);
+    data.set_layer(Layer::Basin, basin);
+    let top = data.bbox[3];
+    let depth = (data.bbox[3] - data.bbox[1]) / 2.0;
+    // Each slit's centre line, from 5 pixels below the top edge to 5
+    // above the slit's end.
+    let in_slits: Vec<(i64, i64)> = slits
+        .iter()
+        .flat_map(|&lon| {
+            let (x, y0) = pixel(data.bbox, size, lon, top);
+            let (_, y1) = pixel(data.bbox, size, lon, top - depth);
+            (y0 + 5..y1 - 5).map(move |y| (x, y))
+        })
+        .collect();
+    let exact = draw(&data, size, false);
+    assert!(
+        in_slits.iter().any(|&p| is_outline(&exact, p)),
+        "without the level of detail the slits are outlined"
+    );
+    let generalized = draw(&data, size, true);
+    let outlined: Vec<_> = in_slits
+        .iter()
+        .filter(|&&p| is_outline(&generalized, p))
+        .collect();
+    assert!(
+        outlined.is_empty(),
+        "{} outline pixels inside the slits, the first {:?}",
+        outlined.len(),
+        outlined.first()
+    );
+    // The top edge is drawn across every slit.
+    for &lon in &slits {
+        let (x, y) = pixel(data.bbox, size, lon, top);
+        assert!(
+            (y - 1..=y + 1).any(|y| is_outline(&generalized, (x, y))),
+            "the top edge is open at {lon}"
+        );
+    }
+}
+
 #[test]
 fn samples_at_their_usual_sizes_are_drawn_as_before() {
     let ctx = support::offline();

@@ -13,8 +13,9 @@ use crate::Result;
 /// off_network_wtbd, flowline, then the outlets, each styled by its `type`
 /// property (the feature source). With `lod` on and the flowlines dense for
 /// the map ([`lod::flowline_plan`]), the flowlines are drawn by stream
-/// order, waterbodies as [`lod::polygon_plan`] says and lines on the pixel
-/// grid; otherwise every feature is drawn as styled.
+/// order, waterbodies as [`lod::polygon_plan`] says, the basin generalized
+/// to the pixel grid ([`lod::close_px`]) and lines on the pixel grid;
+/// otherwise every feature is drawn as styled.
 pub fn draw_plot_data(
     map: &mut Map,
     data: &PlotData,
@@ -28,15 +29,19 @@ pub fn draw_plot_data(
         None
     };
     let dense = plan.is_some();
-    let basin = (0..data.layer(Layer::Basin).len()).into();
-    draw_rows(
-        map,
-        data,
-        Layer::Basin,
-        basin,
-        layer_paint(Layer::Basin, &styles.basin),
-        dense,
-    )?;
+    let basin = LayerView {
+        geometries: data.layer(Layer::Basin).geometries(),
+        rows: (0..data.layer(Layer::Basin).len()).into(),
+        crs: PLOT_DATA_CRS,
+        paint: layer_paint(Layer::Basin, &styles.basin),
+        symbol: None,
+        pixel_grid: dense,
+    };
+    if dense {
+        map.draw_generalized(&basin, lod::close_px(&view))?;
+    } else {
+        map.draw(&basin)?;
+    }
     for (layer, style) in [
         (Layer::NetworkWtbd, &styles.network_wtbd),
         (Layer::OffNetworkWtbd, &styles.off_network_wtbd),

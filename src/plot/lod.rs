@@ -5,8 +5,9 @@
 //! flowlines, widths growing with order, cover at most [`INK_BUDGET`] of the
 //! data area ([`Density::min_order`]); the main stem always, one order
 //! wider than the highest; waterbodies smaller than a pixel left out and
-//! those under [`OUTLINED_PX`] drawn without outline; lines drawn on the
-//! pixel grid, polygon rings under a pixel left out.
+//! those under [`OUTLINED_PX`] drawn without outline; the basin's gaps and
+//! inlets narrower than its outline closed ([`BASIN_CLOSE_PX`]); lines drawn
+//! on the pixel grid, polygon rings under a pixel left out.
 //! A sparser map (every sample at its usual sizes) is drawn as before, to
 //! the byte. Drawing only: the plot data is never thinned. The HTML page
 //! applies the same rule per zoom level from the same [`Density`].
@@ -42,6 +43,17 @@ pub const BASE_WIDTH: f64 = 0.5;
 
 /// Width added per order above the lowest drawn, as a multiple of `lwd`.
 pub const ORDER_WIDTH: f64 = 0.5;
+
+/// Gaps and inlets of the basin up to twice this many pixels across (at
+/// scale 1) are closed on a dense map: narrower than its outline drawn on
+/// both sides, they read as ink, not as shape.
+pub const BASIN_CLOSE_PX: f64 = 3.0;
+
+/// The closing radius of the basin on `view`, device pixels
+/// ([`BASIN_CLOSE_PX`] at the view's scale).
+pub fn close_px(view: &View) -> usize {
+    (BASIN_CLOSE_PX * view.scale).round() as usize
+}
 
 /// The flowline lengths of plot data by stream order, measured once, from
 /// which the ink at any resolution follows.

@@ -6,12 +6,14 @@
 //! - [`tiles`] and [`tile_cache`]: basemap providers, fetching, caching, stitching;
 //! - [`style`], [`colors`], [`symbols`]: plot_config, R colours, `pch` and `lwd`;
 //! - [`layer`]: a layer's geometries drawn from their coordinate buffers;
+//! - [`generalize`]: a polygon layer drawn as a dense map's reader sees it;
 //! - [`furniture`] and [`font`]: north arrow, scale bar, attribution text;
 //! - [`georef`]: the world file and CRS side-car that place the PNG in a GIS;
 
 pub mod colors;
 pub mod font;
 pub mod furniture;
+pub mod generalize;
 pub mod georef;
 pub mod layer;
 pub mod style;
@@ -149,6 +151,13 @@ impl Map {
     /// transformed is an error; the rows before it stay drawn.
     pub fn draw(&mut self, layer: &LayerView) -> Result<()> {
         layer::Canvas::new(&mut self.pixmap, &self.view).draw(layer)
+    }
+
+    /// Draws the polygons of one layer view generalized to the pixel grid
+    /// ([`generalize`]): gaps and inlets up to `2 * close_px` device pixels
+    /// across closed, then filled and outlined with its paint.
+    pub fn draw_generalized(&mut self, layer: &LayerView, close_px: usize) -> Result<()> {
+        generalize::draw(&mut self.pixmap, &self.view, layer, close_px)
     }
 
     /// Draws any GeoJSON (a geometry, Feature or FeatureCollection) in `crs`:
