@@ -29,14 +29,13 @@ pub fn draw_plot_data(
         None
     };
     let dense = plan.is_some();
-    let basin = LayerView {
-        geometries: data.layer(Layer::Basin).geometries(),
-        rows: (0..data.layer(Layer::Basin).len()).into(),
-        crs: PLOT_DATA_CRS,
-        paint: layer_paint(Layer::Basin, &styles.basin),
-        symbol: None,
-        pixel_grid: dense,
-    };
+    let basin = layer_view(
+        data,
+        Layer::Basin,
+        (0..data.layer(Layer::Basin).len()).into(),
+        layer_paint(Layer::Basin, &styles.basin),
+        dense,
+    );
     if dense {
         map.draw_generalized(&basin, lod::close_px(&view))?;
     } else {
@@ -126,14 +125,26 @@ fn draw_rows(
     paint: ShapePaint,
     pixel_grid: bool,
 ) -> Result<()> {
-    map.draw(&LayerView {
+    map.draw(&layer_view(data, layer, rows, paint, pixel_grid))
+}
+
+/// The view of `rows` of `layer` of `data` with `paint`, without symbols;
+/// borrows `data`.
+fn layer_view<'a>(
+    data: &'a PlotData,
+    layer: Layer,
+    rows: Rows<'a>,
+    paint: ShapePaint,
+    pixel_grid: bool,
+) -> LayerView<'a> {
+    LayerView {
         geometries: data.layer(layer).geometries(),
         rows,
         crs: PLOT_DATA_CRS,
         paint,
         symbol: None,
         pixel_grid,
-    })
+    }
 }
 
 /// Flowlines are lines in `col`; the polygon layers are filled with `col`

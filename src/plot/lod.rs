@@ -6,8 +6,8 @@
 //! data area ([`Density::min_order`]); the main stem always, one order
 //! wider than the highest; waterbodies smaller than a pixel left out and
 //! those under [`OUTLINED_PX`] drawn without outline; the basin's gaps and
-//! inlets narrower than its outline closed ([`BASIN_CLOSE_PX`]); lines drawn
-//! on the pixel grid, polygon rings under a pixel left out.
+//! inlets up to twice [`BASIN_CLOSE_PX`] across closed; lines drawn on the
+//! pixel grid, polygon rings under a pixel left out.
 //! A sparser map (every sample at its usual sizes) is drawn as before, to
 //! the byte. Drawing only: the plot data is never thinned. The HTML page
 //! applies the same rule per zoom level from the same [`Density`].
@@ -45,8 +45,8 @@ pub const BASE_WIDTH: f64 = 0.5;
 pub const ORDER_WIDTH: f64 = 0.5;
 
 /// Gaps and inlets of the basin up to twice this many pixels across (at
-/// scale 1) are closed on a dense map: narrower than its outline drawn on
-/// both sides, they read as ink, not as shape.
+/// scale 1) are closed on a dense map: between two outlines that close,
+/// they read as ink, not as shape.
 pub const BASIN_CLOSE_PX: f64 = 3.0;
 
 /// The closing radius of the basin on `view`, device pixels

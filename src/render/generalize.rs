@@ -140,8 +140,8 @@ pub fn contour(data: &[u8], width: usize, height: usize) -> Option<tiny_skia::Pa
     let mut pb = PathBuilder::new();
     for y in -1..height as isize {
         for x in -1..width as isize {
-            // Corners clockwise from the top left, and the edges between
-            // them: top, right, bottom, left.
+            // Corners clockwise from the top left; edge e runs from corner
+            // e to corner e + 1: top, right, bottom, left.
             let corners = [at(x, y), at(x + 1, y), at(x + 1, y + 1), at(x, y + 1)];
             let inside = corners.map(|v| v >= INSIDE);
             if inside.iter().all(|&i| i) || inside.iter().all(|&i| !i) {
@@ -159,30 +159,22 @@ pub fn contour(data: &[u8], width: usize, height: usize) -> Option<tiny_skia::Pa
             };
             let centre_inside =
                 corners.iter().map(|&v| u32::from(v)).sum::<u32>() >= 4 * u32::from(INSIDE);
-            // Each corner unlike its two neighbours is cut off by the
-            // segment between its edges; a saddle's two corners like each
-            // other are cut off when the centre is unlike them.
-            for corner in 0..4 {
-                let me = inside[corner];
-                let alone = inside[(corner + 3) % 4] != me && inside[(corner + 1) % 4] != me;
-                let saddle = inside[(corner + 2) % 4] == me;
-                if alone && (!saddle || me != centre_inside) {
-                    let (a, b) = (crossing((corner + 3) % 4), crossing(corner));
-                    pb.move_to(a.0, a.1);
-                    pb.line_to(b.0, b.1);
+            // The edges whose two corners differ: two, joined by one
+            // segment, or four (a saddle), whose corners unlike the centre
+            // are cut off, each by the segment between its two edges.
+            let mut crossed = (0..4).filter(|&e| inside[e] != inside[(e + 1) % 4]);
+            let segments = match (crossed.next(), crossed.next(), crossed.next()) {
+                (Some(a), Some(b), None) => [Some((a, b)), None],
+                (Some(_), Some(_), Some(_)) if inside[0] != centre_inside => {
+                    [Some((3, 0)), Some((1, 2))]
                 }
-            }
-            // A corner pair on one side: one segment across the cell.
-            for side in 0..4 {
-                let (a, b) = (side, (side + 1) % 4);
-                let pair = inside[a] == inside[b]
-                    && inside[(a + 2) % 4] == inside[(b + 2) % 4]
-                    && inside[a] != inside[(a + 2) % 4];
-                if pair && inside[a] {
-                    let (p, q) = (crossing(b), crossing((a + 3) % 4));
-                    pb.move_to(p.0, p.1);
-                    pb.line_to(q.0, q.1);
-                }
+                (Some(_), Some(_), Some(_)) => [Some((0, 1)), Some((2, 3))],
+                _ => [None, None],
+            };
+            for (a, b) in segments.into_iter().flatten() {
+                let (p, q) = (crossing(a), crossing(b));
+                pb.move_to(p.0, p.1);
+                pb.line_to(q.0, q.1);
             }
         }
     }
