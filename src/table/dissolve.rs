@@ -11,19 +11,13 @@
 //! which resolves it exactly. The edges of different row ranges are counted
 //! on separate threads and merged, the merge cancelling again.
 
+use super::edge_counts::{EdgeCounts, Vertex};
 use super::geometry::{kind, Geometries};
 use geo::{Geometry, LineString, MultiPolygon, Polygon};
-use std::collections::hash_map::Entry;
-use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hash, Hasher};
 
 /// Rows per unit of work: small enough that a unit's edge counts stay in
 /// cache, large enough that most shared edges cancel within the unit.
 const ROWS_PER_UNIT: usize = 1024;
-
-/// A point by the bits of its coordinates (`-0.0` read as `0.0`), so that
-/// equal coordinates meet in a hash map.
-type Vertex = [u64; 2];
 
 /// The union of the polygon and multipolygon rows `rows` of `geometries`
 /// (other rows are ignored): one Polygon, a MultiPolygon, or `None` when
@@ -50,34 +44,6 @@ pub fn dissolve(geometries: &Geometries, rows: &[usize], threads: usize) -> Opti
     counts.unwrap_or_default().finish()
 }
 
-/// A fast hash of coordinate bits: FxHash's step per 8 bytes, then
-/// SplitMix64's finalizer, so that every bit of the key reaches the bucket
-/// index (coordinates often differ only in a few mantissa bits).
-#[derive(Default)]
-struct MixHasher(u64);
-
-impl Hasher for MixHasher {
-    fn finish(&self) -> u64 {
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for chunk in bytes.chunks(8) {
-            let mut word = [0u8; 8];
-            word[..chunk.len()].copy_from_slice(chunk);
-            self.write_u64(u64::from_le_bytes(word));
-        }
-    }
-    fn write_u64(&mut self, v: u64) {
-        self.0 = (self.0.rotate_left(5) ^ v).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
-    }
-    fn write_usize(&mut self, v: usize) {
-        self.write_u64(v as u64);
-    }
-}
-
 /// A union being built from polygons added in any number of steps, for
 /// layers read a batch at a time: the directed edges not yet cancelled.
 ///
@@ -99,89 +65,41 @@ pub struct Dissolver {
 /// Units whose leftovers meet in `Dissolver::recent` before they move on.
 const UNITS_PER_FLUSH: usize = 16;
 
-/// Each undirected edge `[a, b]` (`a < b`) not cancelled with its count,
-/// +1 per `a -> b`, -1 per `b -> a` (zero counts removed).
-#[derive(Default)]
-struct EdgeCounts(HashMap<Edge, i32, BuildHasherDefault<MixHasher>>);
-
-/// An undirected edge `[a, b]` (`a < b`) as a key, hashed as its four
-/// coordinate words (the slice hash of `[Vertex; 2]` would hash its length
-/// and copy its bytes first).
-#[derive(Clone, Copy, PartialEq, Eq)]
-struct Edge([Vertex; 2]);
-
-impl Hash for Edge {
-    fn hash<H: Hasher>(&self, state: &mut H) {
-        let [[a, b], [c, d]] = self.0;
-        for word in [a, b, c, d] {
-            state.write_u64(word);
+/// Counts the rings of row `row` of `g` into `counts` when it is a polygon
+/// or multipolygon.
+fn add_row(counts: &mut EdgeCounts, g: &Geometries, row: usize) {
+    if !matches!(g.kinds[row], kind::POLYGON | kind::MULTIPOLYGON) {
+        return;
+    }
+    for part in g.parts[row] as usize..g.parts[row + 1] as usize {
+        let rings = g.rings[part] as usize..g.rings[part + 1] as usize;
+        let exterior = rings.start;
+        for ring in rings {
+            let (a, b) = (g.coords[ring] as usize, g.coords[ring + 1] as usize);
+            add_ring(counts, &g.xy[2 * a..2 * b], ring == exterior);
         }
     }
 }
 
-impl EdgeCounts {
-    /// Counts `times` edges `p -> q`.
-    fn add(&mut self, p: Vertex, q: Vertex, times: i32) {
-        let (key, delta) = if p < q {
-            ([p, q], times)
+/// Counts the closed or open ring `xy` (interleaved x, y) into `counts`,
+/// counter-clockwise when `exterior`, else clockwise, whatever its own
+/// winding.
+fn add_ring(counts: &mut EdgeCounts, xy: &[f64], exterior: bool) {
+    let n = xy.len() / 2;
+    if n < 3 {
+        return;
+    }
+    let forward = (signed_area(xy) > 0.0) == exterior;
+    let point = |i: usize| vertex(xy[2 * (i % n)], xy[2 * (i % n) + 1]);
+    for i in 0..n {
+        let (p, q) = (point(i), point(i + 1));
+        if p == q {
+            continue;
+        }
+        if forward {
+            counts.add(p, q, 1);
         } else {
-            ([q, p], -times)
-        };
-        match self.0.entry(Edge(key)) {
-            Entry::Occupied(mut e) => {
-                *e.get_mut() += delta;
-                if *e.get() == 0 {
-                    e.remove();
-                }
-            }
-            Entry::Vacant(e) => {
-                e.insert(delta);
-            }
-        }
-    }
-
-    /// Moves every count of `other` into these, leaving `other` empty with
-    /// its memory kept.
-    fn take_from(&mut self, other: &mut EdgeCounts) {
-        for (Edge([p, q]), count) in other.0.drain() {
-            self.add(p, q, count);
-        }
-    }
-
-    /// Adds the rings of row `row` when it is a polygon or multipolygon.
-    fn add_row(&mut self, g: &Geometries, row: usize) {
-        if !matches!(g.kinds[row], kind::POLYGON | kind::MULTIPOLYGON) {
-            return;
-        }
-        for part in g.parts[row] as usize..g.parts[row + 1] as usize {
-            let rings = g.rings[part] as usize..g.rings[part + 1] as usize;
-            let exterior = rings.start;
-            for ring in rings {
-                let (a, b) = (g.coords[ring] as usize, g.coords[ring + 1] as usize);
-                self.add_ring(&g.xy[2 * a..2 * b], ring == exterior);
-            }
-        }
-    }
-
-    /// Adds the closed or open ring `xy` (interleaved x, y), counter-clockwise
-    /// when `exterior`, else clockwise, whatever its own winding.
-    fn add_ring(&mut self, xy: &[f64], exterior: bool) {
-        let n = xy.len() / 2;
-        if n < 3 {
-            return;
-        }
-        let forward = (signed_area(xy) > 0.0) == exterior;
-        let point = |i: usize| vertex(xy[2 * (i % n)], xy[2 * (i % n) + 1]);
-        for i in 0..n {
-            let (p, q) = (point(i), point(i + 1));
-            if p == q {
-                continue;
-            }
-            if forward {
-                self.add(p, q, 1);
-            } else {
-                self.add(q, p, 1);
-            }
+            counts.add(q, p, 1);
         }
     }
 }
@@ -193,9 +111,9 @@ impl Dissolver {
         for unit in rows.chunks(ROWS_PER_UNIT) {
             // Shared edges cancel as they come: about half are ever held.
             let edges: usize = unit.iter().map(|&r| geometries.row_xy(r).len() / 2).sum();
-            self.unit.0.reserve(edges / 2);
+            self.unit.reserve(edges / 2);
             for &row in unit {
-                self.unit.add_row(geometries, row);
+                add_row(&mut self.unit, geometries, row);
             }
             self.recent.take_from(&mut self.unit);
             self.recent_units += 1;
@@ -215,7 +133,7 @@ impl Dissolver {
     pub fn merge(mut self, mut other: Dissolver) -> Dissolver {
         self.flush();
         other.flush();
-        let (mut big, mut small) = if self.counts.0.len() >= other.counts.0.len() {
+        let (mut big, mut small) = if self.counts.len() >= other.counts.len() {
             (self, other)
         } else {
             (other, self)
@@ -262,8 +180,8 @@ impl Dissolver {
     /// its searches end in the same part of the array and stay in cache.
     pub fn rings(mut self) -> Vec<LineString<f64>> {
         self.flush();
-        let mut edges: Vec<[Vertex; 2]> = Vec::with_capacity(self.counts.0.len());
-        for (Edge([a, b]), count) in self.counts.0 {
+        let mut edges: Vec<[Vertex; 2]> = Vec::with_capacity(self.counts.len());
+        for ([a, b], count) in self.counts.iter() {
             let edge = if count > 0 { [a, b] } else { [b, a] };
             edges.extend(std::iter::repeat_n(edge, count.unsigned_abs() as usize));
         }

@@ -14,6 +14,7 @@
 pub mod column;
 pub mod decode;
 pub mod dissolve;
+mod edge_counts;
 pub mod export;
 pub mod geojson;
 pub mod geometry;
