@@ -787,7 +787,11 @@ fn shares_of_a_layer_read_on_their_own_connections_hold_every_row_once_in_fid_or
             .map(|r| t.id(r).and_then(|v| v.as_i64()).unwrap())
             .collect()
     };
-    let whole = fids(&g.read_bbox(Collection::Waterbody, bbox).unwrap());
+    let whole_table = g.read_bbox(Collection::Waterbody, bbox).unwrap();
+    let whole = fids(&whole_table);
+    let whole_geometries: Vec<_> = (0..whole_table.len())
+        .map(|r| whole_table.geometry(r))
+        .collect();
     // The independent count: plain SQL over the rows with a geometry.
     let db = rusqlite::Connection::open_with_flags(
         data("yahara_sample.gpkg"),
@@ -804,16 +808,19 @@ fn shares_of_a_layer_read_on_their_own_connections_hold_every_row_once_in_fid_or
     assert_eq!(whole.len() as i64, with_geometry);
     assert!(whole.windows(2).all(|w| w[0] < w[1]));
     for of in [1, 2, 3, 7] {
-        let mut joined = Vec::new();
+        let (mut joined, mut geometries) = (Vec::new(), Vec::new());
         for index in 0..of {
             let own = g.reopen().unwrap();
             let share = gpkg::Share { index, of };
+            // Each batch's buffers handed back, refilled by the next batch.
             own.for_each_in_bbox(Collection::Waterbody, bbox, share, 10, &mut |t| {
                 joined.extend(fids(&t));
-                Ok(())
+                geometries.extend((0..t.len()).map(|r| t.geometry(r)));
+                Ok(Some(t.into_geometries().recycle()))
             })
             .unwrap();
         }
         assert_eq!(joined, whole, "{of} shares");
+        assert!(geometries == whole_geometries, "{of} shares' geometries");
     }
 }

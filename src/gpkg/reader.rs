@@ -21,6 +21,7 @@ use super::wanted::WantedIds;
 use crate::collection::Collection;
 use crate::network::{IdSet, Reach};
 use crate::table::column::Scalar;
+use crate::table::geometry::GeometryBuilder;
 use crate::table::{Table, TableBuilder};
 use crate::{Error, Result};
 
@@ -312,7 +313,7 @@ impl GeoPackage {
         c: Collection,
         ids: &[i64],
         batch: usize,
-        each: &mut dyn FnMut(Table) -> Result<()>,
+        each: &mut BatchReceiver,
     ) -> Result<()> {
         self.in_batches(c, batch, each, |rows| {
             self.select_by_ids(c, ids, rows).map(drop)
@@ -371,7 +372,7 @@ impl GeoPackage {
         bbox: [f64; 4],
         share: Share,
         batch: usize,
-        each: &mut dyn FnMut(Table) -> Result<()>,
+        each: &mut BatchReceiver,
     ) -> Result<()> {
         self.in_batches(c, batch, each, |rows| {
             self.select_in_bbox(c, bbox, share, rows)
@@ -638,8 +639,10 @@ impl Share {
     }
 }
 
-/// What [`GeoPackage::for_each_by_ids`] hands each batch of rows to.
-type BatchReceiver<'a> = dyn FnMut(Table) -> Result<()> + 'a;
+/// What [`GeoPackage::for_each_by_ids`] hands each batch of rows to. It
+/// may hand back an emptied builder (an earlier batch's, from
+/// [`crate::table::geometry::Geometries::recycle`]) whose memory the next batch's geometries fill.
+pub type BatchReceiver<'a> = dyn FnMut(Table) -> Result<Option<GeometryBuilder>> + 'a;
 
 /// The table a layer's queries fill, one result row at a time.
 struct Rows<'a> {
@@ -674,7 +677,10 @@ impl<'a> Rows<'a> {
         let table = std::mem::take(&mut self.table)
             .finish()
             .map_err(Error::Gpkg)?;
-        each(table)
+        if let Some(recycled) = each(table)? {
+            self.table.geometry = recycled;
+        }
+        Ok(())
     }
 
     /// Sets the current row's properties from the attribute columns of `row`

@@ -177,6 +177,8 @@ fn fold_basins(
 ) -> Result<(Table, Option<[f64; 4]>)> {
     let parts = per_outlet.map_or(1, <[_]>::len);
     let (send, receive) = std::sync::mpsc::sync_channel::<Table>(2);
+    // Each folded batch's buffers go back to be filled by a later one.
+    let (give_back, spare) = std::sync::mpsc::channel();
     let mut bbox = None;
     let dissolvers = std::thread::scope(|s| -> Result<Vec<Dissolver>> {
         let folder = s.spawn(move || {
@@ -188,13 +190,15 @@ fn fold_basins(
                         &basin_rows(&batch, per_outlet.map(|p| &p[i]), ids.len()),
                     );
                 }
+                let _ = give_back.send(batch.into_geometries().recycle());
             }
             dissolvers
         });
         let read = gpkg.for_each_by_ids(Collection::Catchment, ids, CATCHMENT_BATCH, &mut |t| {
             bbox = [bbox, t.bbox()].into_iter().flatten().reduce(union_bbox);
             send.send(t)
-                .map_err(|_| Error::Internal("the basin folder stopped".into()))
+                .map_err(|_| Error::Internal("the basin folder stopped".into()))?;
+            Ok(spare.try_recv().ok())
         });
         drop(send);
         let dissolvers = folder.join().expect("the basin folder does not panic");
@@ -357,7 +361,7 @@ fn waterbodies_in_bbox(
         let (n, o) = split_waterbodies(&batch, wbareacomi);
         network.push(n);
         off_network.push(o);
-        Ok(())
+        Ok(Some(batch.into_geometries().recycle()))
     };
     gpkg.for_each_in_bbox(
         Collection::Waterbody,

@@ -13,7 +13,7 @@
 //! of this library sends them and no output writes them). The rare
 //! GeometryCollection row is kept whole beside the buffers.
 
-use arrow_buffer::{OffsetBuffer, ScalarBuffer};
+use arrow_buffer::{ArrowNativeType, OffsetBuffer, ScalarBuffer};
 use geo::{Coord, Geometry, LineString, MultiLineString, MultiPoint, MultiPolygon, Point, Polygon};
 
 /// Type codes, as in WKB.
@@ -281,6 +281,27 @@ impl Geometries {
         })
     }
 
+    /// An empty builder that fills these buffers' memory again (each buffer
+    /// no clone shares; a shared one is left to its clones), for a layer
+    /// read a batch at a time: the next batch is written into pages
+    /// already touched instead of fresh ones.
+    pub fn recycle(self) -> GeometryBuilder {
+        fn emptied<T: ArrowNativeType>(buffer: ScalarBuffer<T>, first: &[T]) -> Vec<T> {
+            let mut v = buffer.into_inner().into_vec().unwrap_or_default();
+            v.clear();
+            v.extend_from_slice(first);
+            v
+        }
+        GeometryBuilder {
+            kinds: emptied(self.kinds, &[]),
+            parts: emptied(self.parts.into_inner(), &[0]),
+            rings: emptied(self.rings.into_inner(), &[0]),
+            coords: emptied(self.coords.into_inner(), &[0]),
+            xy: emptied(self.xy, &[]),
+            collections: Vec::new(),
+        }
+    }
+
     /// Rows.
     pub fn len(&self) -> usize {
         self.kinds.len()
@@ -440,5 +461,34 @@ mod tests {
         let mut empty = GeometryBuilder::default();
         empty.pop_row();
         assert_eq!(empty.rows(), 0);
+    }
+
+    #[test]
+    fn a_recycled_builder_is_empty_keeps_its_memory_and_builds_as_a_new_one() {
+        let square = Geometry::Polygon(
+            polygon![(x: 0., y: 0.), (x: 1., y: 0.), (x: 1., y: 1.), (x: 0., y: 0.)],
+        );
+        let mut b = GeometryBuilder::default();
+        for _ in 0..1000 {
+            b.push(&square).unwrap();
+        }
+        let first = b.finish();
+        let xy = first.xy.as_ptr();
+        let mut again = first.recycle();
+        assert_eq!(again.rows(), 0);
+        assert!(again.xy.capacity() >= 8000);
+        again.push(&square).unwrap();
+        assert_eq!(again.xy.as_ptr(), xy, "the same memory");
+        let line = Geometry::LineString(line_string![(x: 5., y: 5.), (x: 6., y: 7.)]);
+        again.push(&line).unwrap();
+        let again = again.finish();
+        assert_eq!(again.len(), 2);
+        assert_eq!(again.get(0), Some(square.clone()));
+        assert_eq!(again.get(1), Some(line));
+        // Buffers a clone shares stay the clone's: the builder starts anew.
+        let shared = again.clone();
+        let fresh = again.recycle();
+        assert_eq!(fresh.rows(), 0);
+        assert_eq!(shared.get(0), Some(square));
     }
 }

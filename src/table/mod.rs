@@ -186,6 +186,11 @@ impl Table {
         &self.geometry
     }
 
+    /// The geometries, the rest of the table dropped.
+    pub fn into_geometries(self) -> Geometries {
+        self.geometry
+    }
+
     /// The geometry of `row` as a `geo` geometry (built on each call).
     pub fn geometry(&self, row: usize) -> Option<geo::Geometry<f64>> {
         self.geometry.get(row)
