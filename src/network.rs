@@ -55,9 +55,6 @@ pub type IdSet = std::collections::HashSet<i64, BuildHasherDefault<IdHasher>>;
 pub struct Network {
     /// The comid of each reach.
     comids: Vec<i64>,
-    /// comid -> first reach index, built on the first [`Network::index_of`]
-    /// (navigation from a few outlets finds them in one pass instead).
-    comid_index: once_cell::sync::OnceCell<IdMap<usize>>,
     /// `upstream[first[i]..first[i + 1]]` are the reaches draining directly into reach `i`.
     first: Vec<usize>,
     upstream: Vec<usize>,
@@ -98,27 +95,15 @@ impl Network {
         }
         Network {
             comids: reaches.iter().map(|r| r.comid).collect(),
-            comid_index: once_cell::sync::OnceCell::new(),
             first,
             upstream,
         }
     }
 
-    /// The index of a comid's reach (the first, when a comid repeats).
-    pub fn index_of(&self, comid: i64) -> Option<usize> {
-        let index = self.comid_index.get_or_init(|| {
-            let mut index = IdMap::with_capacity_and_hasher(self.comids.len(), Default::default());
-            for (i, &c) in self.comids.iter().enumerate() {
-                index.entry(c).or_insert(i);
-            }
-            index
-        });
-        index.get(&comid).copied()
-    }
-
-    /// The indexes of the reaches of `comids` (each the first reach with
-    /// that comid; comids without a reach are skipped), found in one pass.
-    fn indexes_of(&self, comids: &[i64]) -> Vec<usize> {
+    /// The index of the reach of each of `comids` (the first reach with
+    /// that comid; `None` for a comid without one), found in one pass over
+    /// the reaches: for a few outlets, much less work than indexing them all.
+    pub fn index_of_each(&self, comids: &[i64]) -> Vec<Option<usize>> {
         let mut found: IdMap<Option<usize>> = comids.iter().map(|&c| (c, None)).collect();
         for (i, c) in self.comids.iter().enumerate() {
             if let Some(slot @ None) = found.get_mut(c) {
@@ -127,8 +112,13 @@ impl Network {
         }
         comids
             .iter()
-            .filter_map(|c| found.get(c).copied().flatten())
+            .map(|c| found.get(c).copied().flatten())
             .collect()
+    }
+
+    /// The indexes of the reaches of `comids` that have one.
+    fn indexes_of(&self, comids: &[i64]) -> Vec<usize> {
+        self.index_of_each(comids).into_iter().flatten().collect()
     }
 
     /// Marks every reach upstream of (and including) the `outlets` (reach
@@ -217,7 +207,7 @@ mod tests {
             reach(9, 40, 30),
         ];
         let network = Network::new(&r);
-        assert_eq!(network.index_of(7), Some(0));
+        assert_eq!(network.index_of_each(&[7, 5]), vec![Some(0), None]);
         assert_eq!(network.indexes_of(&[9, 7, 5]), vec![3, 0]);
         assert_eq!(upstream_comids(&r, &[8]), vec![8, 7, 9]);
     }

@@ -49,10 +49,11 @@ pub fn subset(ctx: &Context, req: &PlotRequest, path: &Path) -> Result<Subset> {
         .map(|o| resolve(ctx, &gpkg, o))
         .collect::<Result<Vec<_>>>()?;
 
+    let comids: Vec<i64> = outlets.iter().map(|o| o.comid).collect();
     let mut per_outlet = Vec::with_capacity(outlets.len());
     let mut all = vec![false; reaches.len()];
-    for o in &outlets {
-        let i = network.index_of(o.comid).ok_or_else(|| {
+    for (o, i) in outlets.iter().zip(network.index_of_each(&comids)) {
+        let i = i.ok_or_else(|| {
             Error::not_found(format!(
                 "outlet {}/{}: comid {} is not in {}",
                 o.source,
@@ -65,7 +66,8 @@ pub fn subset(ctx: &Context, req: &PlotRequest, path: &Path) -> Result<Subset> {
         for (a, m) in all.iter_mut().zip(&mask) {
             *a |= m;
         }
-        per_outlet.push(masked_comids(&reaches, &mask));
+        // A single outlet's upstream is every reach kept: no set needed.
+        per_outlet.push((outlets.len() > 1).then(|| masked_comids(&reaches, &mask)));
     }
     drop(network); // not held while the layers are read
     with_flowlines(&gpkg, req, &reaches, &all, outlets, Some(per_outlet))
@@ -83,7 +85,8 @@ fn masked_comids(reaches: &[Reach], mask: &[bool]) -> IdSet {
 
 /// The subset for the flowlines of the reaches marked in `keep`: their
 /// features and catchments, one basin per outlet (the union of its
-/// upstream catchments), and the other layers by the catchments' bbox. The
+/// upstream catchments: the comids of `per_outlet`, where `None` is every
+/// reach kept), and the other layers by the catchments' bbox. The
 /// flowlines are read on a second connection while this thread reads the
 /// catchments; without catchments in the result, they are folded into the
 /// basins a batch at a time and never held.
@@ -93,7 +96,7 @@ fn with_flowlines(
     reaches: &[Reach],
     keep: &[bool],
     outlets: Vec<Resolved>,
-    per_outlet: Option<Vec<IdSet>>,
+    per_outlet: Option<Vec<Option<IdSet>>>,
 ) -> Result<Subset> {
     let kept = || reaches.iter().zip(keep).filter(|(_, &k)| k).map(|(r, _)| r);
     let ids: Vec<i64> = kept().map(|r| r.comid).collect();
@@ -173,7 +176,7 @@ fn fold_basins(
     gpkg: &GeoPackage,
     ids: &[i64],
     outlets: &[Resolved],
-    per_outlet: Option<&[IdSet]>,
+    per_outlet: Option<&[Option<IdSet>]>,
 ) -> Result<(Table, Option<[f64; 4]>)> {
     let parts = per_outlet.map_or(1, <[_]>::len);
     let (send, receive) = std::sync::mpsc::sync_channel::<Table>(2);
@@ -187,7 +190,7 @@ fn fold_basins(
                 for (i, d) in dissolvers.iter_mut().enumerate() {
                     d.add_rows(
                         batch.geometries(),
-                        &basin_rows(&batch, per_outlet.map(|p| &p[i]), ids.len()),
+                        &basin_rows(&batch, per_outlet.and_then(|p| p[i].as_ref()), ids.len()),
                     );
                 }
                 let _ = give_back.send(batch.into_geometries().recycle());
@@ -225,7 +228,7 @@ fn fold_basins(
 fn basins_of(
     catchments: &Table,
     outlets: &[Resolved],
-    per_outlet: Option<&[IdSet]>,
+    per_outlet: Option<&[Option<IdSet>]>,
     ids: usize,
 ) -> Result<Table> {
     let mut basins = Basins::default();
@@ -239,7 +242,7 @@ fn basins_of(
     match per_outlet {
         Some(sets) => {
             for (o, set) in outlets.iter().zip(sets) {
-                basins.push(union(Some(set)).as_ref(), Some(o))?;
+                basins.push(union(set.as_ref()).as_ref(), Some(o))?;
             }
         }
         None if !catchments.is_empty() => basins.push(union(None).as_ref(), None)?,
