@@ -176,8 +176,9 @@ impl Dissolver {
     /// for bit.
     ///
     /// The edges are sorted by their start, and the next edge of a walk is
-    /// found by binary search: a walk goes from a vertex to a near one, so
-    /// its searches end in the same part of the array and stay in cache.
+    /// found by galloping from the edge it came by ([`first_from`]): a walk
+    /// goes from a vertex to a near one, so its searches stay in the same
+    /// part of the array, and in cache.
     pub fn rings(mut self) -> Vec<LineString<f64>> {
         self.flush();
         let mut edges: Vec<[Vertex; 2]> = Vec::with_capacity(self.counts.len());
@@ -187,9 +188,10 @@ impl Dissolver {
         }
         edges.sort_unstable();
         let walked: Vec<std::cell::Cell<bool>> = vec![Default::default(); edges.len()];
-        // An edge from `at` not yet walked, marked walked.
-        let take = |at: Vertex| -> Option<usize> {
-            let from = edges.partition_point(|e| e[0] < at);
+        // An edge from `at` not yet walked, marked walked; searched outward
+        // from `near`, the edge the walk came by.
+        let take = |at: Vertex, near: usize| -> Option<usize> {
+            let from = first_from(&edges, at, near);
             let i = (from..edges.len())
                 .take_while(|&i| edges[i][0] == at)
                 .find(|&i| !walked[i].get())?;
@@ -204,11 +206,11 @@ impl Dissolver {
             if !take_exactly(e) {
                 continue; // walked already
             }
-            let mut ring = vec![coord(start), coord(at)];
+            let (mut ring, mut came_by) = (vec![coord(start), coord(at)], e);
             while at != start {
-                match take(at) {
+                match take(at, came_by) {
                     Some(next) => {
-                        at = edges[next][1];
+                        (at, came_by) = (edges[next][1], next);
                         ring.push(coord(at));
                     }
                     // Unreachable for closed input; the part walked is dropped.
@@ -221,6 +223,42 @@ impl Dissolver {
         }
         rings
     }
+}
+
+/// The index of the first of the sorted `edges` that starts at `at` or
+/// after it, found by galloping outward from index `near`: a walk's next
+/// vertex is near its last, so its edges usually sort near the last edge's,
+/// and the search touches a few cache lines instead of a binary search's
+/// descent through the whole array.
+fn first_from(edges: &[[Vertex; 2]], at: Vertex, near: usize) -> usize {
+    let before = |i: usize| edges[i][0] < at;
+    let near = near.min(edges.len());
+    // `lo..hi` brackets the answer: every edge before `lo` starts before
+    // `at`, and `hi` is the length or an edge that does not.
+    let (mut lo, mut hi) = (near, near);
+    let mut step = 1;
+    if near < edges.len() && before(near) {
+        lo = near + 1;
+        loop {
+            hi = near.saturating_add(step).min(edges.len());
+            if hi == edges.len() || !before(hi) {
+                break;
+            }
+            lo = hi + 1;
+            step *= 2;
+        }
+    } else {
+        while lo > 0 {
+            let probe = lo.saturating_sub(step);
+            if before(probe) {
+                lo = probe + 1;
+                break;
+            }
+            (hi, lo) = (probe, probe);
+            step *= 2;
+        }
+    }
+    lo + edges[lo..hi].partition_point(|e| e[0] < at)
 }
 
 /// The region of positive winding number the closed `rings` bound, as
@@ -321,6 +359,28 @@ fn ring_area(r: &LineString<f64>) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn galloping_from_any_index_finds_what_a_binary_search_finds() {
+        let v = |x: u64| [x, 0];
+        // Runs of equal starts, gaps, and the ends of the array.
+        let mut edges: Vec<[Vertex; 2]> = [1u64, 1, 1, 3, 4, 4, 8, 9, 9, 9, 9, 15, 20]
+            .iter()
+            .map(|&x| [v(x), v(0)])
+            .collect();
+        edges.sort_unstable();
+        for at in 0..22 {
+            let expected = edges.partition_point(|e| e[0] < v(at));
+            for near in 0..=edges.len() + 2 {
+                assert_eq!(
+                    first_from(&edges, v(at), near),
+                    expected,
+                    "at {at} near {near}"
+                );
+            }
+        }
+        assert_eq!(first_from(&[], v(3), 0), 0);
+    }
     use crate::table::geometry::GeometryBuilder;
     use geo::Area;
 
