@@ -7,7 +7,10 @@
 //! index in an entry array, so a probe compares the 32-byte edge only when
 //! those hash bits agree. An entry whose count falls to zero stays, and is
 //! skipped; the entries are compacted when the slots fill up, so nothing is
-//! ever removed from the middle of a probe sequence (no tombstones).
+//! ever removed from the middle of a probe sequence (no tombstones). Runs
+//! of edges two polygons share are matched without hashing: the second
+//! polygon walks the run in the opposite order, so each edge is predicted
+//! to be the entry before the last one matched.
 
 /// A point by the bits of its coordinates (`-0.0` read as `0.0`), so that
 /// equal coordinates are equal keys.
@@ -29,6 +32,12 @@ pub(super) struct EdgeCounts {
     /// Empty (0), or the hash's top 32 bits over the entry's index + 1.
     slots: Vec<u64>,
     entries: Vec<(Edge, i32)>,
+    /// The entry the next edge is likely to match, plus one (0: none).
+    ///
+    /// Two polygons share a run of edges, which the second walks in the
+    /// opposite order: after an edge matches entry `k`, the next one is
+    /// likely entry `k - 1`, checked before any hashing.
+    predicted: usize,
 }
 
 impl EdgeCounts {
@@ -43,6 +52,13 @@ impl EdgeCounts {
 
     /// Adds `delta` to the count of `edge`.
     fn add_edge(&mut self, edge: Edge, delta: i32) {
+        if let Some(entry) = self.predicted.checked_sub(1).map(|k| &mut self.entries[k]) {
+            if entry.0 == edge {
+                entry.1 += delta;
+                self.predicted -= 1;
+                return;
+            }
+        }
         if 2 * (self.entries.len() + 1) > self.slots.len() {
             self.make_room(1);
         }
@@ -55,12 +71,15 @@ impl EdgeCounts {
             if slot == 0 {
                 self.slots[at] = tag | (self.entries.len() as u64 + 1);
                 self.entries.push((edge, delta));
+                self.predicted = 0;
                 return;
             }
             if slot & !INDEX_BITS == tag {
-                let entry = &mut self.entries[(slot & INDEX_BITS) as usize - 1];
+                let k = (slot & INDEX_BITS) as usize - 1;
+                let entry = &mut self.entries[k];
                 if entry.0 == edge {
                     entry.1 += delta;
+                    self.predicted = k;
                     return;
                 }
             }
@@ -80,6 +99,7 @@ impl EdgeCounts {
     /// least an eighth of them fill before the next rebuild), and rebuilds
     /// them.
     fn make_room(&mut self, more: usize) {
+        self.predicted = 0;
         self.entries.retain(|e| e.1 != 0);
         let mut slots = self.slots.len().max(MIN_SLOTS);
         while 8 * (self.entries.len() + more) > 3 * slots {
@@ -112,6 +132,7 @@ impl EdgeCounts {
 
     /// Empties the table, keeping its memory.
     pub fn clear(&mut self) {
+        self.predicted = 0;
         self.entries.clear();
         self.slots.fill(0);
     }
@@ -189,6 +210,31 @@ mod tests {
         t.take_from(&mut recent);
         truth.retain(|_, c| *c != 0);
         assert_eq!(live(&t), truth);
+    }
+
+    #[test]
+    fn a_run_walked_back_cancels_entry_by_entry_by_prediction() {
+        // One polygon's boundary 0 -> 1 -> ... -> 6, then its neighbour's
+        // walk of it backwards: every edge after the first is the entry
+        // before the one the previous edge matched.
+        let mut t = EdgeCounts::default();
+        for i in 0..6 {
+            t.add(v(i), v(i + 1), 1);
+        }
+        t.add(v(6), v(5), 1);
+        assert_eq!(t.predicted, 5, "the next match expected at entry 4");
+        for i in (0..5).rev() {
+            t.add(v(i + 1), v(i), 1);
+            assert_eq!(t.predicted, i as usize, "after entry {i}");
+        }
+        assert_eq!(t.iter().count(), 0);
+        // A wrong prediction costs nothing but the comparison.
+        t.add(v(1), v(2), 1);
+        t.add(v(9), v(8), 1);
+        assert_eq!(
+            live(&t),
+            HashMap::from([([v(1), v(2)], 1), ([v(8), v(9)], -1)])
+        );
     }
 
     #[test]
