@@ -641,7 +641,8 @@ impl Share {
 
 /// What [`GeoPackage::for_each_by_ids`] hands each batch of rows to. It
 /// may hand back an emptied builder (an earlier batch's, from
-/// [`crate::table::geometry::Geometries::recycle`]) whose memory the next batch's geometries fill.
+/// [`crate::table::geometry::Geometries::recycle`]), whose memory the next
+/// batch's geometries then fill.
 pub type BatchReceiver<'a> = dyn FnMut(Table) -> Result<Option<GeometryBuilder>> + 'a;
 
 /// The table a layer's queries fill, one result row at a time.

@@ -23,6 +23,7 @@ pub(super) type Edge = [Vertex; 2];
 const MIN_SLOTS: usize = 1024;
 
 /// The low half of a slot: its entry's index plus one (zero: empty slot).
+/// A table holds fewer than 2^32 entries: that many would take 160 GiB.
 const INDEX_BITS: u64 = 0xffff_ffff;
 
 /// Counts of undirected edges: +1 per `a -> b`, -1 per `b -> a` of each
