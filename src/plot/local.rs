@@ -41,7 +41,7 @@ pub fn subset(ctx: &Context, req: &PlotRequest, path: &Path) -> Result<Subset> {
     if let Some(comids) = &req.comid_set {
         let asked: IdSet = comids.iter().copied().collect();
         let keep: Vec<bool> = reaches.iter().map(|r| asked.contains(&r.comid)).collect();
-        return with_flowlines(&gpkg, req, &reaches, &keep, Vec::new(), None);
+        return with_flowlines(&gpkg, req, &reaches, &keep, Vec::new(), Vec::new());
     }
     let outlets = req
         .outlets
@@ -70,7 +70,7 @@ pub fn subset(ctx: &Context, req: &PlotRequest, path: &Path) -> Result<Subset> {
         per_outlet.push((outlets.len() > 1).then(|| masked_comids(&reaches, &mask)));
     }
     drop(network); // not held while the layers are read
-    with_flowlines(&gpkg, req, &reaches, &all, outlets, Some(per_outlet))
+    with_flowlines(&gpkg, req, &reaches, &all, outlets, per_outlet)
 }
 
 /// The comids of the reaches marked in `mask`.
@@ -86,17 +86,18 @@ fn masked_comids(reaches: &[Reach], mask: &[bool]) -> IdSet {
 /// The subset for the flowlines of the reaches marked in `keep`: their
 /// features and catchments, one basin per outlet (the union of its
 /// upstream catchments: the comids of `per_outlet`, where `None` is every
-/// reach kept), and the other layers by the catchments' bbox. The
-/// flowlines are read on a second connection while this thread reads the
-/// catchments; without catchments in the result, they are folded into the
-/// basins a batch at a time and never held.
+/// reach kept; without outlets, one basin of them all), and the other
+/// layers by the catchments' bbox. The flowlines are read on a second
+/// connection while this thread reads the catchments; without catchments
+/// in the result, they are folded into the basins a batch at a time and
+/// never held.
 fn with_flowlines(
     gpkg: &GeoPackage,
     req: &PlotRequest,
     reaches: &[Reach],
     keep: &[bool],
     outlets: Vec<Resolved>,
-    per_outlet: Option<Vec<Option<IdSet>>>,
+    per_outlet: Vec<Option<IdSet>>,
 ) -> Result<Subset> {
     let kept = || reaches.iter().zip(keep).filter(|(_, &k)| k).map(|(r, _)| r);
     let ids: Vec<i64> = kept().map(|r| r.comid).collect();
@@ -122,11 +123,11 @@ fn with_flowlines(
         // Catchments held only when the result has them.
         let fold = req.layers == Layers::Drawn || early.as_ref().is_some_and(|t| t.flowline_only);
         let (catchments, basins, catchment_bbox) = if fold {
-            let (basins, bbox) = fold_basins(gpkg, &ids, &outlets, per_outlet.as_deref())?;
+            let (basins, bbox) = fold_basins(gpkg, &ids, &outlets, &per_outlet)?;
             (Table::default(), basins, bbox)
         } else {
             let catchments = gpkg.read_by_ids_unordered(Collection::Catchment, &ids)?;
-            let basins = basins_of(&catchments, &outlets, per_outlet.as_deref(), ids.len())?;
+            let basins = basins_of(&catchments, &outlets, &per_outlet, ids.len())?;
             let bbox = catchments.bbox();
             (catchments, basins, bbox)
         };
@@ -168,17 +169,18 @@ fn with_flowlines(
 /// Catchments per batch when they are only folded into basins.
 const CATCHMENT_BATCH: usize = 16_384;
 
-/// The basins of `outlets` (one per outlet with `per_outlet`, else one for
-/// all of `ids`) from the catchments `ids`, read a batch at a time and
-/// dissolved on a second thread while the next batch is read; and the box
-/// around the catchments (`None` when none has a geometry).
+/// The basins of `outlets` (one per outlet of `per_outlet`, or one for
+/// all of `ids` when it is empty) from the catchments `ids`, read a batch
+/// at a time and dissolved on a second thread while the next batch is
+/// read; and the box around the catchments (`None` when none has a
+/// geometry).
 fn fold_basins(
     gpkg: &GeoPackage,
     ids: &[i64],
     outlets: &[Resolved],
-    per_outlet: Option<&[Option<IdSet>]>,
+    per_outlet: &[Option<IdSet>],
 ) -> Result<(Table, Option<[f64; 4]>)> {
-    let parts = per_outlet.map_or(1, <[_]>::len);
+    let parts = per_outlet.len().max(1);
     let (send, receive) = std::sync::mpsc::sync_channel::<Table>(2);
     // Each folded batch's buffers go back to be filled by a later one.
     let (give_back, spare) = std::sync::mpsc::channel();
@@ -190,7 +192,11 @@ fn fold_basins(
                 for (i, d) in dissolvers.iter_mut().enumerate() {
                     d.add_rows(
                         batch.geometries(),
-                        &basin_rows(&batch, per_outlet.and_then(|p| p[i].as_ref()), ids.len()),
+                        &basin_rows(
+                            &batch,
+                            per_outlet.get(i).and_then(Option::as_ref),
+                            ids.len(),
+                        ),
                     );
                 }
                 let _ = give_back.send(batch.into_geometries().recycle());
@@ -208,16 +214,12 @@ fn fold_basins(
         read.map(|()| dissolvers)
     })?;
     let mut basins = Basins::default();
-    match per_outlet {
-        Some(_) => {
-            for (o, d) in outlets.iter().zip(dissolvers) {
-                basins.push(d.finish().as_ref(), Some(o))?;
-            }
-        }
-        None => {
-            if let Some(basin) = dissolvers.into_iter().next().and_then(Dissolver::finish) {
-                basins.push(Some(&basin), None)?;
-            }
+    // `outlets` and `per_outlet` go together; without them, one basin.
+    for (i, union) in dissolvers.into_iter().map(Dissolver::finish).enumerate() {
+        match outlets.get(i) {
+            Some(o) => basins.push(union.as_ref(), Some(o))?,
+            None if union.is_some() => basins.push(union.as_ref(), None)?,
+            None => {}
         }
     }
     basins.finish().map(|b| (b, bbox))
@@ -228,7 +230,7 @@ fn fold_basins(
 fn basins_of(
     catchments: &Table,
     outlets: &[Resolved],
-    per_outlet: Option<&[Option<IdSet>]>,
+    per_outlet: &[Option<IdSet>],
     ids: usize,
 ) -> Result<Table> {
     let mut basins = Basins::default();
@@ -239,14 +241,11 @@ fn basins_of(
             cores(),
         )
     };
-    match per_outlet {
-        Some(sets) => {
-            for (o, set) in outlets.iter().zip(sets) {
-                basins.push(union(set.as_ref()).as_ref(), Some(o))?;
-            }
-        }
-        None if !catchments.is_empty() => basins.push(union(None).as_ref(), None)?,
-        None => {}
+    if per_outlet.is_empty() && !catchments.is_empty() {
+        basins.push(union(None).as_ref(), None)?;
+    }
+    for (o, set) in outlets.iter().zip(per_outlet) {
+        basins.push(union(set.as_ref()).as_ref(), Some(o))?;
     }
     basins.finish()
 }
