@@ -429,13 +429,47 @@ impl<'a> Reader<'a> {
     fn line(&mut self, dims: usize, out: &mut GeometryBuilder) -> Result<()> {
         let n = self.count(dims * 8)?;
         let points = self.take(n * dims * 8)?;
-        out.reserve_xy(n);
-        for ordinates in points.chunks_exact(dims * 8) {
-            if !self.push_point(ordinates, out)? {
-                return Err(bad("it holds a coordinate that is not a finite number"));
+        let all_finite = match self.to {
+            None => self.push_line(points, dims, out),
+            Some(_) => {
+                out.reserve_xy(n);
+                for ordinates in points.chunks_exact(dims * 8) {
+                    if !self.push_point(ordinates, out)? {
+                        return Err(bad("it holds a coordinate that is not a finite number"));
+                    }
+                }
+                true
             }
+        };
+        if !all_finite {
+            return Err(bad("it holds a coordinate that is not a finite number"));
         }
         out.close_ring().map_err(|e| bad(&e))
+    }
+
+    /// Pushes the x and y of each point of `points` (`dims` ordinates each)
+    /// untransformed, in one pass that widens the bounding box; false when
+    /// one is not a finite number (an error: the row is abandoned).
+    fn push_line(&mut self, points: &[u8], dims: usize, out: &mut GeometryBuilder) -> bool {
+        let little = self.little;
+        let read = |b: &[u8]| -> f64 {
+            let a: [u8; 8] = b.try_into().expect("8 bytes");
+            if little {
+                f64::from_le_bytes(a)
+            } else {
+                f64::from_be_bytes(a)
+            }
+        };
+        let [mut x0, mut y0, mut x1, mut y1] = self.bbox;
+        let mut finite = true;
+        out.extend_xy(points.chunks_exact(dims * 8).map(|p| {
+            let (x, y) = (read(&p[..8]), read(&p[8..16]));
+            finite &= x.is_finite() & y.is_finite();
+            (x0, y0, x1, y1) = (x0.min(x), y0.min(y), x1.max(x), y1.max(y));
+            [x, y]
+        }));
+        self.bbox = [x0, y0, x1, y1];
+        finite
     }
 
     /// A polygon's counted rings as one part.
@@ -826,6 +860,31 @@ mod tests {
             }
             let _ = parse(&b);
         }
+    }
+
+    #[test]
+    fn a_coordinate_not_finite_in_a_line_is_an_error_that_leaves_nothing() {
+        // A little-endian LineString (1, y0) (2, y1) (3, y2).
+        let line = |ys: [f64; 3]| {
+            let mut w = vec![1u8];
+            w.extend_from_slice(&2u32.to_le_bytes());
+            w.extend_from_slice(&3u32.to_le_bytes());
+            for (x, y) in [1.0f64, 2.0, 3.0].into_iter().zip(ys) {
+                w.extend_from_slice(&x.to_le_bytes());
+                w.extend_from_slice(&y.to_le_bytes());
+            }
+            blob(true, 0, false, &[], &w)
+        };
+        let mut out = GeometryBuilder::default();
+        for bad_y in [f64::NAN, f64::INFINITY, f64::NEG_INFINITY] {
+            let e = parse_into(&line([0.0, bad_y, 1.0]), &mut out, None).unwrap_err();
+            assert!(e.to_string().contains("not a finite number"), "{e}");
+        }
+        let bbox = parse_into(&line([5.0, 6.0, 4.0]), &mut out, None).unwrap();
+        assert_eq!(bbox, Some([1.0, 4.0, 3.0, 6.0]));
+        let g = out.finish();
+        assert_eq!(g.len(), 1);
+        assert_eq!(g.xy.to_vec(), [1.0, 5.0, 2.0, 6.0, 3.0, 4.0]);
     }
 
     #[test]

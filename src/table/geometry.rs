@@ -69,6 +69,14 @@ impl GeometryBuilder {
         self.xy.extend_from_slice(&[x, y]);
     }
 
+    /// Pushes every coordinate of `points` to the open ring.
+    pub fn extend_xy(&mut self, points: impl ExactSizeIterator<Item = [f64; 2]>) {
+        self.xy.reserve(2 * points.len());
+        for [x, y] in points {
+            self.xy.extend_from_slice(&[x, y]);
+        }
+    }
+
     /// Makes room for `n` more coordinates of the open ring.
     pub fn reserve_xy(&mut self, n: usize) {
         self.xy.reserve(2 * n);
