@@ -824,3 +824,64 @@ fn shares_of_a_layer_read_on_their_own_connections_hold_every_row_once_in_fid_or
         assert!(geometries == whole_geometries, "{of} shares' geometries");
     }
 }
+
+#[test]
+fn boxes_small_and_large_read_the_rows_a_file_without_its_index_reads() {
+    // Boxes from a corner of the waterbodies' extent to all of it: the
+    // small ones meet under an eighth of the rows (read through the R*Tree),
+    // the large ones more (one pass over the table). A copy without the
+    // R*Tree always takes the pass, testing each blob.
+    let dir = Scratch::new("boxes");
+    let path = dir.join("no_rtree.gpkg");
+    std::fs::copy(data("yahara_sample.gpkg"), &path).unwrap();
+    rusqlite::Connection::open(&path)
+        .unwrap()
+        .execute_batch(
+            "DROP TABLE rtree_NHDWaterbody_geom; \
+             DELETE FROM gpkg_extensions WHERE table_name = 'NHDWaterbody'",
+        )
+        .unwrap();
+    let (indexed, plain) = (yahara(), GeoPackage::open(&path).unwrap());
+    let db = rusqlite::Connection::open_with_flags(
+        data("yahara_sample.gpkg"),
+        rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
+    )
+    .unwrap();
+    let rows: usize = db
+        .query_row("SELECT max(fid) FROM NHDWaterbody", [], |r| r.get(0))
+        .unwrap();
+    let [x0, y0, x1, y1] = indexed.bounds(Collection::Waterbody).unwrap().unwrap();
+    let fids = |t: &Table| -> Vec<i64> {
+        (0..t.len())
+            .map(|r| t.id(r).and_then(|v| v.as_i64()).unwrap())
+            .collect()
+    };
+    let (mut through_index, mut by_pass) = (0, 0);
+    for part in [0.02, 0.1, 0.3, 0.6, 1.0] {
+        let bbox = [x0, y0, x0 + (x1 - x0) * part, y0 + (y1 - y0) * part];
+        let in_rtree: usize = db
+            .query_row(
+                "SELECT count(*) FROM rtree_NHDWaterbody_geom
+                 WHERE maxx >= ?1 AND minx <= ?3 AND maxy >= ?2 AND miny <= ?4",
+                bbox,
+                |r| r.get(0),
+            )
+            .unwrap();
+        if in_rtree * 8 < rows {
+            through_index += 1;
+        } else {
+            by_pass += 1;
+        }
+        let a = indexed.read_bbox(Collection::Waterbody, bbox).unwrap();
+        let b = plain.read_bbox(Collection::Waterbody, bbox).unwrap();
+        assert_eq!(fids(&a), fids(&b), "box {part} of the extent");
+        assert!(
+            (0..a.len()).all(|r| a.geometry(r) == b.geometry(r)),
+            "box {part}: geometries"
+        );
+    }
+    assert!(
+        through_index > 0 && by_pass > 0,
+        "{through_index} / {by_pass}"
+    );
+}

@@ -354,8 +354,10 @@ impl GeoPackage {
     }
 
     /// The features whose geometry intersects `bbox` (`[xmin, ymin, xmax, ymax]`,
-    /// NAD83 lon/lat): an R-tree prefilter when the file has the index, then an
-    /// exact intersection test. Features without a geometry never match.
+    /// NAD83 lon/lat): an R-tree prefilter when the file has the index and
+    /// the box meets under an eighth of the rows (else one pass over the
+    /// table, skipping blobs by their envelopes), then an exact intersection
+    /// test. Features without a geometry never match.
     pub fn read_bbox(&self, c: Collection, bbox: [f64; 4]) -> Result<Table> {
         let mut rows = Rows::new(self.layer(c)?);
         self.select_in_bbox(c, bbox, Share::WHOLE, &mut rows)?;
@@ -420,16 +422,39 @@ impl GeoPackage {
             file_bbox,
         };
         let pk = quote(&layer.pk);
-        let (low, high) = share.fids(self.max_rowid(layer)?);
-        match &layer.rtree {
+        let max_rowid = self.max_rowid(layer)?;
+        let (low, high) = share.fids(max_rowid);
+        let [fx0, fy0, fx1, fy1] = file_bbox;
+        let in_rtree = |rtree: &str| {
+            format!(
+                "FROM {} WHERE minx <= ?3 AND maxx >= ?1 AND miny <= ?4 AND maxy >= ?2 AND id > ?5 AND id <= ?6",
+                quote(rtree)
+            )
+        };
+        let params = rusqlite::params![fx0, fy0, fx1, fy1, low, high];
+        // A box that holds a large share of the rows is read in one pass
+        // over the table, as `select_by_ids` reads many ids.
+        let scan_from = max_rowid / share.of.max(1) / SCAN_FRACTION;
+        let indexed = match &layer.rtree {
             Some(rtree) => {
-                let [fx0, fy0, fx1, fy1] = file_bbox;
-                let sql = format!(
-                    "{} WHERE {pk} IN (SELECT id FROM {} WHERE minx <= ?3 AND maxx >= ?1 AND miny <= ?4 AND maxy >= ?2) AND {pk} > ?5 AND {pk} <= ?6 ORDER BY {pk}",
-                    layer.select(),
-                    quote(rtree),
+                let count = format!(
+                    "SELECT count(*) FROM (SELECT 1 {} LIMIT {scan_from})",
+                    in_rtree(rtree)
                 );
-                let params = rusqlite::params![fx0, fy0, fx1, fy1, low, high];
+                let hits: usize = (self.conn)
+                    .query_row(&count, params, |r| r.get(0))
+                    .map_err(|e| self.context(e.into()))?;
+                (hits < scan_from).then_some(rtree)
+            }
+            None => None,
+        };
+        match indexed {
+            Some(rtree) => {
+                let sql = format!(
+                    "{} WHERE {pk} IN (SELECT id {}) ORDER BY {pk}",
+                    layer.select(),
+                    in_rtree(rtree),
+                );
                 self.query(rows, &sql, params, Keep::InBox(&filter))
             }
             None => {
