@@ -229,6 +229,27 @@ impl Collection {
         }
     }
 
+    /// The properties the map itself draws with, of those plot_hydro reads
+    /// ([`Collection::plot_properties`]): a map-only read of a local file
+    /// ([`crate::plot::Layers::Drawn`]) needs no more. The flowlines' ids,
+    /// stream order and main stem (comid, hydroseq, levelpathi:
+    /// `plot::lod`) and the waterbody split on both sides of it (the
+    /// flowlines' wbareacomi, the waterbodies' comid); the catchments'
+    /// as [`Collection::plot_properties`].
+    pub fn drawn_properties(self) -> &'static [&'static str] {
+        match self {
+            Collection::FlowlineNetwork => &[
+                "comid",
+                "hydroseq",
+                "streamorde",
+                "levelpathi",
+                "wbareacomi",
+            ],
+            Collection::Waterbody | Collection::Area | Collection::FlowlineNonNetwork => &["comid"],
+            Collection::Catchment | Collection::Gage => self.plot_properties(),
+        }
+    }
+
     /// Table names this layer goes by in GeoPackages (NHDPlusV2 as written by
     /// R, lower-case, and NHDPlus HR), matched case-insensitively, first wins.
     pub fn gpkg_names(self) -> &'static [&'static str] {
@@ -272,6 +293,11 @@ mod tests {
         ] {
             for name in collection.plot_properties() {
                 assert!(names.contains(&name.to_string()), "{collection:?}: {name}");
+            }
+        }
+        for c in Collection::ALL {
+            for name in c.drawn_properties() {
+                assert!(c.plot_properties().contains(name), "{c:?}: {name}");
             }
         }
     }

@@ -367,9 +367,10 @@ fn properties_plot_reads_fewer_columns_and_draws_the_same_map() {
 }
 
 /// A caller that only writes the map (`Layers::Drawn`, the CLI's map alone)
-/// gets the layers the map draws, row for row, the same plot bbox and the
-/// same PNG; the layers it does not draw are not read. Upstream of an
-/// outlet and in a box.
+/// gets the layers the map draws, row for row with the same geometries and
+/// the values of the columns the map draws with (and no other), the same
+/// plot bbox and the same PNG; the layers it does not draw are not read.
+/// Upstream of an outlet and in a box.
 #[test]
 fn the_drawn_layers_alone_draw_the_same_map() {
     let by_outlet = request(vec![Outlet::Comid(13293970)]);
@@ -386,7 +387,30 @@ fn the_drawn_layers_alone_draw_the_same_map() {
         for layer in Layer::ALL {
             let (a, d) = (all.data.layer(layer), drawn.data.layer(layer));
             if Layer::DRAWN.contains(&layer) {
-                assert_eq!(d.to_features(), a.to_features(), "{layer:?}");
+                let (a, d) = (a.to_features(), d.to_features());
+                assert_eq!(d.len(), a.len(), "{layer:?}");
+                for (a, d) in a.iter().zip(&d) {
+                    assert_eq!(d.geometry, a.geometry, "{layer:?}");
+                    for (name, value) in &d.properties {
+                        assert_eq!(Some(value), a.properties.get(name), "{layer:?} {name}");
+                    }
+                }
+                if layer == Layer::Flowline {
+                    let mut names: Vec<&String> = d[0].properties.keys().collect();
+                    names.sort();
+                    assert_eq!(
+                        names,
+                        [
+                            "comid",
+                            "dnhydroseq",
+                            "hydroseq",
+                            "levelpathi",
+                            "streamorde",
+                            "wbareacomi"
+                        ],
+                        "the map's columns, and the topology the reader keeps"
+                    );
+                }
             } else {
                 assert!(d.is_empty(), "{layer:?} not read");
             }

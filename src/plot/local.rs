@@ -25,6 +25,9 @@ pub fn subset(ctx: &Context, req: &PlotRequest, path: &Path) -> Result<Subset> {
         if let Some(names) = req.properties.names(c) {
             gpkg.narrow(c, &names);
         }
+        if req.layers == Layers::Drawn {
+            gpkg.narrow(c, c.drawn_properties());
+        }
     }
     if !gpkg.has_layer(Collection::FlowlineNetwork) {
         return Err(Error::Gpkg(format!(

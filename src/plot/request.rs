@@ -52,7 +52,9 @@ pub enum Layers {
     /// caller that only writes the map: reading a local file, the
     /// catchments are folded into the basins and never held, and NHDArea,
     /// the non-network flowlines and the gages are not read, so those
-    /// layers are empty. The map and the plot bbox are the same.
+    /// layers are empty, and of the others only the columns the map draws
+    /// with are read ([`Collection::drawn_properties`]). The map and the
+    /// plot bbox are the same.
     Drawn,
 }
 
