@@ -126,7 +126,7 @@ impl PlotData {
     pub fn set_layer(&mut self, layer: Layer, table: Table) {
         if layer == Layer::Flowline {
             self.flowline_comids = match table.column("comid") {
-                Some(c) => (0..table.len()).filter_map(|r| c.i64(r)).collect(),
+                Some(c) => c.i64_values().into_iter().flatten().collect(),
                 None => Vec::new(),
             };
         }

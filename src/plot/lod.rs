@@ -212,16 +212,12 @@ fn extent_px(table: &Table, row: usize, res: f64) -> f64 {
 
 /// The stream order of each row (`streamorde`; 0 without one).
 fn orders(flowlines: &Table) -> Vec<i32> {
-    let column = flowlines.column("streamorde");
-    (0..flowlines.len())
-        .map(|r| {
-            column
-                .as_ref()
-                .and_then(|c| c.i64(r))
-                .and_then(|o| i32::try_from(o).ok())
-                .unwrap_or(0)
-        })
-        .collect()
+    match flowlines.column("streamorde") {
+        Some(c) => (c.i64_values().into_iter())
+            .map(|o| o.and_then(|o| i32::try_from(o).ok()).unwrap_or(0))
+            .collect(),
+        None => vec![0; flowlines.len()],
+    }
 }
 
 /// The rows on the level path (`levelpathi`) of the flowline of smallest
@@ -231,14 +227,15 @@ fn main_stem(flowlines: &Table) -> Vec<usize> {
     else {
         return Vec::new();
     };
-    let outlet = (0..flowlines.len())
-        .filter_map(|r| Some((seq.f64(r)?, r)))
+    let path = path.f64_values();
+    let outlet = (seq.f64_values().into_iter().enumerate())
+        .filter_map(|(r, s)| Some((s?, r)))
         .min_by(|a, b| a.0.total_cmp(&b.0));
-    let Some(stem) = outlet.and_then(|(_, r)| path.f64(r)) else {
+    let Some(stem) = outlet.and_then(|(_, r)| path[r]) else {
         return Vec::new();
     };
     (0..flowlines.len())
-        .filter(|&r| path.f64(r) == Some(stem))
+        .filter(|&r| path[r] == Some(stem))
         .collect()
 }
 

@@ -112,8 +112,7 @@ pub fn wbareacomi_of(flowlines: &Table) -> HashSet<i64> {
     let Some(column) = flowlines.column("wbareacomi") else {
         return HashSet::new();
     };
-    (0..flowlines.len())
-        .filter_map(|r| column.i64(r))
+    (column.i64_values().into_iter().flatten())
         .filter(|&c| c != 0)
         .collect()
 }
@@ -121,14 +120,12 @@ pub fn wbareacomi_of(flowlines: &Table) -> HashSet<i64> {
 /// One entry per row: whether its integer `key` column is in `keep` (false
 /// where the value or the column is missing).
 fn key_mask(table: &Table, key: &str, keep: &HashSet<i64>) -> Vec<bool> {
-    let column = table.column(key);
-    (0..table.len())
-        .map(|r| {
-            column
-                .and_then(|c| c.i64(r))
-                .is_some_and(|v| keep.contains(&v))
-        })
-        .collect()
+    match table.column(key) {
+        Some(c) => (c.i64_values().into_iter())
+            .map(|v| v.is_some_and(|v| keep.contains(&v)))
+            .collect(),
+        None => vec![false; table.len()],
+    }
 }
 
 /// The rows of `table` whose `key` column is in `keep` (a new table).

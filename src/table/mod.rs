@@ -21,7 +21,7 @@ pub mod geometry;
 mod import;
 
 use crate::feature::{Feature, Properties};
-use arrow_array::{Array, ArrayRef, UInt32Array};
+use arrow_array::{Array, ArrayRef, Float64Array, Int64Array, UInt32Array};
 use arrow_schema::{Field, Schema, SchemaRef};
 use column::{scalar_of, ColumnBuilder, Kind, Scalar};
 use geometry::{Geometries, GeometryBuilder};
@@ -95,6 +95,24 @@ impl<'a> Column<'a> {
         match self.scalar(row) {
             Scalar::Str(s) => Some(s),
             _ => None,
+        }
+    }
+
+    /// Every row's [`Column::i64`], the array's type resolved once (an
+    /// integer column is read straight from its buffer).
+    pub fn i64_values(&self) -> Vec<Option<i64>> {
+        match self.array.as_any().downcast_ref::<Int64Array>() {
+            Some(a) => a.iter().collect(),
+            None => (0..self.array.len()).map(|r| self.i64(r)).collect(),
+        }
+    }
+
+    /// Every row's [`Column::f64`], the array's type resolved once (a
+    /// float column is read straight from its buffer).
+    pub fn f64_values(&self) -> Vec<Option<f64>> {
+        match self.array.as_any().downcast_ref::<Float64Array>() {
+            Some(a) => a.iter().collect(),
+            None => (0..self.array.len()).map(|r| self.f64(r)).collect(),
         }
     }
 
@@ -580,6 +598,27 @@ mod tests {
         assert_eq!(back[0].id, Some(json!("1")), "mixed ids become text");
         assert_eq!(back[1].id, Some(json!("two")));
         assert_eq!(back[0].geometry, fs[0].geometry);
+    }
+
+    #[test]
+    fn a_column_read_whole_reads_as_its_rows_do() {
+        let t = Table::from_features(&[
+            feature(json!({"i": 1, "f": 1.5, "w": 3.0, "s": "7"}), None),
+            feature(json!({"i": null, "f": null, "w": 2.5, "s": "x"}), None),
+            feature(json!({"i": -4, "f": 2.0, "s": null}), None),
+        ])
+        .unwrap();
+        for name in ["i", "f", "w", "s"] {
+            let c = t.column(name).unwrap();
+            let rows = 0..t.len();
+            let i64s: Vec<_> = rows.clone().map(|r| c.i64(r)).collect();
+            let f64s: Vec<_> = rows.map(|r| c.f64(r)).collect();
+            assert_eq!(c.i64_values(), i64s, "{name}");
+            assert_eq!(c.f64_values(), f64s, "{name}");
+        }
+        let c = t.column("i").unwrap();
+        assert_eq!(c.i64_values(), [Some(1), None, Some(-4)]);
+        assert_eq!(t.column("w").unwrap().i64_values(), [Some(3), None, None]);
     }
 
     #[test]
