@@ -115,7 +115,9 @@ fn with_flowlines(
     };
     // Known before the basins unless the stream order follows their area.
     let early = Thinning::before_basins(req);
-    let (flowlines, catchments, basins, catchment_bbox) = std::thread::scope(|s| -> Result<_> {
+    // Then the box layers, when wanted, are known to be before the basins.
+    let box_layers_first = early.as_ref().is_some_and(|t| !t.flowline_only);
+    let (mut subset, basins, catchments, catchment_bbox) = std::thread::scope(|s| -> Result<_> {
         let reader = match &early {
             Some(t) => {
                 let (second, ids) = (gpkg.reopen()?, flowline_ids(t));
@@ -125,64 +127,117 @@ fn with_flowlines(
         };
         // Catchments held only when the result has them.
         let fold = req.layers == Layers::Drawn || early.as_ref().is_some_and(|t| t.flowline_only);
-        let (catchments, basins, catchment_bbox) = if fold {
-            let (basins, bbox) = fold_basins(gpkg, &ids, &outlets, &per_outlet)?;
-            (Table::default(), basins, bbox)
+        let (catchments, pending, catchment_bbox) = if fold {
+            let (dissolvers, bbox) = fold_basins(gpkg, &ids, &per_outlet)?;
+            (Table::default(), PendingBasins::Folded(dissolvers), bbox)
         } else {
             let catchments = gpkg.read_by_ids_unordered(Collection::Catchment, &ids)?;
             let basins = basins_of(&catchments, &outlets, &per_outlet, ids.len())?;
             let bbox = catchments.bbox();
-            (catchments, basins, bbox)
+            (catchments, PendingBasins::Ready(basins), bbox)
         };
-        let flowlines = match reader {
-            Some(r) => r.join().expect("the flowline reader does not panic")?,
+        let mut subset = Subset::default();
+        let basins = match reader {
+            // The basins' outlines are resolved on other threads while the
+            // flowline reader ends and the box layers are read.
+            Some(reader) => {
+                let outlets = &outlets;
+                let finishing = s.spawn(move || pending.finish(outlets));
+                subset.flowlines = reader.join().expect("the flowline reader does not panic")?;
+                if box_layers_first && !subset.flowlines.is_empty() {
+                    add_layers_around(gpkg, &mut subset, catchment_bbox, req.layers)?;
+                }
+                finishing
+                    .join()
+                    .expect("the basins' overlay does not panic")?
+            }
+            // The stream order follows the basins' area: they come first.
             None => {
+                let basins = pending.finish(&outlets)?;
                 let t = Thinning::decide(req, &basins);
-                gpkg.read_by_ids(Collection::FlowlineNetwork, &flowline_ids(&t))?
+                subset.flowlines =
+                    gpkg.read_by_ids(Collection::FlowlineNetwork, &flowline_ids(&t))?;
+                basins
             }
         };
-        Ok((flowlines, catchments, basins, catchment_bbox))
+        Ok((subset, basins, catchments, catchment_bbox))
     })?;
-    let thinning = Thinning::decide(req, &basins);
-    if flowlines.is_empty() {
+    if subset.flowlines.is_empty() {
         return Err(Error::not_found(
             "no network flowline of the request is in the GeoPackage",
         ));
     }
-    let mut subset = Subset {
-        outlets,
-        basins,
-        flowlines,
-        ..Default::default()
-    };
+    let thinning = Thinning::decide(req, &basins);
     if !thinning.flowline_only {
-        let bbox = extent(catchment_bbox, &subset.flowlines).ok_or_else(|| {
-            Error::Gpkg(
-                "neither the network flowlines of the request nor their catchments have a geometry in the GeoPackage"
-                    .into(),
-            )
-        })?;
+        if !box_layers_first {
+            add_layers_around(gpkg, &mut subset, catchment_bbox, req.layers)?;
+        }
         subset.catchments = catchments;
         subset.catchment_bbox = catchment_bbox;
-        add_bbox_layers(gpkg, &mut subset, bbox, req.layers)?;
     }
+    subset.outlets = outlets;
+    subset.basins = basins;
     Ok(subset)
+}
+
+/// The layers of [`add_bbox_layers`] in the box around the flowlines of
+/// `subset` and the catchments' box `catchment_bbox`.
+fn add_layers_around(
+    gpkg: &GeoPackage,
+    subset: &mut Subset,
+    catchment_bbox: Option<[f64; 4]>,
+    layers: Layers,
+) -> Result<()> {
+    let bbox = extent(catchment_bbox, &subset.flowlines).ok_or_else(|| {
+        Error::Gpkg(
+            "neither the network flowlines of the request nor their catchments have a geometry in the GeoPackage"
+                .into(),
+        )
+    })?;
+    add_bbox_layers(gpkg, subset, bbox, layers)
+}
+
+/// The basins of a local read: made, or still the edge counts of their
+/// catchments ([`fold_basins`]), to be resolved into outlines.
+enum PendingBasins {
+    Ready(Table),
+    /// One per outlet, or one for all without outlets.
+    Folded(Vec<Dissolver>),
+}
+
+impl PendingBasins {
+    /// The basins table, one row per outlet of `outlets` (the dissolvers'
+    /// order), or one without outlets unless it covers nothing.
+    fn finish(self, outlets: &[Resolved]) -> Result<Table> {
+        let dissolvers = match self {
+            PendingBasins::Ready(table) => return Ok(table),
+            PendingBasins::Folded(dissolvers) => dissolvers,
+        };
+        let mut basins = Basins::default();
+        for (i, union) in dissolvers.into_iter().map(Dissolver::finish).enumerate() {
+            match outlets.get(i) {
+                Some(o) => basins.push(union.as_ref(), Some(o))?,
+                None if union.is_some() => basins.push(union.as_ref(), None)?,
+                None => {}
+            }
+        }
+        basins.finish()
+    }
 }
 
 /// Catchments per batch when they are only folded into basins.
 const CATCHMENT_BATCH: usize = 16_384;
 
-/// The basins of `outlets` (one per outlet of `per_outlet`, or one for
-/// all of `ids` when it is empty) from the catchments `ids`, read a batch
-/// at a time and dissolved on a second thread while the next batch is
+/// The edge counts of the basins (one per outlet of `per_outlet`, or one
+/// for all of `ids` when it is empty) from the catchments `ids`, read a
+/// batch at a time and counted on a second thread while the next batch is
 /// read; and the box around the catchments (`None` when none has a
 /// geometry).
 fn fold_basins(
     gpkg: &GeoPackage,
     ids: &[i64],
-    outlets: &[Resolved],
     per_outlet: &[Option<IdSet>],
-) -> Result<(Table, Option<[f64; 4]>)> {
+) -> Result<(Vec<Dissolver>, Option<[f64; 4]>)> {
     let parts = per_outlet.len().max(1);
     let (send, receive) = std::sync::mpsc::sync_channel::<Table>(2);
     // Each folded batch's buffers go back to be filled by a later one.
@@ -216,16 +271,7 @@ fn fold_basins(
         let dissolvers = folder.join().expect("the basin folder does not panic");
         read.map(|()| dissolvers)
     })?;
-    let mut basins = Basins::default();
-    // `outlets` and `per_outlet` go together; without them, one basin.
-    for (i, union) in dissolvers.into_iter().map(Dissolver::finish).enumerate() {
-        match outlets.get(i) {
-            Some(o) => basins.push(union.as_ref(), Some(o))?,
-            None if union.is_some() => basins.push(union.as_ref(), None)?,
-            None => {}
-        }
-    }
-    basins.finish().map(|b| (b, bbox))
+    Ok((dissolvers, bbox))
 }
 
 /// The basins of `outlets` from the catchments held in `catchments`, read
