@@ -93,7 +93,8 @@ fn masked_comids(reaches: &[Reach], mask: &[bool]) -> IdSet {
 /// layers by the catchments' bbox. The flowlines are read on a second
 /// connection while this thread reads the catchments; without catchments
 /// in the result, they are folded into the basins a batch at a time and
-/// never held.
+/// never held, and the basins' outlines are resolved on other threads
+/// while the other layers are read.
 fn with_flowlines(
     gpkg: &GeoPackage,
     req: &PlotRequest,
@@ -115,7 +116,8 @@ fn with_flowlines(
     };
     // Known before the basins unless the stream order follows their area.
     let early = Thinning::before_basins(req);
-    // Then the box layers, when wanted, are known to be before the basins.
+    // And with it whether the box layers are wanted: they are then read
+    // while the basins are resolved.
     let box_layers_first = early.as_ref().is_some_and(|t| !t.flowline_only);
     let (mut subset, basins, catchments, catchment_bbox) = std::thread::scope(|s| -> Result<_> {
         let reader = match &early {
