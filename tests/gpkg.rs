@@ -480,6 +480,20 @@ fn reproject_to_albers(path: &Path, table: &str, features: &Table) {
     conn.commit().unwrap();
 }
 
+/// The features of `table` whose envelope meets `bbox`, by the file's own
+/// R*Tree, in plain SQL.
+fn rtree_hits(db: &rusqlite::Connection, table: &str, bbox: [f64; 4]) -> usize {
+    db.query_row(
+        &format!(
+            "SELECT count(*) FROM rtree_{table}_geom
+             WHERE maxx >= ?1 AND minx <= ?3 AND maxy >= ?2 AND miny <= ?4"
+        ),
+        bbox,
+        |r| r.get(0),
+    )
+    .unwrap()
+}
+
 #[test]
 fn projected_files_read_as_nad83_with_and_without_rtree() {
     let dir = Scratch::new("projected");
@@ -491,16 +505,8 @@ fn projected_files_read_as_nad83_with_and_without_rtree() {
     let bbox = [-89.56684, 42.99816, -89.24681, 43.17192];
     let expected = source.read_bbox(Collection::Catchment, bbox).unwrap();
     // The catchments whose envelope meets the box, by the file's own R*Tree.
-    let in_box: i64 = rusqlite::Connection::open(data("yahara_sample.gpkg"))
-        .unwrap()
-        .query_row(
-            "SELECT count(*) FROM rtree_CatchmentSP_geom
-             WHERE maxx >= ?1 AND minx <= ?3 AND maxy >= ?2 AND miny <= ?4",
-            bbox,
-            |r| r.get(0),
-        )
-        .unwrap();
-    assert_eq!(expected.len() as i64, in_box);
+    let sample = rusqlite::Connection::open(data("yahara_sample.gpkg")).unwrap();
+    assert_eq!(expected.len(), rtree_hits(&sample, "CatchmentSP", bbox));
     assert_eq!(expected.len(), 166);
     let check = |g: &GeoPackage| {
         let got = g.read_bbox(Collection::Catchment, bbox).unwrap();
@@ -859,15 +865,7 @@ fn boxes_small_and_large_read_the_rows_a_file_without_its_index_reads() {
     let (mut through_index, mut by_pass) = (0, 0);
     for part in [0.02, 0.1, 0.3, 0.6, 1.0] {
         let bbox = [x0, y0, x0 + (x1 - x0) * part, y0 + (y1 - y0) * part];
-        let in_rtree: usize = db
-            .query_row(
-                "SELECT count(*) FROM rtree_NHDWaterbody_geom
-                 WHERE maxx >= ?1 AND minx <= ?3 AND maxy >= ?2 AND miny <= ?4",
-                bbox,
-                |r| r.get(0),
-            )
-            .unwrap();
-        if in_rtree * 8 < rows {
+        if rtree_hits(&db, "NHDWaterbody", bbox) * 8 < rows {
             through_index += 1;
         } else {
             by_pass += 1;
