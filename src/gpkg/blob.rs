@@ -433,12 +433,12 @@ impl<'a> Reader<'a> {
             None => self.push_line(points, dims, out),
             Some(_) => {
                 out.reserve_xy(n);
+                let mut all_pushed = true;
                 for ordinates in points.chunks_exact(dims * 8) {
-                    if !self.push_point(ordinates, out)? {
-                        return Err(bad("it holds a coordinate that is not a finite number"));
-                    }
+                    // An empty point is not pushed; the row is abandoned.
+                    all_pushed &= self.push_point(ordinates, out)?;
                 }
-                true
+                all_pushed
             }
         };
         if !all_finite {
