@@ -64,20 +64,7 @@ impl Network {
     /// Builds the network of `reaches` (indexes refer to this slice).
     pub fn new(reaches: &[Reach]) -> Network {
         let n = reaches.len();
-        let mut by_hydroseq = IdMap::with_capacity_and_hasher(n, Default::default());
-        for (i, r) in reaches.iter().enumerate() {
-            by_hydroseq.entry(r.hydroseq).or_insert(i);
-        }
-        let downstream: Vec<Option<usize>> = reaches
-            .iter()
-            .enumerate()
-            .map(|(i, r)| {
-                by_hydroseq
-                    .get(&r.dnhydroseq)
-                    .copied()
-                    .filter(|&d| r.dnhydroseq != 0 && d != i)
-            })
-            .collect();
+        let downstream = downstream_of_each(reaches);
         let mut first = vec![0usize; n + 1];
         for d in downstream.iter().flatten() {
             first[d + 1] += 1;
@@ -141,6 +128,49 @@ impl Network {
         }
         seen
     }
+}
+
+/// Reaches at or above which the two sorts of [`downstream_of_each`] run
+/// on two threads.
+const SORT_ON_TWO_THREADS: usize = 1 << 16;
+
+/// The reach each reach drains into: the first reach (by index) whose
+/// `hydroseq` is its `dnhydroseq`; `None` at a terminal (`dnhydroseq` 0),
+/// when no reach has that `hydroseq`, or when it would be the reach itself.
+///
+/// A join of two sorted lists, not a hash map: the lookups walk memory in
+/// order, about twice as fast at a million reaches.
+fn downstream_of_each(reaches: &[Reach]) -> Vec<Option<usize>> {
+    // Sorted by (hydroseq, index): the first of equal hydroseqs leads.
+    let mut by_hydroseq: Vec<(i64, usize)> = (reaches.iter().enumerate())
+        .map(|(i, r)| (r.hydroseq, i))
+        .collect();
+    let mut drains_into: Vec<(i64, usize)> = (reaches.iter().enumerate())
+        .filter(|(_, r)| r.dnhydroseq != 0)
+        .map(|(i, r)| (r.dnhydroseq, i))
+        .collect();
+    if reaches.len() >= SORT_ON_TWO_THREADS {
+        std::thread::scope(|s| {
+            s.spawn(|| by_hydroseq.sort_unstable());
+            drains_into.sort_unstable();
+        });
+    } else {
+        by_hydroseq.sort_unstable();
+        drains_into.sort_unstable();
+    }
+    let mut downstream = vec![None; reaches.len()];
+    let mut at = 0;
+    for (dnhydroseq, i) in drains_into {
+        while by_hydroseq.get(at).is_some_and(|&(h, _)| h < dnhydroseq) {
+            at += 1;
+        }
+        if let Some(&(h, d)) = by_hydroseq.get(at) {
+            if h == dnhydroseq && d != i {
+                downstream[i] = Some(d);
+            }
+        }
+    }
+    downstream
 }
 
 /// The comids upstream of (and including) `outlet_comids`, in the order of
@@ -223,6 +253,48 @@ mod tests {
         let n = 1_000_000;
         let r: Vec<Reach> = (0..n).map(|i| reach(i, i + 1, i)).collect();
         assert_eq!(upstream_comids(&r, &[0]).len(), n as usize);
+    }
+
+    #[test]
+    fn a_reach_drains_into_the_first_reach_holding_its_dnhydroseq() {
+        let r = [
+            reach(1, 10, 30), // into the first of the two reaches of hydroseq 30
+            reach(2, 30, 0),  // a terminal
+            reach(3, 30, 30), // into the reach before it, not into itself
+            reach(4, 40, 40), // only itself holds 40: drains nowhere
+            reach(5, 50, 99), // no reach holds 99
+        ];
+        assert_eq!(
+            downstream_of_each(&r),
+            vec![Some(1), None, Some(1), None, None]
+        );
+    }
+
+    #[test]
+    fn a_large_network_drains_as_a_map_of_hydroseqs_says() {
+        // Above the two-thread size, with repeated hydroseqs and dangling
+        // dnhydroseqs, against a plain map of each hydroseq's first reach.
+        let n = 3 * SORT_ON_TWO_THREADS as i64;
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        let mut next = |m: i64| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x % m as u64) as i64
+        };
+        let r: Vec<Reach> = (0..n).map(|i| reach(i, next(n), next(n + n / 4))).collect();
+        let mut first = HashMap::new();
+        for (i, reach) in r.iter().enumerate() {
+            first.entry(reach.hydroseq).or_insert(i);
+        }
+        let expected: Vec<Option<usize>> = (r.iter().enumerate())
+            .map(|(i, reach)| match first.get(&reach.dnhydroseq) {
+                Some(&d) if reach.dnhydroseq != 0 && d != i => Some(d),
+                _ => None,
+            })
+            .collect();
+        assert!(expected.iter().flatten().count() > r.len() / 2);
+        assert_eq!(downstream_of_each(&r), expected);
     }
 
     #[test]
