@@ -422,6 +422,55 @@ fn the_drawn_layers_alone_draw_the_same_map() {
     }
 }
 
+/// A caller that only counts the features (`Layers::Counted`, the CLI with
+/// no output) gets every layer row for row, with the same geometries, the
+/// same values of the columns it reads, and of the flowlines only the
+/// columns plot_hydro works with. Upstream of an outlet and in a box.
+#[test]
+fn the_counted_layers_hold_every_row_with_fewer_columns() {
+    let by_outlet = request(vec![Outlet::Comid(13293970)]);
+    let mut in_box = request(Vec::new());
+    in_box
+        .set_bbox([-89.45, 43.05, -89.35, 43.12], Some("EPSG:4326"))
+        .unwrap();
+    for mut req in [by_outlet, in_box] {
+        req.set_properties("plot").unwrap();
+        let all = plot_hydro(&offline(), &req, None).unwrap();
+        req.layers = Layers::Counted;
+        let counted = plot_hydro(&offline(), &req, None).unwrap();
+        for layer in Layer::ALL {
+            let (a, c) = (
+                all.data.layer(layer).to_features(),
+                counted.data.layer(layer).to_features(),
+            );
+            assert_eq!(c.len(), a.len(), "{layer:?}");
+            for (a, c) in a.iter().zip(&c) {
+                assert_eq!(c.geometry, a.geometry, "{layer:?}");
+                for (name, value) in &c.properties {
+                    assert_eq!(Some(value), a.properties.get(name), "{layer:?} {name}");
+                }
+            }
+        }
+        assert!(!all.data.layer(Layer::Catchment).is_empty());
+        let flowline = counted.data.layer(Layer::Flowline).to_features();
+        let mut names: Vec<&String> = flowline[0].properties.keys().collect();
+        names.sort();
+        assert_eq!(
+            names,
+            [
+                "comid",
+                "dnhydroseq",
+                "hydroseq",
+                "levelpathi",
+                "streamorde",
+                "wbareacomi"
+            ],
+            "no name, reach code or feature type"
+        );
+        assert_eq!(counted.data.bbox, all.data.bbox);
+    }
+}
+
 /// Without catchments in the result the basin is folded from them a batch at
 /// a time, never holding the layer: the same basin as from the layer held.
 #[test]

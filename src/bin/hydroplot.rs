@@ -308,14 +308,19 @@ fn plot(args: &[String]) -> Result<()> {
     }
     // Only the columns and layers the outputs need are read: the map alone
     // needs what `--properties plot` reads and the layers it draws (the
-    // counts printed are then those layers'); a data output gets every
-    // column, and a data output or none (`--no-plot`: the counts) every layer.
+    // counts printed are then those layers'); no output at all (`--no-plot`:
+    // the counts) needs every layer but, of a local file, only the columns
+    // plot_hydro works with, unless `--properties` says otherwise; a data
+    // output gets every layer and column.
     let data_out = req.gpkg.is_some() || geojson.is_some() || html.is_some();
-    if !data_out && !flags.0.iter().any(|(f, _)| f == "--properties") {
+    let properties_given = flags.0.iter().any(|(f, _)| f == "--properties");
+    if !data_out && !properties_given {
         req.properties = hydroplot::plot::Properties::Plot;
     }
     if !data_out && req.actually_plot {
         req.layers = Layers::Drawn;
+    } else if !data_out && !properties_given {
+        req.layers = Layers::Counted;
     }
     // The core writes the map; the other outputs are checked here against
     // it, the inputs and the cache, and written below (before any request).
@@ -334,7 +339,7 @@ fn plot(args: &[String]) -> Result<()> {
         eprintln!("warning: {w}");
     }
     let listed: &[Layer] = match req.layers {
-        Layers::All => &Layer::ALL,
+        Layers::All | Layers::Counted => &Layer::ALL,
         Layers::Drawn => &Layer::DRAWN,
     };
     for &layer in listed {

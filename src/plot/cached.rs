@@ -124,10 +124,12 @@ pub fn request_key(ctx: &Context, req: &PlotRequest) -> Result<String> {
             Properties::With(names) => json!(names),
         },
     });
-    // Only a request for fewer layers says so: the keys of every entry
-    // written before `layers` existed stay valid.
-    if *layers == Layers::Drawn {
-        key["layers"] = json!("drawn");
+    // Only a request for fewer layers or columns says so: the keys of
+    // every entry written before `layers` existed stay valid.
+    match layers {
+        Layers::All => {}
+        Layers::Drawn => key["layers"] = json!("drawn"),
+        Layers::Counted => key["layers"] = json!("counted"),
     }
     Ok(key.to_string())
 }
@@ -350,6 +352,20 @@ mod tests {
                 "properties list",
                 PlotRequest {
                     properties: Properties::With(vec!["slope".into()]),
+                    ..base.clone()
+                },
+            ),
+            (
+                "layers drawn",
+                PlotRequest {
+                    layers: Layers::Drawn,
+                    ..base.clone()
+                },
+            ),
+            (
+                "layers counted",
+                PlotRequest {
+                    layers: Layers::Counted,
                     ..base.clone()
                 },
             ),

@@ -25,7 +25,7 @@ pub fn subset(ctx: &Context, req: &PlotRequest, path: &Path) -> Result<Subset> {
         if let Some(names) = req.properties.names(c) {
             gpkg.narrow(c, &names);
         }
-        if req.layers == Layers::Drawn {
+        if req.layers.narrows_columns() {
             gpkg.narrow(c, c.drawn_properties());
         }
     }
@@ -128,7 +128,7 @@ fn with_flowlines(
             None => None,
         };
         // Catchments held only when the result has them.
-        let fold = req.layers == Layers::Drawn || early.as_ref().is_some_and(|t| t.flowline_only);
+        let fold = !req.layers.has_every_layer() || early.as_ref().is_some_and(|t| t.flowline_only);
         let (catchments, pending, catchment_bbox) = if fold {
             let (dissolvers, bbox) = fold_basins(gpkg, &ids, &per_outlet)?;
             (Table::default(), PendingBasins::Folded(dissolvers), bbox)
@@ -342,7 +342,7 @@ fn in_bbox(gpkg: &GeoPackage, req: &PlotRequest, bbox: [f64; 4]) -> Result<Subse
         ..Default::default()
     };
     if !req.flowline_only.unwrap_or(false) {
-        if req.layers == Layers::All {
+        if req.layers.has_every_layer() {
             subset.catchments = gpkg.read_bbox(Collection::Catchment, bbox)?;
         }
         add_bbox_layers(gpkg, &mut subset, bbox, req.layers)?;
@@ -382,7 +382,7 @@ fn add_bbox_layers(
             (Collection::FlowlineNonNetwork, &mut subset.nonnetwork),
             (Collection::Gage, &mut subset.gages),
         ] {
-            if layers == Layers::All && gpkg.has_layer(collection) {
+            if layers.has_every_layer() && gpkg.has_layer(collection) {
                 *target = gpkg.read_bbox(collection, bbox)?;
             }
         }

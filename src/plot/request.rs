@@ -56,6 +56,25 @@ pub enum Layers {
     /// with are read ([`Collection::drawn_properties`]). The map and the
     /// plot bbox are the same.
     Drawn,
+    /// Every layer, row for row, for a caller that keeps no property and
+    /// only counts the features (the CLI with no output): reading a local
+    /// file, only the columns plot_hydro itself works with are read
+    /// ([`Collection::drawn_properties`]). The rows, geometries and plot
+    /// bbox are those of `All`.
+    Counted,
+}
+
+impl Layers {
+    /// Whether a local file's layers are read with only the columns
+    /// [`Collection::drawn_properties`] names.
+    pub fn narrows_columns(self) -> bool {
+        self != Layers::All
+    }
+
+    /// Whether every layer of the result is read (not only those drawn).
+    pub fn has_every_layer(self) -> bool {
+        self != Layers::Drawn
+    }
 }
 
 /// Which properties the fabric requests ask for (`properties=`).
