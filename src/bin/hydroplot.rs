@@ -43,11 +43,12 @@ hydroplot plot: basins, upstream flowlines and waterbodies as a map (PNG) and Ge
   --properties all|plot|N,N,...  columns fetched or read: all, plot (what the map
                            reads: a smaller download, the same map), or flowline
                            columns added to plot (totdasqkm,slope); default: plot
-                           when only a map is asked for, all with --gpkg/--geojson/--html
+                           when only a map or the counts are asked for (a local file:
+                           fewer still), all with --gpkg/--geojson/--html
   --style ELEMENT.PROP=V   plot_config, e.g. flowline.col=red basin.lwd=2 outlets.nwissite.pch=17
   --basemap NAME|none      Esri.NatGeoWorldMap (default), OpenStreetMap, CartoDB.Positron, ...
   --zoom Z  --size WxH     tiles zoom; image size (default 1024x768)
-  --no-plot                only the data
+  --no-plot                only the data (alone: the counts of every layer)
   --no-lod                 draw every feature at every scale (default: a map too dense
                            to read shows flowlines by stream order; data never thinned)
   --cache-file PATH | --no-cache
