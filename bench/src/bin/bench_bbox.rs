@@ -35,9 +35,12 @@ fn main() {
     let bbox = network_box(&network);
     let env = mock.env(&work.join("tiles"), PAGE_SIZE, CONNECTIONS);
     let stats = work.join("time.txt");
+    // Every column, as the peer fetches: without a data output the CLI
+    // would read only the plot's (`--properties plot`).
     let hydroplot = |extra: &[&str]| {
         let mut cmd = measured(&cli, &stats);
         cmd.args(["plot", "--bbox", &bbox, "--flowline-only"])
+            .args(["--properties", "all"])
             .args(extra)
             .envs(env.iter().cloned());
         run(&mut cmd, &stats)

@@ -49,12 +49,13 @@ const CASES: [Case; 6] = [
     Case {
         name: "full",
         gzip: false,
-        client: Client::Hydroplot(&[]),
+        // Said outright: with no output the CLI would read only the plot's columns.
+        client: Client::Hydroplot(&["--properties", "all"]),
     },
     Case {
         name: "full_gzip",
         gzip: true,
-        client: Client::Hydroplot(&[]),
+        client: Client::Hydroplot(&["--properties", "all"]),
     },
     Case {
         name: "plot",
