@@ -5,6 +5,7 @@
 mod support;
 
 use hydroplot::plot::{plot_hydro, Layer, Layers, Outlet, PlotRequest};
+use hydroplot::table::Table;
 use hydroplot::Error;
 use support::{offline, sample};
 
@@ -366,6 +367,48 @@ fn properties_plot_reads_fewer_columns_and_draws_the_same_map() {
     assert!(png(&slim) == png(&full), "the PNGs differ");
 }
 
+/// The sample upstream of its outlet, and a box of it.
+fn by_outlet_and_in_box() -> [PlotRequest; 2] {
+    let by_outlet = request(vec![Outlet::Comid(13293970)]);
+    let mut in_box = request(Vec::new());
+    in_box
+        .set_bbox([-89.45, 43.05, -89.35, 43.12], Some("EPSG:4326"))
+        .unwrap();
+    [by_outlet, in_box]
+}
+
+/// `fewer` holds the rows of `all`, with the same geometries and, of the
+/// columns it has, the same values.
+fn assert_same_rows(all: &Table, fewer: &Table, layer: Layer) {
+    let (a, f) = (all.to_features(), fewer.to_features());
+    assert_eq!(f.len(), a.len(), "{layer:?}");
+    for (a, f) in a.iter().zip(&f) {
+        assert_eq!(f.geometry, a.geometry, "{layer:?}");
+        for (name, value) in &f.properties {
+            assert_eq!(Some(value), a.properties.get(name), "{layer:?} {name}");
+        }
+    }
+}
+
+/// The flowline columns a narrowed read holds: those the map draws with,
+/// and the topology the reader keeps (no name, reach code or ftype).
+const NARROWED_FLOWLINE_COLUMNS: [&str; 6] = [
+    "comid",
+    "dnhydroseq",
+    "hydroseq",
+    "levelpathi",
+    "streamorde",
+    "wbareacomi",
+];
+
+/// The columns of the first flowline of `p`, sorted.
+fn flowline_columns(p: &hydroplot::plot::Plot) -> Vec<String> {
+    let flowlines = p.data.layer(Layer::Flowline).to_features();
+    let mut names: Vec<String> = flowlines[0].properties.keys().cloned().collect();
+    names.sort();
+    names
+}
+
 /// A caller that only writes the map (`Layers::Drawn`, the CLI's map alone)
 /// gets the layers the map draws, row for row with the same geometries and
 /// the values of the columns the map draws with (and no other), the same
@@ -373,12 +416,7 @@ fn properties_plot_reads_fewer_columns_and_draws_the_same_map() {
 /// Upstream of an outlet and in a box.
 #[test]
 fn the_drawn_layers_alone_draw_the_same_map() {
-    let by_outlet = request(vec![Outlet::Comid(13293970)]);
-    let mut in_box = request(Vec::new());
-    in_box
-        .set_bbox([-89.45, 43.05, -89.35, 43.12], Some("EPSG:4326"))
-        .unwrap();
-    for mut req in [by_outlet, in_box] {
+    for mut req in by_outlet_and_in_box() {
         req.actually_plot = true;
         req.basemap = "none".into();
         let all = plot_hydro(&offline(), &req, None).unwrap();
@@ -387,34 +425,12 @@ fn the_drawn_layers_alone_draw_the_same_map() {
         for layer in Layer::ALL {
             let (a, d) = (all.data.layer(layer), drawn.data.layer(layer));
             if Layer::DRAWN.contains(&layer) {
-                let (a, d) = (a.to_features(), d.to_features());
-                assert_eq!(d.len(), a.len(), "{layer:?}");
-                for (a, d) in a.iter().zip(&d) {
-                    assert_eq!(d.geometry, a.geometry, "{layer:?}");
-                    for (name, value) in &d.properties {
-                        assert_eq!(Some(value), a.properties.get(name), "{layer:?} {name}");
-                    }
-                }
-                if layer == Layer::Flowline {
-                    let mut names: Vec<&String> = d[0].properties.keys().collect();
-                    names.sort();
-                    assert_eq!(
-                        names,
-                        [
-                            "comid",
-                            "dnhydroseq",
-                            "hydroseq",
-                            "levelpathi",
-                            "streamorde",
-                            "wbareacomi"
-                        ],
-                        "the map's columns, and the topology the reader keeps"
-                    );
-                }
+                assert_same_rows(a, d, layer);
             } else {
                 assert!(d.is_empty(), "{layer:?} not read");
             }
         }
+        assert_eq!(flowline_columns(&drawn), NARROWED_FLOWLINE_COLUMNS);
         assert!(!all.data.layer(Layer::Catchment).is_empty());
         assert_eq!(drawn.data.bbox, all.data.bbox);
         let png = |p: &hydroplot::plot::Plot| p.map.as_ref().unwrap().png().unwrap();
@@ -428,45 +444,16 @@ fn the_drawn_layers_alone_draw_the_same_map() {
 /// columns plot_hydro works with. Upstream of an outlet and in a box.
 #[test]
 fn the_counted_layers_hold_every_row_with_fewer_columns() {
-    let by_outlet = request(vec![Outlet::Comid(13293970)]);
-    let mut in_box = request(Vec::new());
-    in_box
-        .set_bbox([-89.45, 43.05, -89.35, 43.12], Some("EPSG:4326"))
-        .unwrap();
-    for mut req in [by_outlet, in_box] {
+    for mut req in by_outlet_and_in_box() {
         req.set_properties("plot").unwrap();
         let all = plot_hydro(&offline(), &req, None).unwrap();
         req.layers = Layers::Counted;
         let counted = plot_hydro(&offline(), &req, None).unwrap();
         for layer in Layer::ALL {
-            let (a, c) = (
-                all.data.layer(layer).to_features(),
-                counted.data.layer(layer).to_features(),
-            );
-            assert_eq!(c.len(), a.len(), "{layer:?}");
-            for (a, c) in a.iter().zip(&c) {
-                assert_eq!(c.geometry, a.geometry, "{layer:?}");
-                for (name, value) in &c.properties {
-                    assert_eq!(Some(value), a.properties.get(name), "{layer:?} {name}");
-                }
-            }
+            assert_same_rows(all.data.layer(layer), counted.data.layer(layer), layer);
         }
         assert!(!all.data.layer(Layer::Catchment).is_empty());
-        let flowline = counted.data.layer(Layer::Flowline).to_features();
-        let mut names: Vec<&String> = flowline[0].properties.keys().collect();
-        names.sort();
-        assert_eq!(
-            names,
-            [
-                "comid",
-                "dnhydroseq",
-                "hydroseq",
-                "levelpathi",
-                "streamorde",
-                "wbareacomi"
-            ],
-            "no name, reach code or feature type"
-        );
+        assert_eq!(flowline_columns(&counted), NARROWED_FLOWLINE_COLUMNS);
         assert_eq!(counted.data.bbox, all.data.bbox);
     }
 }
