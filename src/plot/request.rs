@@ -59,7 +59,8 @@ pub enum Layers {
     /// Every layer, row for row, for a caller that keeps no property and
     /// only counts the features (the CLI with no output): reading a local
     /// file, only the columns plot_hydro itself works with are read
-    /// ([`Collection::drawn_properties`]). The rows, geometries and plot
+    /// ([`Collection::drawn_properties`]); from the services, what
+    /// `properties` asks for, as with `All`. The rows, geometries and plot
     /// bbox are those of `All`.
     Counted,
 }
