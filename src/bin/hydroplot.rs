@@ -315,13 +315,15 @@ fn plot(args: &[String]) -> Result<()> {
     // output gets every layer and column.
     let data_out = req.gpkg.is_some() || geojson.is_some() || html.is_some();
     let properties_given = flags.0.iter().any(|(f, _)| f == "--properties");
-    if !data_out && !properties_given {
-        req.properties = hydroplot::plot::Properties::Plot;
-    }
-    if !data_out && req.actually_plot {
-        req.layers = Layers::Drawn;
-    } else if !data_out && !properties_given {
-        req.layers = Layers::Counted;
+    if !data_out {
+        if !properties_given {
+            req.properties = hydroplot::plot::Properties::Plot;
+        }
+        if req.actually_plot {
+            req.layers = Layers::Drawn;
+        } else if !properties_given {
+            req.layers = Layers::Counted;
+        }
     }
     // The core writes the map; the other outputs are checked here against
     // it, the inputs and the cache, and written below (before any request).
