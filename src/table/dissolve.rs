@@ -12,6 +12,7 @@
 //! on separate threads and merged, the merge cancelling again.
 
 use super::edge_counts::{EdgeCounts, Vertex};
+use super::edge_partitions::EdgePartitions;
 use super::geometry::{kind, Geometries};
 use geo::{Geometry, LineString, MultiPolygon, Polygon};
 
@@ -49,21 +50,15 @@ pub fn dissolve(geometries: &Geometries, rows: &[usize], threads: usize) -> Opti
 ///
 /// Rows are counted a unit at a time in `unit`, small enough to stay in
 /// cache, where the edges the unit's polygons share cancel. What a unit
-/// leaves (its outline, about a fifth) moves to `recent`, where the edges
-/// neighbouring units share cancel; every `UNITS_PER_FLUSH` units, what is
-/// left there moves to `counts`, which only grows to the size of what is
-/// never cancelled. The three tables are kept, cleared, from one unit to
-/// the next, so their memory is allocated and touched once.
+/// leaves (its outline, about a fifth) moves to `left`, spread over
+/// partitions by hash, where the edges units share cancel a partition at a
+/// time and only what is never cancelled stays. `unit` is kept, cleared,
+/// from one unit to the next, so its memory is allocated and touched once.
 #[derive(Default)]
 pub struct Dissolver {
-    counts: EdgeCounts,
-    recent: EdgeCounts,
-    recent_units: usize,
+    left: EdgePartitions,
     unit: EdgeCounts,
 }
-
-/// Units whose leftovers meet in `Dissolver::recent` before they move on.
-const UNITS_PER_FLUSH: usize = 16;
 
 /// Counts the rings of row `row` of `g` into `counts` when it is a polygon
 /// or multipolygon.
@@ -115,31 +110,14 @@ impl Dissolver {
             for &row in unit {
                 add_row(&mut self.unit, geometries, row);
             }
-            self.recent.take_from(&mut self.unit);
-            self.recent_units += 1;
-            if self.recent_units == UNITS_PER_FLUSH {
-                self.flush();
-            }
+            self.left.take_from(&mut self.unit);
         }
     }
 
-    /// Moves what the recent units left into `counts`.
-    fn flush(&mut self) {
-        self.counts.take_from(&mut self.recent);
-        self.recent_units = 0;
-    }
-
-    /// Both counts in one, the larger table taking the smaller's edges.
-    pub fn merge(mut self, mut other: Dissolver) -> Dissolver {
-        self.flush();
-        other.flush();
-        let (mut big, mut small) = if self.counts.len() >= other.counts.len() {
-            (self, other)
-        } else {
-            (other, self)
-        };
-        big.counts.take_from(&mut small.counts);
-        big
+    /// Both counts in one.
+    pub fn merge(mut self, other: Dissolver) -> Dissolver {
+        self.left.append(other.left);
+        self
     }
 
     /// The union of everything added: one Polygon, a MultiPolygon, or
@@ -179,10 +157,10 @@ impl Dissolver {
     /// found by galloping from the edge it came by ([`first_from`]): a walk
     /// goes from a vertex to a near one, so its searches stay in the same
     /// part of the array, and in cache.
-    pub fn rings(mut self) -> Vec<LineString<f64>> {
-        self.flush();
-        let mut edges: Vec<[Vertex; 2]> = Vec::with_capacity(self.counts.len());
-        for ([a, b], count) in self.counts.iter() {
+    pub fn rings(self) -> Vec<LineString<f64>> {
+        let live = self.left.into_live();
+        let mut edges: Vec<[Vertex; 2]> = Vec::with_capacity(live.len());
+        for ([a, b], count) in live {
             let edge = if count > 0 { [a, b] } else { [b, a] };
             edges.extend(std::iter::repeat_n(edge, count.unsigned_abs() as usize));
         }
@@ -442,8 +420,8 @@ mod tests {
 
     #[test]
     fn a_grid_of_many_units_added_in_uneven_batches_is_one_square() {
-        // 150 x 150 squares: 22 units of rows, past a flush of the recent
-        // units, added in batches that cut units anywhere.
+        // 150 x 150 squares: 22 units of rows, whose outlines cancel a few
+        // units later, added in batches that cut units anywhere.
         let n = 150;
         let squares: Vec<Geometry<f64>> = (0..n * n)
             .map(|k| square(f64::from(k % n), f64::from(k / n), k % 7 == 0))

@@ -51,8 +51,8 @@ impl EdgeCounts {
         }
     }
 
-    /// Adds `delta` to the count of `edge`.
-    fn add_edge(&mut self, edge: Edge, delta: i32) {
+    /// Adds `delta` to the count of `edge` (`[a, b]` with `a < b`).
+    pub fn add_edge(&mut self, edge: Edge, delta: i32) {
         if let Some(entry) = self.predicted.checked_sub(1).map(|k| &mut self.entries[k]) {
             if entry.0 == edge {
                 entry.1 += delta;
@@ -126,33 +126,18 @@ impl EdgeCounts {
         self.entries.iter().copied().filter(|e| e.1 != 0)
     }
 
-    /// Edges held, counting those cancelled since the last compaction.
-    pub fn len(&self) -> usize {
-        self.entries.len()
-    }
-
     /// Empties the table, keeping its memory.
     pub fn clear(&mut self) {
         self.predicted = 0;
         self.entries.clear();
         self.slots.fill(0);
     }
-
-    /// Moves every count of `other` into these, leaving `other` empty with
-    /// its memory kept.
-    pub fn take_from(&mut self, other: &mut EdgeCounts) {
-        self.reserve(other.len());
-        for (edge, count) in other.iter() {
-            self.add_edge(edge, count);
-        }
-        other.clear();
-    }
 }
 
 /// A hash of the edge's four coordinate words: FxHash's step per word, then
 /// SplitMix64's finalizer, so that every bit of the key reaches both halves
 /// of the hash (coordinates often differ only in a few mantissa bits).
-fn hash(edge: &Edge) -> u64 {
+pub(super) fn hash(edge: &Edge) -> u64 {
     let [[a, b], [c, d]] = *edge;
     let mut h = 0u64;
     for word in [a, b, c, d] {
@@ -188,27 +173,21 @@ mod tests {
     }
 
     #[test]
-    fn counts_survive_growth_compaction_and_moves_as_a_map_counts_them() {
+    fn counts_survive_growth_and_compaction_as_a_map_counts_them() {
         // A pseudo-random walk over few vertices: many repeats, many
         // cancellations, several growths and compactions.
-        let (mut t, mut recent, mut truth) =
-            (EdgeCounts::default(), EdgeCounts::default(), HashMap::new());
+        let (mut t, mut truth) = (EdgeCounts::default(), HashMap::new());
         let mut x = 12345u64;
-        for step in 0..200_000 {
+        for _ in 0..200_000 {
             x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
             let (p, q) = (v(x >> 60), v((x >> 40) % 300));
             if p == q {
                 continue;
             }
-            recent.add(p, q, 1);
+            t.add(p, q, 1);
             let (key, delta) = if p < q { ([p, q], 1) } else { ([q, p], -1) };
             *truth.entry(key).or_insert(0) += delta;
-            if step % 1000 == 0 {
-                t.take_from(&mut recent);
-                assert_eq!(recent.len(), 0);
-            }
         }
-        t.take_from(&mut recent);
         truth.retain(|_, c| *c != 0);
         assert_eq!(live(&t), truth);
     }

@@ -15,6 +15,7 @@ pub mod column;
 pub mod decode;
 pub mod dissolve;
 mod edge_counts;
+mod edge_partitions;
 pub mod export;
 pub mod geojson;
 pub mod geometry;
