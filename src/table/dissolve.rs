@@ -158,12 +158,7 @@ impl Dissolver {
     /// goes from a vertex to a near one, so its searches stay in the same
     /// part of the array, and in cache.
     pub fn rings(self) -> Vec<LineString<f64>> {
-        let live = self.left.into_live();
-        let mut edges: Vec<[Vertex; 2]> = Vec::with_capacity(live.len());
-        for ([a, b], count) in live {
-            let edge = if count > 0 { [a, b] } else { [b, a] };
-            edges.extend(std::iter::repeat_n(edge, count.unsigned_abs() as usize));
-        }
+        let mut edges = self.left.into_directed();
         edges.sort_unstable();
         let walked: Vec<std::cell::Cell<bool>> = vec![Default::default(); edges.len()];
         // An edge from `at` not yet walked, marked walked; searched outward

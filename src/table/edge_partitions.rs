@@ -106,14 +106,19 @@ impl EdgePartitions {
         }
     }
 
-    /// The edges whose count is not zero, each once, with their counts.
-    pub fn into_live(mut self) -> Vec<(Edge, i32)> {
-        let mut live = Vec::new();
+    /// The edges whose count is not zero, directed by its sign (`[a, b]`
+    /// when positive, `[b, a]` when negative), each as many times as its
+    /// count says. Each list is freed once it is read.
+    pub fn into_directed(mut self) -> Vec<Edge> {
+        let mut directed = Vec::new();
         for part in &mut self.parts {
             cancel(part, &mut self.table);
-            live.append(&mut part.edges);
+            for ([a, b], count) in std::mem::take(&mut part.edges) {
+                let edge = if count > 0 { [a, b] } else { [b, a] };
+                directed.extend(std::iter::repeat_n(edge, count.unsigned_abs() as usize));
+            }
         }
-        live
+        directed
     }
 }
 
@@ -136,6 +141,16 @@ fn cancel(part: &mut Partition, table: &mut EdgeCounts) {
 mod tests {
     use super::*;
     use std::collections::HashMap;
+
+    /// The counts `directed` edges add up to, as a map.
+    fn counted(directed: Vec<Edge>) -> HashMap<Edge, i32> {
+        let mut counts = HashMap::new();
+        for [p, q] in directed {
+            let (key, delta) = if p < q { ([p, q], 1) } else { ([q, p], -1) };
+            *counts.entry(key).or_default() += delta;
+        }
+        counts
+    }
 
     fn edge(i: u64) -> Edge {
         [[i, i.wrapping_mul(7)], [i + 1, i.wrapping_mul(7) + 3]]
@@ -164,9 +179,14 @@ mod tests {
         parts.append(other);
         truth.retain(|_, c| *c != 0);
 
-        let live = parts.into_live();
-        assert_eq!(live.len(), truth.len(), "each live edge once");
-        assert_eq!(live.into_iter().collect::<HashMap<_, _>>(), truth);
+        let directed = parts.into_directed();
+        let copies: i32 = truth.values().map(|c| c.abs()).sum();
+        assert_eq!(
+            directed.len(),
+            copies as usize,
+            "each edge as often as counted"
+        );
+        assert_eq!(counted(directed), truth);
     }
 
     #[test]
@@ -178,7 +198,16 @@ mod tests {
         parts.take_from(&mut counts);
         assert_eq!(counts.iter().count(), 0);
         assert_eq!(parts.parts.len(), 1, "a few edges stay in one list");
-        let live: HashMap<_, _> = parts.into_live().into_iter().collect();
-        assert_eq!(live, HashMap::from([(edge(1), 1), (edge(2), -3)]));
+        let directed = parts.into_directed();
+        let [a, b] = edge(2);
+        assert_eq!(
+            directed.iter().filter(|&&e| e == [b, a]).count(),
+            3,
+            "reversed"
+        );
+        assert_eq!(
+            counted(directed),
+            HashMap::from([(edge(1), 1), (edge(2), -3)])
+        );
     }
 }
