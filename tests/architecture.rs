@@ -91,6 +91,28 @@ fn every_module_uses_only_lower_layers() {
     );
 }
 
+/// Rule 1: `extern "C"` only in `ffi/` (what hydroplot exports) and in
+/// `gpkg/readahead.rs` (the SQLite VFS whose callbacks SQLite calls).
+#[test]
+fn c_functions_live_only_in_ffi_and_the_sqlite_vfs() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    let outside: Vec<String> = (files.iter())
+        .map(|f| {
+            f.strip_prefix(&src)
+                .unwrap()
+                .to_string_lossy()
+                .replace('\\', "/")
+        })
+        .filter(|f| !f.starts_with("ffi/") && f != "gpkg/readahead.rs")
+        .filter(|f| {
+            code_of(&std::fs::read_to_string(src.join(f)).unwrap()).contains("extern \"C\"")
+        })
+        .collect();
+    assert!(outside.is_empty(), "extern \"C\" outside ffi/: {outside:?}");
+}
+
 /// The code of a source file without comments and its test module.
 fn code_of(source: &str) -> String {
     let code = source.split("#[cfg(test)]").next().unwrap_or(source);

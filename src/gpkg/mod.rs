@@ -11,6 +11,7 @@
 pub mod blob;
 mod index;
 mod layer;
+mod readahead;
 mod reader;
 mod wanted;
 mod writer;

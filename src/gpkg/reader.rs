@@ -56,6 +56,16 @@ impl std::fmt::Debug for GeoPackage {
     }
 }
 
+/// A read-only connection to `path`, through the read-ahead VFS when it
+/// is registered ([`super::readahead`]).
+fn open_read_only(path: &Path) -> rusqlite::Result<Connection> {
+    let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    match super::readahead::vfs_name() {
+        Some(vfs) => Connection::open_with_flags_and_vfs(path, flags, vfs),
+        None => Connection::open_with_flags(path, flags),
+    }
+}
+
 impl GeoPackage {
     /// Opens `path` read-only. `Error::Io` when the file cannot be read,
     /// `Error::Gpkg` when it is not an SQLite database or has no `gpkg_contents`.
@@ -63,11 +73,7 @@ impl GeoPackage {
         std::fs::File::open(path).map_err(|e| crate::error::io_error(path, e))?;
         let not_gpkg =
             |why: String| Error::Gpkg(format!("{} is not a GeoPackage: {why}.", path.display()));
-        let conn = Connection::open_with_flags(
-            path,
-            OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
-        )
-        .map_err(|e| not_gpkg(e.to_string()))?;
+        let conn = open_read_only(path).map_err(|e| not_gpkg(e.to_string()))?;
         let tables = feature_tables(&conn).map_err(|e| match e {
             rusqlite::Error::SqliteFailure(_, Some(m)) if m.contains("no such table") => {
                 not_gpkg("it has no gpkg_contents table".to_string())
@@ -96,11 +102,7 @@ impl GeoPackage {
     /// A second connection to the same file, with the same layers (narrowed
     /// as this one is): for reading on another thread.
     pub fn reopen(&self) -> Result<GeoPackage> {
-        let conn = Connection::open_with_flags(
-            &self.path,
-            OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
-        )
-        .map_err(|e| self.context(e.into()))?;
+        let conn = open_read_only(&self.path).map_err(|e| self.context(e.into()))?;
         Ok(GeoPackage {
             conn,
             path: self.path.clone(),
