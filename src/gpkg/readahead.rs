@@ -306,47 +306,14 @@ impl Window {
     }
 }
 
-unsafe extern "C" fn x_write(
-    file: *mut ffi::sqlite3_file,
-    data: *const c_void,
-    amount: c_int,
-    offset: i64,
-) -> c_int {
-    window(file).forget();
-    let inner = inner(file);
-    let write = methods(inner).xWrite;
-    write.map_or(ffi::SQLITE_IOERR_WRITE, |f| f(inner, data, amount, offset))
-}
-
-unsafe extern "C" fn x_truncate(file: *mut ffi::sqlite3_file, size: i64) -> c_int {
-    window(file).forget();
-    let inner = inner(file);
-    let truncate = methods(inner).xTruncate;
-    truncate.map_or(ffi::SQLITE_IOERR_TRUNCATE, |f| f(inner, size))
-}
-
-unsafe extern "C" fn x_lock(file: *mut ffi::sqlite3_file, level: c_int) -> c_int {
-    window(file).forget();
-    let inner = inner(file);
-    methods(inner)
-        .xLock
-        .map_or(ffi::SQLITE_IOERR_LOCK, |f| f(inner, level))
-}
-
-unsafe extern "C" fn x_unlock(file: *mut ffi::sqlite3_file, level: c_int) -> c_int {
-    window(file).forget();
-    let inner = inner(file);
-    methods(inner)
-        .xUnlock
-        .map_or(ffi::SQLITE_IOERR_UNLOCK, |f| f(inner, level))
-}
-
-/// Methods passed to the base VFS's file unchanged: `$name` calls its
-/// `$method` with the same arguments, or returns `$missing` when it has
-/// none.
+/// Methods passed on to the base VFS's file: `$name` calls its `$method`
+/// with the same arguments, or returns `$missing` when it has none. Those
+/// marked `[forget]` first empty the window: they change the file or its
+/// lock (see the module's doc).
 macro_rules! pass_on {
-    ($($name:ident => $method:ident($($arg:ident: $ty:ty),*) -> $ret:ty, $missing:expr;)*) => {$(
+    ($($([$forget:ident])? $name:ident => $method:ident($($arg:ident: $ty:ty),*) -> $ret:ty, $missing:expr;)*) => {$(
         unsafe extern "C" fn $name(file: *mut ffi::sqlite3_file $(, $arg: $ty)*) -> $ret {
+            $(window(file).$forget();)?
             let inner = inner(file);
             match methods(inner).$method {
                 Some(f) => f(inner $(, $arg)*),
@@ -357,6 +324,10 @@ macro_rules! pass_on {
 }
 
 pass_on! {
+    [forget] x_write => xWrite(data: *const c_void, amount: c_int, offset: i64) -> c_int, ffi::SQLITE_IOERR_WRITE;
+    [forget] x_truncate => xTruncate(size: i64) -> c_int, ffi::SQLITE_IOERR_TRUNCATE;
+    [forget] x_lock => xLock(level: c_int) -> c_int, ffi::SQLITE_IOERR_LOCK;
+    [forget] x_unlock => xUnlock(level: c_int) -> c_int, ffi::SQLITE_IOERR_UNLOCK;
     x_sync => xSync(flags: c_int) -> c_int, ffi::SQLITE_IOERR_FSYNC;
     x_file_size => xFileSize(size: *mut i64) -> c_int, ffi::SQLITE_IOERR_FSTAT;
     x_check_reserved_lock => xCheckReservedLock(out: *mut c_int) -> c_int, ffi::SQLITE_IOERR_CHECKRESERVEDLOCK;
