@@ -3,7 +3,7 @@
 
 use super::outlets::{linked_data_id, outlet_point, site_number, Resolved};
 use super::request::{Layers, Outlet, PlotRequest};
-use super::subset::{cores, extent, split_waterbodies, wbareacomi_of, Basins, Subset};
+use super::subset::{cores, extent, network_rows, wbareacomi_of, Basins, Subset};
 use super::thinning::Thinning;
 use crate::collection::Collection;
 use crate::context::Context;
@@ -13,7 +13,7 @@ use crate::gpkg::{GeoPackage, Share};
 use crate::network::{IdSet, Network, Reach};
 use crate::services::index;
 use crate::table::dissolve::{dissolve, Dissolver};
-use crate::table::Table;
+use crate::table::{Table, TableBuilder};
 use crate::{Error, Result};
 use geo::Point;
 use std::path::Path;
@@ -392,28 +392,38 @@ fn add_bbox_layers(
     })?;
     if wbareacomi.is_some() {
         let (network, off_network): (Vec<_>, Vec<_>) = waterbodies.into_iter().unzip();
-        let concat = |parts: Vec<Vec<Table>>| {
-            Table::concat(&parts.into_iter().flatten().collect::<Vec<_>>()).map_err(Error::Gpkg)
-        };
-        subset.network_waterbodies = Some(concat(network)?);
-        subset.waterbodies = concat(off_network)?;
+        subset.network_waterbodies = Some(one_after_another(network)?);
+        subset.waterbodies = one_after_another(off_network)?;
     }
     Ok(())
 }
 
+/// The rows of `shares` one after the other, in one table: appended to the
+/// first share's buffers, so only the later shares' rows are copied.
+fn one_after_another(shares: Vec<TableBuilder>) -> Result<Table> {
+    let mut shares = shares.into_iter();
+    let mut all = shares.next().unwrap_or_default();
+    for share in shares {
+        all.append_table(&share.finish().map_err(Error::Gpkg)?)
+            .map_err(Error::Gpkg)?;
+    }
+    all.finish().map_err(Error::Gpkg)
+}
+
 /// The network and off-network waterbodies of `gpkg`'s `share` intersecting
-/// `bbox` (network: their `comid` in `wbareacomi`), in batches.
+/// `bbox` (network: their `comid` in `wbareacomi`), read in batches whose
+/// rows are copied once, each into its own table.
 fn waterbodies_in_bbox(
     gpkg: &GeoPackage,
     bbox: [f64; 4],
     share: Share,
     wbareacomi: &std::collections::HashSet<i64>,
-) -> Result<(Vec<Table>, Vec<Table>)> {
-    let (mut network, mut off_network) = (Vec::new(), Vec::new());
+) -> Result<(TableBuilder, TableBuilder)> {
+    let (mut network, mut off_network) = (TableBuilder::default(), TableBuilder::default());
     let mut split = |batch: Table| {
-        let (n, o) = split_waterbodies(&batch, wbareacomi);
-        network.push(n);
-        off_network.push(o);
+        let (n, o) = network_rows(&batch, wbareacomi);
+        network.append_rows(&batch, &n).map_err(Error::Gpkg)?;
+        off_network.append_rows(&batch, &o).map_err(Error::Gpkg)?;
         Ok(Some(batch.into_geometries().recycle()))
     };
     gpkg.for_each_in_bbox(

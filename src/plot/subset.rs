@@ -89,12 +89,15 @@ impl Subset {
 /// The network waterbodies of `waterbodies` (whose `comid` is among the
 /// flowlines' `wbareacomi`), and the others.
 pub fn split_waterbodies(waterbodies: &Table, wbareacomi: &HashSet<i64>) -> (Table, Table) {
+    let (network, others) = network_rows(waterbodies, wbareacomi);
+    (waterbodies.take(&network), waterbodies.take(&others))
+}
+
+/// The rows of the network waterbodies of `waterbodies` (as
+/// [`split_waterbodies`]), and the rows of the others, each in table order.
+pub fn network_rows(waterbodies: &Table, wbareacomi: &HashSet<i64>) -> (Vec<usize>, Vec<usize>) {
     let mask = key_mask(waterbodies, "comid", wbareacomi);
-    let network = waterbodies.filter(&mask);
-    (
-        network,
-        waterbodies.filter(&mask.iter().map(|m| !m).collect::<Vec<_>>()),
-    )
+    (0..mask.len()).partition(|&row| mask[row])
 }
 
 /// The box around the catchments (their box) and the geometries of

@@ -247,18 +247,7 @@ impl Table {
     pub fn concat(tables: &[Table]) -> Result<Table, String> {
         let mut b = TableBuilder::default();
         for t in tables {
-            for (i, field) in t.schema.fields().iter().enumerate() {
-                let key = field.metadata().get(KEY_METADATA).unwrap_or(field.name());
-                let col = b.column_keyed(key);
-                b.columns[col].pad_to(b.rows)?;
-                b.columns[col].append_array(&t.columns[i], is_json(field))?;
-            }
-            if let Some(ids) = &t.ids {
-                b.ids.pad_to(b.rows)?;
-                b.ids.append_array(ids, false)?;
-            }
-            b.geometry.extend_from(&t.geometry, 0..t.len())?;
-            b.rows += t.len();
+            b.append_table(t)?;
         }
         b.finish()
     }
@@ -403,6 +392,47 @@ impl TableBuilder {
     /// Rows ended so far.
     pub fn rows(&self) -> usize {
         self.rows
+    }
+
+    /// Appends every row of `t`, under the union of the schemas (as
+    /// [`Table::concat`]).
+    pub fn append_table(&mut self, t: &Table) -> Result<(), String> {
+        self.append(t, None)
+    }
+
+    /// Appends the rows `rows` of `t`, in that order (each below
+    /// `t.len()`), under the union of the schemas: a subset of a table
+    /// copied once, straight into this one.
+    pub fn append_rows(&mut self, t: &Table, rows: &[usize]) -> Result<(), String> {
+        self.append(t, Some(rows))
+    }
+
+    /// Appends the rows `rows` of `t` (all of them when `None`).
+    fn append(&mut self, t: &Table, rows: Option<&[usize]>) -> Result<(), String> {
+        let indices = rows.map(|r| UInt32Array::from_iter_values(r.iter().map(|&i| i as u32)));
+        let pick = |a: &ArrayRef| match &indices {
+            Some(idx) => arrow_select::take::take(a.as_ref(), idx, None)
+                .map_err(|e| format!("rows out of the table: {e}")),
+            None => Ok(a.clone()),
+        };
+        for (i, field) in t.schema.fields().iter().enumerate() {
+            let key = field.metadata().get(KEY_METADATA).unwrap_or(field.name());
+            let col = self.column_keyed(key);
+            self.columns[col].pad_to(self.rows)?;
+            self.columns[col].append_array(&pick(&t.columns[i])?, is_json(field))?;
+        }
+        if let Some(ids) = &t.ids {
+            self.ids.pad_to(self.rows)?;
+            self.ids.append_array(&pick(ids)?, false)?;
+        }
+        match rows {
+            Some(rows) => self
+                .geometry
+                .extend_from(&t.geometry, rows.iter().copied())?,
+            None => self.geometry.extend_from(&t.geometry, 0..t.len())?,
+        }
+        self.rows += rows.map_or(t.len(), <[usize]>::len);
+        Ok(())
     }
 
     /// The column of property key `key` (as sent), added when new.
@@ -656,5 +686,51 @@ mod tests {
         let t = c.take(&[2, 0]);
         assert_eq!(t.get_f64(0, "comid"), Some(2.5));
         assert_eq!(t.geometry(1), a.geometry(0));
+    }
+
+    #[test]
+    fn rows_appended_from_tables_of_other_schemas_read_as_their_take_concatenated() {
+        let line = |x: f64| {
+            Some(geo::Geometry::LineString(geo::LineString::from(vec![
+                (x, 0.0),
+                (x, 1.0),
+            ])))
+        };
+        let features = |rows: &[(serde_json::Value, f64)]| {
+            let fs: Vec<Feature> = (rows.iter())
+                .map(|(props, x)| Feature {
+                    id: Some(json!(*x as i64)),
+                    geometry: line(*x),
+                    properties: props.as_object().unwrap().clone(),
+                })
+                .collect();
+            Table::from_features(&fs).unwrap()
+        };
+        let a = features(&[
+            (json!({"comid": 1}), 1.0),
+            (json!({"comid": 2, "name": "b"}), 2.0),
+            (json!({"comid": 3}), 3.0),
+        ]);
+        let b = features(&[
+            (json!({"comid": 4.5, "x": "y"}), 4.0),
+            (json!({"comid": 5}), 5.0),
+        ]);
+        let mut built = TableBuilder::default();
+        built.append_rows(&a, &[2, 1]).unwrap();
+        built.append_rows(&b, &[]).unwrap();
+        built.append_table(&b).unwrap();
+        built.append_rows(&a, &[0]).unwrap();
+        let built = built.finish().unwrap();
+        let expected = Table::concat(&[a.take(&[2, 1]), b.clone(), a.take(&[0])]).unwrap();
+        assert_eq!(built.len(), 5);
+        assert_eq!(built.to_features(), expected.to_features());
+        let comids: Vec<_> = (0..5).map(|r| built.get_f64(r, "comid")).collect();
+        assert_eq!(
+            comids,
+            [Some(3.0), Some(2.0), Some(4.5), Some(5.0), Some(1.0)]
+        );
+        assert_eq!(built.get_str(1, "name"), Some("b"));
+        assert_eq!(built.get_str(2, "x"), Some("y"));
+        assert_eq!(built.geometry(4), line(1.0));
     }
 }
