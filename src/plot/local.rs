@@ -244,11 +244,17 @@ fn fold_basins(
     let (send, receive) = std::sync::mpsc::sync_channel::<Table>(2);
     // Each folded batch's buffers go back to be filled by a later one.
     let (give_back, spare) = std::sync::mpsc::channel();
-    let mut bbox = None;
-    let dissolvers = std::thread::scope(|s| -> Result<Vec<Dissolver>> {
+    std::thread::scope(|s| -> Result<_> {
+        // The folder also takes the batches' box: the reader, the longer
+        // of the two, only reads.
         let folder = s.spawn(move || {
             let mut dissolvers: Vec<Dissolver> = (0..parts).map(|_| Dissolver::default()).collect();
+            let mut bbox = None;
             for batch in receive {
+                bbox = [bbox, batch.bbox()]
+                    .into_iter()
+                    .flatten()
+                    .reduce(union_bbox);
                 for (i, d) in dissolvers.iter_mut().enumerate() {
                     d.add_rows(
                         batch.geometries(),
@@ -261,19 +267,17 @@ fn fold_basins(
                 }
                 let _ = give_back.send(batch.into_geometries().recycle());
             }
-            dissolvers
+            (dissolvers, bbox)
         });
         let read = gpkg.for_each_by_ids(Collection::Catchment, ids, CATCHMENT_BATCH, &mut |t| {
-            bbox = [bbox, t.bbox()].into_iter().flatten().reduce(union_bbox);
             send.send(t)
                 .map_err(|_| Error::Internal("the basin folder stopped".into()))?;
             Ok(spare.try_recv().ok())
         });
         drop(send);
-        let dissolvers = folder.join().expect("the basin folder does not panic");
-        read.map(|()| dissolvers)
-    })?;
-    Ok((dissolvers, bbox))
+        let folded = folder.join().expect("the basin folder does not panic");
+        read.map(|()| folded)
+    })
 }
 
 /// The basins of `outlets` from the catchments held in `catchments`, read

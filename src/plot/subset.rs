@@ -45,6 +45,8 @@ impl Subset {
         let outlets = outlets::table(&self.outlets).map_err(internal("outlets"))?;
         let (network, off_network) = match self.network_waterbodies {
             Some(network) => (network, self.waterbodies),
+            // Without waterbodies (flowline-only) nothing is split.
+            None if self.waterbodies.is_empty() => (self.waterbodies.take(&[]), self.waterbodies),
             None => {
                 let wbareacomi =
                     (self.network_wbareacomi).unwrap_or_else(|| wbareacomi_of(&self.flowlines));
