@@ -116,7 +116,10 @@ done
 echo "== bindings: 50k flowlines to GeoDataFrames and sf, Arrow streams vs GeoJSON text"
 LIBSO=$PWD/target/release/libhydroplot.so
 HYDROPLOT_LIBRARY=$LIBSO PYTHONPATH=bindings/python "$VENV/bin/python" bench/bindings.py "$BASE" "$DATA/network_50k.json" "$DATA/py_binding.json"
-if command -v Rscript >/dev/null && Rscript -e 'quit(status = !requireNamespace("sf", quietly = TRUE))' 2>/dev/null; then
+if ! command -v Rscript >/dev/null ||
+  ! Rscript -e 'quit(status = !all(sapply(c("sf", "jsonlite"), requireNamespace, quietly = TRUE)))' 2>/dev/null; then
+  echo "(R with sf and jsonlite not installed: the R binding's figures are skipped)"
+else
   PREFIX=target/bench-prefix
   RLIB=target/bench-rlib
   mkdir -p "$PREFIX/include" "$PREFIX/lib" "$RLIB"
