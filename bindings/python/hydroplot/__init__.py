@@ -23,6 +23,7 @@ import ctypes
 import json
 import os
 import threading
+import warnings
 
 from . import _ffi
 from ._arrow import ArrowStream, _Handle
@@ -33,6 +34,7 @@ __all__ = [
     "ArrowStream",
     "Context",
     "HydroplotError",
+    "HydroplotWarning",
     "Map",
     "PlotData",
     "get_raindrop_trace",
@@ -199,13 +201,19 @@ class Map:
             lib.hydroplot_map_free(handle)
 
 
+class HydroplotWarning(UserWarning):
+    """What the library warns of while it plots (basemap tiles left blank,
+    a layer a service lacks, ...): each also stays in
+    :attr:`PlotData.warnings`. Filter it with the :mod:`warnings` module."""
+
+
 class PlotData(dict):
     """The result of :func:`plot_hydro`: layer name -> GeoDataFrame,
     :class:`ArrowStream` or GeoJSON FeatureCollection (as ``output`` asks), in
     NAD83 lon/lat (EPSG:4269).
 
     Attributes: ``bbox`` (xmin, ymin, xmax, ymax), ``warnings`` (list of
-    str), ``map`` (the drawn :class:`Map`, None when not plotted) and ``png``
+    str, each also raised as a :class:`HydroplotWarning`), ``map`` (the drawn :class:`Map`, None when not plotted) and ``png``
     (its PNG bytes, None when not plotted).
     """
 
@@ -316,6 +324,8 @@ def plot_hydro(
         result.png = result.map.png()
         if ax is not None:
             result.map.show(ax=ax)
+    for message in result.warnings:
+        warnings.warn(message, HydroplotWarning, stacklevel=2)
     return result
 
 

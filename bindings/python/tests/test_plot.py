@@ -41,6 +41,17 @@ def test_upstream_of_a_comid_from_the_services_is_drawn_to_a_file(ctx, tmp_path)
     assert data.warnings == []
 
 
+def test_the_library_warnings_are_python_warnings_and_stay_on_the_result(sample_gpkg, tmp_path):
+    # Offline, with an empty tile cache, no basemap tile can be used: the map
+    # is drawn on a blank background and the library says why.
+    offline = hydroplot.Context(offline=True, tile_cache_dir=str(tmp_path / "tiles"))
+    with pytest.warns(hydroplot.HydroplotWarning, match="basemap tiles could not be used") as caught:
+        data = hydroplot.plot_hydro([13293970], hydro_data=sample_gpkg, context=offline, output="geojson")
+    assert_is_yahara(data)
+    assert [str(w.message) for w in caught] == data.warnings
+    assert len(data.warnings) == 1 and "offline mode is on" in data.warnings[0]
+
+
 def test_the_local_sample_gives_the_same_layers_without_drawing(ctx, sample_gpkg):
     data = hydroplot.plot_hydro([13293970], hydro_data=sample_gpkg, actually_plot=False, context=ctx, output="geojson")
     assert_is_yahara(data)

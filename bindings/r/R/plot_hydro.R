@@ -39,7 +39,7 @@
 #'   bits); attributes `bbox`, `warnings`, `png` (raw PNG bytes, NULL when
 #'   not plotted) and `map_bounds` (the PNG's extent in EPSG:3857 metres,
 #'   c(xmin, ymin, xmax, ymax): the outer edges of its corner pixels; NULL
-#'   when not plotted).
+#'   when not plotted). Each of `warnings` is also raised as an R warning.
 plot_hydro <- function(outlets = NULL, bbox = NULL, streamorder = NULL, hydro_data = NULL,
                        gpkg = NULL, plot_config = NULL, basemap = "Esri.NatGeoWorldMap",
                        zoom = NULL, add = FALSE, actually_plot = TRUE, overwrite = TRUE,
@@ -81,28 +81,33 @@ plot_hydro <- function(outlets = NULL, bbox = NULL, streamorder = NULL, hydro_da
     attr(out, "map_bounds") <- bounds
     show_png(png_bytes, file, bounds)
   }
+  # The library's warnings (basemap tiles left blank, ...) as R warnings,
+  # after the map is drawn; they stay in attr(x, "warnings").
+  for (w in res$warnings) warning(w, call. = FALSE)
   invisible(out)
 }
 
 # Draws the PNG in the active graphics device at its EPSG:3857 `bounds`,
 # unless it went to `file` (the library wrote it there, checked and
-# atomically). Needs the png package; without it the PNG goes to a temporary
-# file, named in a message. The device keeps the map's user coordinates
-# (par("usr") in metres, mar = 0) afterwards, so layers added with base
-# graphics land on the map.
-show_png <- function(bytes, file, bounds) {
+# atomically). The device keeps the map's user coordinates (par("usr") in
+# metres, mar = 0) afterwards, so layers added with base graphics land on
+# the map. Drawing the PNG needs the png package (`can_read_png`); without
+# it the device still gets the map's coordinates, and the PNG goes to a
+# temporary file, named in a message.
+show_png <- function(bytes, file, bounds, can_read_png = requireNamespace("png", quietly = TRUE)) {
   if (!is.null(file)) return(invisible(file))
-  if (!requireNamespace("png", quietly = TRUE)) {
-    file <- tempfile(fileext = ".png")
-    writeBin(bytes, file)
-    message("plot_hydro(): install the png package to see the map in R; it was written to ", file)
-    return(invisible(file))
-  }
-  img <- png::readPNG(bytes)
   # Not restored on exit: the margins and window are the map's coordinates.
   graphics::par(mar = c(0, 0, 0, 0))
   graphics::plot.new()
   graphics::plot.window(xlim = bounds[c(1, 3)], ylim = bounds[c(2, 4)], asp = 1, xaxs = "i", yaxs = "i")
+  if (!can_read_png) {
+    file <- tempfile(fileext = ".png")
+    writeBin(bytes, file)
+    message("plot_hydro(): install the png package to see the map in R; it was written to ", file,
+            " (the device has the map's EPSG:3857 coordinates: layers added now land where they belong)")
+    return(invisible(file))
+  }
+  img <- png::readPNG(bytes)
   graphics::rasterImage(img, bounds[1], bounds[2], bounds[3], bounds[4], interpolate = FALSE)
   invisible(NULL)
 }

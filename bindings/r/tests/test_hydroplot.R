@@ -137,6 +137,29 @@ check("the device is left in EPSG:3857: points() and sf layers land on their pix
   if (with_sf) stopifnot(all(abs(marker_at(f, c(0, 1, 1)) - pixel_of(mendota, b, w)) <= 1))
 })
 
+check("the library's warnings are R warnings and stay in attr(x, \"warnings\")", {
+  offline <- hydroplot_context(offline = TRUE, tile_cache_dir = file.path(tempdir(), "no-tiles"))
+  caught <- character()
+  d <- withCallingHandlers(
+    plot_hydro(list(13293970), hydro_data = sample_gpkg, context = offline, file = tempfile(fileext = ".png")),
+    warning = function(w) { caught <<- c(caught, conditionMessage(w)); invokeRestart("muffleWarning") }
+  )
+  stopifnot(is_yahara(d), length(caught) == 1, identical(caught, attr(d, "warnings")))
+  stopifnot(grepl("basemap tiles could not be used", caught), grepl("offline mode is on", caught))
+})
+
+check("without the png package the device still takes the map's bounds; the map goes to a file", {
+  d <- plot_hydro(list(13293970), hydro_data = sample_gpkg, basemap = "none", size = c(400, 300),
+                  file = tempfile(fileext = ".png"))
+  b <- attr(d, "map_bounds")
+  grDevices::png(tempfile(fileext = ".png"), width = 400, height = 300)
+  f <- suppressMessages(hydroplot:::show_png(attr(d, "png"), NULL, b, can_read_png = FALSE))
+  usr <- graphics::par("usr")
+  grDevices::dev.off()
+  stopifnot(identical(readBin(f, "raw", file.size(f)), attr(d, "png")))
+  stopifnot(isTRUE(all.equal(usr, unname(b[c(1, 3, 2, 4)]), tolerance = 1e-9)))
+})
+
 check("add = TRUE redraws the map at the same bounds in the device", {
   stopifnot(requireNamespace("png", quietly = TRUE))
   grDevices::png(tempfile(fileext = ".png"), width = 400, height = 300)
