@@ -183,6 +183,17 @@ properties_plot() {
 }
 check "properties=plot: 251 flowlines from the mock with only the plot's fields" properties_plot
 
+# The library's warnings reach GDAL as warnings, not only its debug output:
+# no flowline upstream of the outlet has stream order 9.
+library_warning() {
+    local f
+    f="$("$root/tests/bindings/with-mock.sh" ogrinfo -ro -so "HYDROPLOT:comid=13293970&streamorder=9" flowline 2>&1)" ||
+        return 1
+    grep -q '^Warning 1: HYDROPLOT: outlet comid/13293970 (comid 13293970) is not among the flowlines fetched' <<<"$f" ||
+        { echo "$f"; return 1; }
+}
+check "the library's warnings are GDAL warnings (an outlet the stream order filter leaves out)" library_warning
+
 # --- R's sf -----------------------------------------------------------------------
 sf_read() {
     Rscript -e 'suppressPackageStartupMessages(library(sf))

@@ -49,10 +49,16 @@ void ReportFailure(hydroplot_status st, const char *what)
              hydroplot_status_str(st), hydroplot_last_error());
 }
 
-/// Relays hydroplot's log lines (retries, stages) to GDAL's debug output.
+/// Relays hydroplot's log lines to GDAL: its warnings (a layer a service
+/// lacks, an outlet the stream order filter leaves out, tiles left blank) as
+/// CE_Warning, which ogrinfo, ogr2ogr and QGIS show; the rest (retries,
+/// stages) to the debug output. Levels: 1 error, 2 warning, 3 info, 4 debug.
 void LogToCpl(void *, int32_t level, const char *message)
 {
-    CPLDebug("HYDROPLOT", "[%d] %s", level, message);
+    if (level <= 2)
+        CPLError(CE_Warning, CPLE_AppDefined, "HYDROPLOT: %s", message);
+    else
+        CPLDebug("HYDROPLOT", "[%d] %s", level, message);
 }
 
 int Identify(GDALOpenInfo *info)
