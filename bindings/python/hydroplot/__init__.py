@@ -213,8 +213,9 @@ class PlotData(dict):
     NAD83 lon/lat (EPSG:4269).
 
     Attributes: ``bbox`` (xmin, ymin, xmax, ymax), ``warnings`` (list of
-    str, each also raised as a :class:`HydroplotWarning`), ``map`` (the drawn :class:`Map`, None when not plotted) and ``png``
-    (its PNG bytes, None when not plotted).
+    str, each also raised as a :class:`HydroplotWarning`), ``map`` (the
+    drawn :class:`Map`, None when not plotted) and ``png`` (its PNG bytes,
+    None when not plotted).
     """
 
     bbox = None
