@@ -26,6 +26,7 @@ import threading
 import warnings
 
 from . import _ffi
+from ._args import flag, size_pair
 from ._arrow import ArrowStream, _Handle
 from ._ffi import HydroplotError, check, lib, text
 from ._request import build_request
@@ -127,7 +128,7 @@ class Map:
         handle = ctypes.c_void_p()
         check(
             lib.hydroplot_map_new(
-                _context(context)._handle, *map(float, bbox), text(crs), size[0], size[1], text(basemap),
+                _context(context)._handle, *map(float, bbox), text(crs), *size_pair("size", size), text(basemap),
                 ctypes.byref(handle),
             )
         )
@@ -232,6 +233,8 @@ def _resolve_add(add):
         return None
     if isinstance(add, Map):
         return add
+    if add is not True:
+        raise TypeError(f"add must be True, False or a Map, not {add!r}")
     current = getattr(_current, "map", None)
     if current is None:
         raise ValueError("add=True needs a map drawn before on this thread (or pass add=<Map>)")
@@ -289,7 +292,10 @@ def plot_hydro(
     (widths growing with order, the main stem always, features under a pixel
     left out); ``lod=False`` draws every feature. The data returned is the
     same either way, and the samples' maps at their usual sizes too.
+    An argument of another type than it takes (``lod="no"``, ``zoom=3.7``, a
+    list as ``file``) raises TypeError naming it, before any request.
     """
+    actually_plot = flag("actually_plot", actually_plot)
     if ax is not None and not actually_plot:
         raise ValueError("ax= draws the map: it needs actually_plot=True")
     ctx = _context(context)

@@ -18,6 +18,7 @@ GeoDataFrame of points                 ``add_point`` per row, in its CRS
 import ctypes
 import numbers
 
+from ._args import flag, path, size_pair, whole
 from ._ffi import check, lib, text
 
 
@@ -32,33 +33,36 @@ def build_request(
         if bbox is not None:
             _set_bbox(req, bbox)
         if streamorder is not None:
-            check(lib.hydroplot_plot_request_set_streamorder(req, -1 if streamorder == "auto" else int(streamorder)))
+            if isinstance(streamorder, str) and streamorder != "auto":
+                raise TypeError(f'streamorder must be a whole number or "auto", not {streamorder!r}')
+            order = -1 if streamorder == "auto" else whole("streamorder", streamorder)
+            check(lib.hydroplot_plot_request_set_streamorder(req, order))
         if hydro_data is not None:
-            check(lib.hydroplot_plot_request_set_hydro_data(req, text(hydro_data)))
+            check(lib.hydroplot_plot_request_set_hydro_data(req, text(path("hydro_data", hydro_data))))
         if gpkg is not None:
-            check(lib.hydroplot_plot_request_set_gpkg(req, text(gpkg)))
+            check(lib.hydroplot_plot_request_set_gpkg(req, text(path("gpkg", gpkg))))
         if file is not None:
             # The core checks it with the other files before any work and writes it.
-            check(lib.hydroplot_plot_request_set_png_file(req, text(file)))
+            check(lib.hydroplot_plot_request_set_png_file(req, text(path("file", file))))
         for element, prop, value in _styles(plot_config or {}):
             check(lib.hydroplot_plot_request_set_style(req, text(element), text(prop), _r_value(value)))
         if basemap is not None:
             check(lib.hydroplot_plot_request_set_basemap(req, text(basemap)))
         if zoom is not None:
-            check(lib.hydroplot_plot_request_set_zoom(req, int(zoom)))
+            check(lib.hydroplot_plot_request_set_zoom(req, whole("zoom", zoom)))
         if size is not None:
-            check(lib.hydroplot_plot_request_set_size(req, int(size[0]), int(size[1])))
-        check(lib.hydroplot_plot_request_set_actually_plot(req, bool(actually_plot)))
-        check(lib.hydroplot_plot_request_set_overwrite(req, bool(overwrite)))
+            check(lib.hydroplot_plot_request_set_size(req, *size_pair("size", size)))
+        check(lib.hydroplot_plot_request_set_actually_plot(req, flag("actually_plot", actually_plot)))
+        check(lib.hydroplot_plot_request_set_overwrite(req, flag("overwrite", overwrite)))
         if flowline_only is not None:
-            check(lib.hydroplot_plot_request_set_flowline_only(req, bool(flowline_only)))
+            check(lib.hydroplot_plot_request_set_flowline_only(req, flag("flowline_only", flowline_only)))
         if cache_data is False:
             check(lib.hydroplot_plot_request_disable_cache(req))
         elif cache_data is not None and cache_data is not True:
-            check(lib.hydroplot_plot_request_set_cache_file(req, text(cache_data)))
+            check(lib.hydroplot_plot_request_set_cache_file(req, text(path("cache_data", cache_data))))
         if properties is not None:
             check(lib.hydroplot_plot_request_set_properties(req, text(_properties_spec(properties))))
-        check(lib.hydroplot_plot_request_set_lod(req, bool(lod)))
+        check(lib.hydroplot_plot_request_set_lod(req, flag("lod", lod)))
         return req
     except BaseException:
         lib.hydroplot_plot_request_free(req)
@@ -151,6 +155,8 @@ def _set_bbox(req, bbox):
     if isinstance(bbox, dict):
         crs = bbox.get("crs")
         bbox = (bbox["xmin"], bbox["ymin"], bbox["xmax"], bbox["ymax"])
+    if isinstance(bbox, (str, bytes)) or not hasattr(bbox, "__len__") or len(bbox) != 4:
+        raise TypeError(f"bbox must be (xmin, ymin, xmax, ymax) or a dict of them, not {bbox!r}")
     xmin, ymin, xmax, ymax = (float(v) for v in bbox)
     check(lib.hydroplot_plot_request_set_bbox(req, xmin, ymin, xmax, ymax, text(crs)))
 

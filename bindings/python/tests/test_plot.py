@@ -104,6 +104,50 @@ def test_plot_config_and_arguments_are_checked(ctx):
         hydroplot.plot_hydro([1.5], context=ctx)
 
 
+@pytest.mark.parametrize(
+    "arguments, error, words",
+    [
+        # Each would reach C as another value: True, 3, 0 (2**40's low 32 bits),
+        # 100 x 200, a file named "5" or "['a.png']".
+        ({"overwrite": "False"}, TypeError, "overwrite must be True or False"),
+        ({"lod": "no"}, TypeError, "lod must be True or False"),
+        ({"flowline_only": 1}, TypeError, "flowline_only must be True or False"),
+        ({"actually_plot": None}, TypeError, "actually_plot must be True or False"),
+        ({"zoom": 3.7}, TypeError, "zoom must be a whole number"),
+        ({"zoom": 2**40}, ValueError, "zoom = 1099511627776 does not fit"),
+        ({"streamorder": "2"}, TypeError, 'streamorder must be a whole number or "auto"'),
+        ({"size": (100, 200, 300)}, TypeError, "size must be a (width, height) pair"),
+        ({"size": (-5, 200)}, ValueError, "size[0] = -5 does not fit"),
+        ({"cache_data": 5}, TypeError, "cache_data must be a file path"),
+        ({"file": ["a.png"]}, TypeError, "file must be a file path"),
+        ({"add": "yes"}, TypeError, "add must be True, False or a Map"),
+        ({"bbox": (1, 2, 3)}, TypeError, "bbox must be (xmin, ymin, xmax, ymax)"),
+    ],
+)
+def test_values_the_crossing_into_c_would_change_are_refused_first(arguments, error, words, tmp_path, monkeypatch):
+    # Nothing listens on port 9: a request would fail with another error.
+    nowhere = hydroplot.Context(index_url="http://127.0.0.1:9", fabric_url="http://127.0.0.1:9")
+    monkeypatch.chdir(tmp_path)
+    outlets = None if "bbox" in arguments else [13293970]
+    with pytest.raises(error) as err:
+        hydroplot.plot_hydro(outlets, context=nowhere, basemap="none", **arguments)
+    assert words in str(err.value)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_whole_numbers_flags_and_paths_of_other_types_are_taken(sample_gpkg, tmp_path):
+    np = pytest.importorskip("numpy")
+    png = tmp_path / "map.png"
+    data = hydroplot.plot_hydro(
+        [13293970], hydro_data=sample_gpkg, basemap="none", zoom=np.int64(11), size=(512.0, 384),
+        lod=np.bool_(True), file=png, output="geojson",
+    )
+    assert counts(data)["flowline"] == YAHARA["flowline"]
+    assert png.read_bytes() == data.png
+    # The PNG's header: width and height, big-endian, at bytes 16..24.
+    assert (int.from_bytes(data.png[16:20], "big"), int.from_bytes(data.png[20:24], "big")) == (512, 384)
+
+
 def test_a_gpkg_is_written_and_kept_without_overwrite(ctx, tmp_path):
     out = tmp_path / "subset.gpkg"
     hydroplot.plot_hydro([13293970], gpkg=str(out), actually_plot=False, context=ctx)
