@@ -56,7 +56,8 @@ raindrop_traces <- function(xy, crs, direction, context) {
     none$error <- character(0)
     parts <- list(none)
   }
-  out <- do.call(rbind, parts)
+  # One part is the table itself (sf's rbind warns binding a table of no row).
+  out <- if (length(parts) == 1) parts[[1]] else do.call(rbind, parts)
   first <- c("point_index", setdiff(names(out), c("point_index", "error", "geometry")), "error")
   out <- out[, c(first, if (!has_sf()) "geometry"), drop = FALSE]
   rownames(out) <- NULL

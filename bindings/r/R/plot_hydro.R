@@ -5,7 +5,10 @@
 #' tributaries plotted); an integer vector (exactly these comids); a
 #' character vector of gauge sites (`"05428500"`); a list of (feature source,
 #' id) pairs (`list(c("comid", "13293970"), list("huc12pp", "070900020602"))`);
-#' an sf data.frame of points. A list may mix comids, sites and pairs.
+#' an sf data.frame of points. A list may mix comids, sites and pairs. An
+#' argument of another type than it takes (`lod = "yes"`, `zoom = 3.7`,
+#' `overwrite = NA`, two paths in `file`) is an error naming it, before any
+#' request.
 #'
 #' @param outlets,bbox,streamorder,hydro_data,gpkg,plot_config,basemap,zoom,add,actually_plot,overwrite,flowline_only,cache_data
 #'   as in the spec; `streamorder = "auto"` is the reference's area rule;
@@ -46,24 +49,28 @@ plot_hydro <- function(outlets = NULL, bbox = NULL, streamorder = NULL, hydro_da
                        flowline_only = NULL, cache_data = NULL, file = NULL, size = NULL,
                        properties = NULL, lod = TRUE, context = NULL) {
   req <- add_bbox(add_outlets(empty_request(), outlets), bbox)
-  if (!is.null(streamorder)) req$streamorder <- if (identical(streamorder, "auto")) -1L else as.integer(streamorder)
-  if (!is.null(hydro_data)) req$hydro_data <- path.expand(as.character(hydro_data))
-  if (!is.null(gpkg)) req$gpkg <- path.expand(as.character(gpkg))
-  if (!is.null(file)) req$png_file <- path.expand(as.character(file))
+  if (!is.null(streamorder)) req$streamorder <- if (identical(streamorder, "auto")) -1L else whole(streamorder, "streamorder", also = ' or "auto"')
+  if (!is.null(hydro_data)) req$hydro_data <- one_path(hydro_data, "hydro_data")
+  if (!is.null(gpkg)) req$gpkg <- one_path(gpkg, "gpkg")
+  if (!is.null(file)) req$png_file <- one_path(file, "file")
   req$styles <- style_triples(plot_config)
   if (!is.null(basemap)) req$basemap <- as.character(basemap)
-  if (!is.null(zoom)) req$zoom <- as.integer(zoom)
-  if (!is.null(size)) req$size <- as.integer(size)
-  req$actually_plot <- isTRUE(actually_plot)
-  req$overwrite <- isTRUE(overwrite)
-  if (!is.null(flowline_only)) req$flowline_only <- isTRUE(flowline_only)
-  if (isFALSE(cache_data)) req$no_cache <- TRUE
-  if (is.character(cache_data)) req$cache_file <- path.expand(cache_data)
+  if (!is.null(zoom)) req$zoom <- whole(zoom, "zoom")
+  if (!is.null(size)) req$size <- whole(size, "size", 2L, lowest = 0)
+  req$actually_plot <- flag(actually_plot, "actually_plot")
+  req$overwrite <- flag(overwrite, "overwrite")
+  if (!is.null(flowline_only)) req$flowline_only <- flag(flowline_only, "flowline_only")
+  if (isFALSE(cache_data)) {
+    req$no_cache <- TRUE
+  } else if (!is.null(cache_data) && !isTRUE(cache_data)) {
+    req$cache_file <- one_path(cache_data, "cache_data")
+  }
   if (!is.null(properties)) req$properties <- paste(as.character(properties), collapse = ",")
-  req$lod <- isTRUE(lod)
+  req$lod <- flag(lod, "lod")
+  add <- flag(add, "add")
 
   onto <- NULL
-  if (isTRUE(add)) {
+  if (add) {
     onto <- .state$map
     if (is.null(onto)) stop("plot_hydro(add = TRUE): no map was drawn before in this session")
   }

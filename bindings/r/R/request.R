@@ -12,6 +12,48 @@ empty_request <- function() {
        lod = TRUE)
 }
 
+# Type checks of plot_hydro()'s arguments before they cross into C. The
+# library checks every value (ranges, names, files), so R refuses what the
+# CLI and C refuse, with the same words; what it cannot see is a value the
+# crossing would change: isTRUE("yes") is FALSE, as.integer(3.7) is 3, NA
+# becomes INT_MIN, and only the first of two paths would be read. These
+# refuse such values with an error naming the argument.
+
+# One TRUE or FALSE.
+flag <- function(x, what) {
+  if (!is.logical(x) || length(x) != 1 || is.na(x)) {
+    stop("plot_hydro(): ", what, " must be TRUE or FALSE, not ", shown(x), call. = FALSE)
+  }
+  x
+}
+
+# `n` whole numbers that fit R's integers (the C int the library takes),
+# none below `lowest` (0 for the C glue's unsigned sizes); `also` names
+# another form the argument takes, for the message.
+whole <- function(x, what, n = 1L, lowest = -.Machine$integer.max, also = NULL) {
+  ok <- is.numeric(x) && length(x) == n && !anyNA(x) && all(is.finite(x)) &&
+    all(x == trunc(x)) && all(x >= lowest & x <= .Machine$integer.max)
+  if (!ok) {
+    stop("plot_hydro(): ", what, " must be ", if (n == 1L) "a whole number" else paste(n, "whole numbers"),
+         if (lowest == 0) " >= 0", also, ", not ", shown(x), call. = FALSE)
+  }
+  as.integer(x)
+}
+
+# One file path (a single string), with ~ expanded.
+one_path <- function(x, what) {
+  if (!is.character(x) || length(x) != 1 || is.na(x)) {
+    stop("plot_hydro(): ", what, " must be one file path (a string), not ", shown(x), call. = FALSE)
+  }
+  path.expand(x)
+}
+
+# A value as R prints it, cut short, for an error message.
+shown <- function(x) {
+  text <- paste(deparse(x, width.cutoff = 60L), collapse = " ")
+  if (nchar(text) > 60) paste0(substr(text, 1, 57), "...") else text
+}
+
 # "EPSG:<code>" of an sf/sfc/bbox object's CRS (NULL when it has none: the
 # default, EPSG:4326). The library knows EPSG codes only, so a CRS without one
 # (a WKT or PROJ definition) must be transformed first (needs_4326()).

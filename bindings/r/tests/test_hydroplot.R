@@ -400,6 +400,44 @@ check("comids that are not whole, finite 64-bit numbers are refused with a messa
     expect_error(plot_hydro(case[[1]], actually_plot = FALSE), case[[2]])
 })
 
+check("arguments the crossing into C would change are refused first, and no file appears", {
+  # Each would reach C as another value: isTRUE("yes") is FALSE, 3.7 becomes
+  # 3, NA becomes INT_MIN, only the first of two paths would be read.
+  dir <- tempfile("args")
+  dir.create(dir)
+  old <- setwd(dir)
+  on.exit(setwd(old))
+  # Nothing listens on port 9: a request would fail with another error.
+  nowhere <- hydroplot_context(index_url = "http://127.0.0.1:9", fabric_url = "http://127.0.0.1:9")
+  for (case in list(list(list(lod = "yes"), "lod must be TRUE or FALSE, not \"yes\""),
+                    list(list(overwrite = NA), "overwrite must be TRUE or FALSE, not NA"),
+                    list(list(flowline_only = "TRUE"), "flowline_only must be TRUE or FALSE"),
+                    list(list(actually_plot = 1), "actually_plot must be TRUE or FALSE"),
+                    list(list(add = "yes"), "add must be TRUE or FALSE"),
+                    list(list(zoom = 3.7), "zoom must be a whole number, not 3.7"),
+                    list(list(zoom = "abc"), "zoom must be a whole number"),
+                    list(list(streamorder = NA), "streamorder must be a whole number or \"auto\", not NA"),
+                    list(list(size = c(512, 384, 2)), "size must be 2 whole numbers >= 0"),
+                    list(list(size = c(-1, 384)), "size must be 2 whole numbers >= 0"),
+                    list(list(cache_data = 5), "cache_data must be one file path"),
+                    list(list(file = c("a.png", "b.png")), "file must be one file path"),
+                    list(list(gpkg = NA_character_), "gpkg must be one file path"))) {
+    args <- c(list(list(13293970), basemap = "none", context = nowhere), case[[1]])
+    expect_error(do.call(plot_hydro, args), case[[2]])
+  }
+  stopifnot(length(list.files(dir, all.files = TRUE, no.. = TRUE)) == 0)
+})
+
+check("whole numbers given as doubles are taken: zoom = 11, size = c(512, 384)", {
+  png_file <- tempfile(fileext = ".png")
+  d <- plot_hydro(list(13293970), hydro_data = sample_gpkg, basemap = "none", zoom = 11,
+                  size = c(512, 384), file = png_file)
+  # The PNG's header: width and height, big-endian, at bytes 17..24.
+  head <- readBin(png_file, "raw", 24)
+  dims <- c(sum(as.integer(head[17:20]) * 256^(3:0)), sum(as.integer(head[21:24]) * 256^(3:0)))
+  stopifnot(is_yahara(d), identical(dims, c(512, 384)))
+})
+
 if (with_sf) check("an sf outlet whose CRS has no EPSG code is read through its WKT", {
   pt <- sf::st_sf(geometry = sf::st_sfc(sf::st_point(c(-89.36, 43.09)), crs = 4326))
   albers <- sf::st_crs(paste("+proj=aea +lat_0=23 +lon_0=-96 +lat_1=29.5 +lat_2=45.5",
@@ -460,9 +498,9 @@ check("get_raindrop_trace() of several points returns every point", {
   }
 })
 
-check("no points give an empty table with the batch's columns", {
+check("no points give an empty table with the batch's columns, and no warning", {
   m <- matrix(numeric(0), ncol = 2)
-  tr <- get_raindrop_trace(m)
+  tr <- withCallingHandlers(get_raindrop_trace(m), warning = function(w) stop("a warning: ", conditionMessage(w)))
   stopifnot(nrow(tr) == 0, names(tr)[1] == "point_index", "error" %in% names(tr))
 })
 
