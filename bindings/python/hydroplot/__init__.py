@@ -26,7 +26,7 @@ import threading
 import warnings
 
 from . import _ffi
-from ._args import flag, size_pair
+from ._args import flag, size_pair, whole
 from ._arrow import ArrowStream, _Handle
 from ._ffi import HydroplotError, check, lib, text
 from ._request import build_request
@@ -142,7 +142,7 @@ class Map:
 
     def add_point(self, x, y, crs="EPSG:4326", pch=19, col="black", cex=1.0):
         """Draws R plotting symbol ``pch`` at (x, y)."""
-        check(lib.hydroplot_map_add_point(self._handle, float(x), float(y), text(crs), int(pch), text(col), float(cex)))
+        check(lib.hydroplot_map_add_point(self._handle, float(x), float(y), text(crs), whole("pch", pch), text(col), float(cex)))
         return self
 
     def png(self):

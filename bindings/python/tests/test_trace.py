@@ -59,6 +59,10 @@ def test_a_trace_is_drawn_on_a_new_map(ctx):
     m.add_geojson(fc["features"][0], col="red", lwd=2).add_geojson(fc["features"][1], col="black", lwd=2)
     m.add_point(*START)
     assert m.png().startswith(b"\x89PNG")
+    with pytest.raises(TypeError, match="pch must be a whole number"):
+        m.add_point(*START, pch=2.5)
+    with pytest.raises(TypeError, match="size must be a"):
+        hydroplot.Map.new(box, size=800, basemap="none", context=ctx)
 
 
 def test_contexts_pickle_by_their_options(ctx, mock_url):
