@@ -166,10 +166,14 @@ row("navigation, 10^6 flowlines, upstream_comids: build + walk (ms)", f"{r:.1f}"
 r = f["e2e_all_rss_over_bytes"]
 row("peak RSS / response bytes (all)", f"{r:.2f}x", "< 3x", r < 3)
 if "local_wall_with_png" in f:
-    row("local 2M file, 10k basin subset + map (s)", f"{f['local_wall_with_png']:.2f}", "< 2 s", f["local_wall_with_png"] < 2)
+    row("local 2M file, 10k basin subset + map, page cache warm (s)", f"{f['local_wall_with_png']:.2f}", "< 2 s", f["local_wall_with_png"] < 2)
+    if "local_first_wall" in f:
+        print(f"{'  its first run, the pages as earlier steps left them (s)':<62} {f['local_first_wall']:>10.2f}")
     row("local 2M file, peak RSS (MB)", f"{f['local_peak_rss']:.0f}", "< 500 MB", f["local_peak_rss"] < 500)
 if "local_wall_with_png_topo" in f:
-    row("local 2M file + covering topology index, 10k basin + map (s)", f"{f['local_wall_with_png_topo']:.2f}", "< 2 s", f["local_wall_with_png_topo"] < 2)
+    row("local 2M file + covering topology index, 10k basin + map, warm (s)", f"{f['local_wall_with_png_topo']:.2f}", "< 2 s", f["local_wall_with_png_topo"] < 2)
+    if "local_first_wall_topo" in f:
+        print(f"{'  its first run, the pages as earlier steps left them (s)':<62} {f['local_first_wall_topo']:>10.2f}")
     row("local 2M file + covering topology index, peak RSS (MB)", f"{f['local_peak_rss_topo']:.0f}", "< 500 MB", f["local_peak_rss_topo"] < 500)
 for m, what in [("million", "a million flowlines"), ("million_seamless", "the same, seamless copies")]:
     if f"{m}_full_wall" not in f:
