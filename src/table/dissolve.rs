@@ -20,6 +20,11 @@ use geo::{Geometry, LineString, MultiPolygon, Polygon};
 /// cache, large enough that most shared edges cancel within the unit.
 const ROWS_PER_UNIT: usize = 1024;
 
+/// The groups of rings apart in x a thread overlays, at most: a group of
+/// its own fits the caches better than its neighbours and it together, and
+/// many small groups share the threads evenly.
+const GROUPS_A_THREAD: usize = 32;
+
 /// The union of the polygon and multipolygon rows `rows` of `geometries`
 /// (other rows are ignored): one Polygon, a MultiPolygon, or `None` when
 /// they cover nothing. Runs on up to `threads` threads (at least one).
@@ -123,20 +128,13 @@ impl Dissolver {
     /// The union of everything added: one Polygon, a MultiPolygon, or
     /// `None` when it covers nothing (the region of positive winding number
     /// the remaining edges bound). Rings far apart (groups whose x extents
-    /// do not overlap) are overlaid on separate threads.
+    /// do not overlap) are overlaid apart, the groups shared among threads.
     pub fn finish(self) -> Option<Geometry<f64>> {
         let threads = std::thread::available_parallelism().map_or(1, usize::from);
-        let mut groups = apart_in_x(self.rings(), threads);
+        let mut groups = apart_in_x(self.rings(), GROUPS_A_THREAD * threads);
         let mut polygons = match groups.len() {
             1 => union_of_rings(groups.pop().expect("one group")),
-            _ => std::thread::scope(|s| {
-                let overlays: Vec<_> = (groups.into_iter())
-                    .map(|g| s.spawn(move || union_of_rings(g)))
-                    .collect();
-                (overlays.into_iter())
-                    .flat_map(|o| o.join().expect("the overlay does not panic"))
-                    .collect()
-            }),
+            _ => union_of_groups(groups, threads),
         };
         match polygons.len() {
             0 => None,
@@ -232,6 +230,45 @@ fn first_from(edges: &[[Vertex; 2]], at: Vertex, near: usize) -> usize {
         }
     }
     lo + edges[lo..hi].partition_point(|e| e[0] < at)
+}
+
+/// The unions of `groups` (rings apart in x, so each group's union is a
+/// part of the whole apart from the others) on up to `threads` threads,
+/// in the groups' order. The groups are dealt out largest first, each to
+/// the thread with the fewest vertices so far.
+fn union_of_groups(groups: Vec<Vec<LineString<f64>>>, threads: usize) -> Vec<Polygon<f64>> {
+    /// A group of rings and its index among the groups.
+    type Numbered = (usize, Vec<LineString<f64>>);
+    let vertices = |g: &[LineString<f64>]| g.iter().map(|r| r.0.len()).sum::<usize>();
+    let mut order: Vec<Numbered> = groups.into_iter().enumerate().collect();
+    order.sort_by_key(|(_, g)| std::cmp::Reverse(vertices(g)));
+    // Each thread's load in vertices and its groups.
+    let mut shares: Vec<(usize, Vec<Numbered>)> =
+        (0..threads.max(1)).map(|_| (0, Vec::new())).collect();
+    for (i, g) in order {
+        let least = (shares.iter_mut())
+            .min_by_key(|(load, _)| *load)
+            .expect("a thread");
+        least.0 += vertices(&g);
+        least.1.push((i, g));
+    }
+    let mut done: Vec<(usize, Vec<Polygon<f64>>)> = std::thread::scope(|s| {
+        let overlays: Vec<_> = (shares.into_iter())
+            .filter(|(_, groups)| !groups.is_empty())
+            .map(|(_, groups)| {
+                s.spawn(move || {
+                    (groups.into_iter())
+                        .map(|(i, g)| (i, union_of_rings(g)))
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        (overlays.into_iter())
+            .flat_map(|o| o.join().expect("the overlay does not panic"))
+            .collect()
+    });
+    done.sort_unstable_by_key(|(i, _)| *i);
+    done.into_iter().flat_map(|(_, p)| p).collect()
 }
 
 /// The region of positive winding number the closed `rings` bound, as
@@ -505,6 +542,32 @@ mod tests {
         let union = polygons(union_of(&squares, 2));
         assert_eq!(union.0.len(), 2);
         assert!(union.0.iter().all(|p| p.unsigned_area() == 60.0));
+    }
+
+    #[test]
+    fn many_parts_apart_in_x_are_shared_among_the_threads_and_kept_in_order() {
+        // Twelve blocks 20 apart of 1 to 12 squares (groups of unequal
+        // sizes for the threads), given from right to left, of either winding.
+        let mut squares = Vec::new();
+        for block in (0..12).rev() {
+            for k in 0..=block {
+                let x = f64::from(20 * block + k);
+                squares.push(square(x, 0.0, block % 2 == 1));
+            }
+        }
+        for threads in [1, 2, 3] {
+            let g = geometries(&squares);
+            let mut rows = Dissolver::default();
+            rows.add_rows(&g, &(0..g.len()).collect::<Vec<_>>());
+            let groups = apart_in_x(rows.rings(), 64);
+            assert_eq!(groups.len(), 12);
+            let areas: Vec<f64> = (union_of_groups(groups, threads).iter())
+                .map(|p| p.unsigned_area())
+                .collect();
+            assert_eq!(areas, (1..=12).map(f64::from).collect::<Vec<_>>());
+        }
+        let union = polygons(union_of(&squares, 2));
+        assert_eq!(union.0.len(), 12);
     }
 
     #[test]
