@@ -8,7 +8,8 @@
 //! - the SQLite scan bound: every geometry blob of the flowlines, catchments
 //!   and waterbodies stepped through by SQLite alone (this process);
 //! - `hydroplot plot` of the outlet's basin with its map (no basemap), and
-//!   flowline-only without a map, each a child process under GNU time;
+//!   flowline-only without a map, each a child process under GNU time,
+//!   three times: the median wall, the largest peak RSS;
 //! - R's `sf::st_read` of the flowline layer (the reference's first step)
 //!   when `Rscript` has sf, with the default prefix only: the generator's
 //!   layouts differ in their catchments, not in the flowline layer;
@@ -22,6 +23,11 @@ use std::time::Instant;
 
 const USAGE: &str =
     "usage: bench_million NETWORK.gpkg HYDROPLOT OUTLET MAP.png [OUT.json [PREFIX]]";
+
+/// Runs of each hydroplot command. One run on this shared machine moves
+/// by a fifth either way (the page cache is reclaimed under it), so the
+/// median of three counts.
+const RUNS: usize = 3;
 
 /// The figures' prefix unless one is given.
 const DEFAULT_PREFIX: &str = "million";
@@ -51,25 +57,41 @@ fn main() {
     f.put(&name("scan_bound_wall"), bound, "s");
     f.put(&name("scan_bytes"), bytes as f64 / 1e9, "GB");
 
-    let plot = |extra: &[&str]| -> Run {
-        let mut cmd = measured(&cli, &stats);
-        cmd.args(["plot", "--comid", &outlet, "--hydro-data"])
-            .arg(&network)
-            .args(extra);
-        run(&mut cmd, &stats)
+    // Each command [`RUNS`] times: the run of median wall counts, with the
+    // largest peak RSS of them all; the fastest and slowest walls beside.
+    let mut plot = |figure: &str, extra: &[&str]| -> Run {
+        let mut runs: Vec<Run> = (0..RUNS)
+            .map(|_| {
+                let mut cmd = measured(&cli, &stats);
+                cmd.args(["plot", "--comid", &outlet, "--hydro-data"])
+                    .arg(&network)
+                    .args(extra);
+                run(&mut cmd, &stats)
+            })
+            .collect();
+        runs.sort_by(|a, b| a.wall.total_cmp(&b.wall));
+        let (fastest, slowest) = (runs[0].wall, runs[RUNS - 1].wall);
+        let peak = runs.iter().map(|r| r.peak_rss_mb).fold(0.0, f64::max);
+        let mut median = runs.swap_remove(RUNS / 2);
+        median.peak_rss_mb = peak;
+        f.put_run(&name(figure), &median);
+        f.put(&name(&format!("{figure}_wall_fastest")), fastest, "s");
+        f.put(&name(&format!("{figure}_wall_slowest")), slowest, "s");
+        median
     };
     let _ = std::fs::remove_file(&map);
-    let full = plot(&[
-        "--basemap",
-        "none",
-        "--world-file",
-        "--out",
-        map.to_str().expect(USAGE),
-    ]);
-    f.put_run(&name("full"), &full);
+    let full = plot(
+        "full",
+        &[
+            "--basemap",
+            "none",
+            "--world-file",
+            "--out",
+            map.to_str().expect(USAGE),
+        ],
+    );
+    let lean = plot("flowline_only", &["--flowline-only", "--no-plot"]);
     f.put(&name("flowlines"), count(&full.stdout, "flowline"), "");
-    let lean = plot(&["--flowline-only", "--no-plot"]);
-    f.put_run(&name("flowline_only"), &lean);
     f.put(&name("full_over_bound"), full.wall / bound, "x");
     f.put(&name("flowline_only_over_bound"), lean.wall / bound, "x");
     f.put(&name("ink"), ink(&map, extent(&network)), "");
