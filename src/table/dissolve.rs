@@ -20,9 +20,9 @@ use geo::{Geometry, LineString, MultiPolygon, Polygon};
 /// cache, large enough that most shared edges cancel within the unit.
 const ROWS_PER_UNIT: usize = 1024;
 
-/// The groups of rings apart in x a thread overlays, at most: a group of
-/// its own fits the caches better than its neighbours and it together, and
-/// many small groups share the threads evenly.
+/// At most this many groups of rings apart in x per thread: a part of the
+/// basin overlaid alone fits the caches better than with its neighbours,
+/// and many small groups share the threads evenly.
 const GROUPS_A_THREAD: usize = 32;
 
 /// The union of the polygon and multipolygon rows `rows` of `geometries`
@@ -557,9 +557,9 @@ mod tests {
         }
         for threads in [1, 2, 3] {
             let g = geometries(&squares);
-            let mut rows = Dissolver::default();
-            rows.add_rows(&g, &(0..g.len()).collect::<Vec<_>>());
-            let groups = apart_in_x(rows.rings(), 64);
+            let mut dissolver = Dissolver::default();
+            dissolver.add_rows(&g, &(0..g.len()).collect::<Vec<_>>());
+            let groups = apart_in_x(dissolver.rings(), 64);
             assert_eq!(groups.len(), 12);
             let areas: Vec<f64> = (union_of_groups(groups, threads).iter())
                 .map(|p| p.unsigned_area())
