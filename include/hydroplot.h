@@ -1100,7 +1100,9 @@ enum hydroplot_status hydroplot_map_png(const struct hydroplot_map *map,
  *
  * \par Errors
  * - `HYDROPLOT_ERR_NULL_ARGUMENT`: `map` or `path` is NULL.
- * - `HYDROPLOT_ERR_INVALID_ARGUMENT`: `path` is not UTF-8.
+ * - `HYDROPLOT_ERR_INVALID_ARGUMENT`: `path` is not UTF-8, or ends in
+ *   another image or document format's extension (`.jpg`, `.pdf`, ...):
+ *   the map is a PNG only. Nothing is written.
  * - `HYDROPLOT_ERR_IO`: the file cannot be written (the message names it).
  * - `HYDROPLOT_ERR_RENDER`: encoding failed.
  *
@@ -1796,7 +1798,9 @@ enum hydroplot_status hydroplot_plot_request_set_gpkg(struct hydroplot_plot_requ
  *
  * \par Errors
  * - `HYDROPLOT_ERR_NULL_ARGUMENT`: `req` or `path` is NULL.
- * - `HYDROPLOT_ERR_INVALID_ARGUMENT`: `path` is empty or not UTF-8.
+ * - `HYDROPLOT_ERR_INVALID_ARGUMENT`: `path` is empty, not UTF-8, or ends
+ *   in another image or document format's extension (`.jpg`, `.pdf`, ...):
+ *   the map is a PNG only.
  * - (`hydroplot_plot` reports a file that cannot be written as
  *   `HYDROPLOT_ERR_IO`, one that exists with overwrite off as
  *   `HYDROPLOT_ERR_EXISTS`, one naming another file of the request as

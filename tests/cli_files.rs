@@ -127,3 +127,34 @@ fn a_killed_writers_temporary_files_go_with_the_next_write() {
         );
     }
 }
+
+#[test]
+fn a_map_is_never_written_under_another_formats_name() {
+    // The map is a PNG: a name ending in .jpg or .pdf would be a PNG its
+    // viewers refuse. Refused before any work, nothing written; a name
+    // without an extension is taken.
+    let dir = tmpdir("map-name");
+    for name in ["map.jpg", "figure.PDF", "plate.tiff"] {
+        let (ok, _, stderr) = plot(&dir, &["--sample", "--basemap", "none", "--out", name]);
+        assert!(!ok, "{name}");
+        assert!(stderr.contains(name) && stderr.contains(".png"), "{stderr}");
+    }
+    let trace = Command::new(env!("CARGO_BIN_EXE_hydroplot"))
+        .args(["trace", "--point", "-89.2158,42.9561", "--out", "trace.jpg"])
+        // Nothing listens there: the name is refused before any request.
+        .args(["--option", "fabric_url=http://127.0.0.1:9"])
+        .current_dir(&dir)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8(trace.stderr).unwrap();
+    assert!(
+        !trace.status.success() && stderr.contains("trace.jpg"),
+        "{stderr}"
+    );
+    assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0);
+    let (ok, _, stderr) = plot(&dir, &["--sample", "--basemap", "none", "--out", "map"]);
+    assert!(ok, "{stderr}");
+    assert!(std::fs::read(dir.join("map"))
+        .unwrap()
+        .starts_with(b"\x89PNG"));
+}

@@ -432,8 +432,9 @@ fn trace(args: &[String]) -> Result<()> {
         size: map_size,
         basemap: &basemap,
     };
-    if out.is_some() {
+    if let Some(out) = &out {
         spec.check()?;
+        hydroplot::render::check_png_name(out)?;
     }
     let sidecars = world_files(&flags, out.as_deref())?;
     let mut outputs = vec![

@@ -360,7 +360,9 @@ pub extern "C" fn hydroplot_map_png(
 ///
 /// \par Errors
 /// - `HYDROPLOT_ERR_NULL_ARGUMENT`: `map` or `path` is NULL.
-/// - `HYDROPLOT_ERR_INVALID_ARGUMENT`: `path` is not UTF-8.
+/// - `HYDROPLOT_ERR_INVALID_ARGUMENT`: `path` is not UTF-8, or ends in
+///   another image or document format's extension (`.jpg`, `.pdf`, ...):
+///   the map is a PNG only. Nothing is written.
 /// - `HYDROPLOT_ERR_IO`: the file cannot be written (the message names it).
 /// - `HYDROPLOT_ERR_RENDER`: encoding failed.
 ///
@@ -379,6 +381,7 @@ pub extern "C" fn hydroplot_map_write_png(
     boundary(|| {
         let map = unsafe { arg_ref(map, "map") }?;
         let path = Path::new(unsafe { arg_str(path, "path") }?);
+        crate::render::check_png_name(path)?;
         Ok(crate::output::write_atomically(path, &map.png()?)?)
     })
 }

@@ -396,7 +396,9 @@ pub extern "C" fn hydroplot_plot_request_set_gpkg(
 ///
 /// \par Errors
 /// - `HYDROPLOT_ERR_NULL_ARGUMENT`: `req` or `path` is NULL.
-/// - `HYDROPLOT_ERR_INVALID_ARGUMENT`: `path` is empty or not UTF-8.
+/// - `HYDROPLOT_ERR_INVALID_ARGUMENT`: `path` is empty, not UTF-8, or ends
+///   in another image or document format's extension (`.jpg`, `.pdf`, ...):
+///   the map is a PNG only.
 /// - (`hydroplot_plot` reports a file that cannot be written as
 ///   `HYDROPLOT_ERR_IO`, one that exists with overwrite off as
 ///   `HYDROPLOT_ERR_EXISTS`, one naming another file of the request as

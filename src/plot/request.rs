@@ -516,7 +516,8 @@ fn named<'a, const N: usize>(
 }
 
 fn check_png_path(path: &Path) -> Result<()> {
-    check_path_given(path, "PNG file")
+    check_path_given(path, "PNG file")?;
+    crate::render::check_png_name(path)
 }
 
 fn check_cache_path(path: &Path) -> Result<()> {

@@ -29,6 +29,7 @@ use crate::context::Context;
 use crate::crs::Transformer;
 use crate::{Error, Result};
 use geo::Geometry;
+use std::path::Path;
 use style::Style;
 use symbols::SymbolPaint;
 use tiny_skia::{Color, Pixmap};
@@ -284,6 +285,31 @@ fn geometries(doc: geojson::GeoJson) -> Result<Vec<Geometry<f64>>> {
     }
 }
 
+/// Extensions of the other image and document formats a map might be asked
+/// for: the map is always a PNG, and a PNG under one of these names is a
+/// file its viewers refuse or misread.
+const OTHER_FORMATS: [&str; 12] = [
+    "jpg", "jpeg", "tif", "tiff", "gif", "bmp", "webp", "avif", "svg", "pdf", "eps", "ps",
+];
+
+/// Checks that the map, a PNG, may be written to `path`: any name (without
+/// an extension too) but one ending in another image or document format's
+/// extension (`.jpg`, `.pdf`, ... in any case), which is
+/// `Error::InvalidArgument` naming the file.
+pub fn check_png_name(path: &Path) -> Result<()> {
+    let extension = path.extension().and_then(|e| e.to_str()).unwrap_or("");
+    if OTHER_FORMATS
+        .iter()
+        .any(|f| f.eq_ignore_ascii_case(extension))
+    {
+        return Err(Error::InvalidArgument(format!(
+            "{}: the map is written as a PNG only; name the file .png (or without an extension)",
+            path.display()
+        )));
+    }
+    Ok(())
+}
+
 /// Encodes a pixmap as an 8-bit RGBA PNG (un-premultiplying the pixels).
 pub fn encode_png(pixmap: &Pixmap) -> Result<Vec<u8>> {
     let fail =
@@ -319,6 +345,29 @@ mod tests {
     fn a_map_can_move_between_threads() {
         fn assert_send<T: Send>() {}
         assert_send::<Map>();
+    }
+
+    #[test]
+    fn a_map_may_have_any_name_but_another_formats() {
+        for ok in [
+            "map.png",
+            "MAP.PNG",
+            "map",
+            "out/map.v2.png",
+            "map.png.part",
+            ".jpg",
+        ] {
+            assert!(check_png_name(Path::new(ok)).is_ok(), "{ok}");
+        }
+        for bad in [
+            "map.jpg", "map.JPEG", "a/b.tif", "x.pdf", "fig.svg", "m.WebP",
+        ] {
+            let e = check_png_name(Path::new(bad)).unwrap_err();
+            assert!(
+                matches!(&e, Error::InvalidArgument(m) if m.contains(bad) && m.contains(".png")),
+                "{e}"
+            );
+        }
     }
 
     #[test]

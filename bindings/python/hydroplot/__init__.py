@@ -279,8 +279,9 @@ def plot_hydro(
     or False (no caches at all). ``add=True`` draws onto the last map drawn on
     this thread (or ``add=<Map>``). ``file`` writes the PNG there: it is
     checked with ``hydro_data``, ``gpkg`` and ``cache_data`` before anything
-    is read or fetched (never one of them, however spelled; its folder must
-    exist; kept when it exists and ``overwrite`` is False) and replaced
+    is read or fetched (never one of them, however spelled; not named as
+    another image format, ``.jpg`` or ``.pdf``: the map is a PNG; its folder
+    must exist; kept when it exists and ``overwrite`` is False) and replaced
     atomically. ``ax`` (a matplotlib Axes) gets the map drawn at its EPSG:3857
     bounds, as :meth:`Map.show` does, ready for ``gdf.to_crs(3857).plot(ax=ax)``.
     ``properties`` is the columns asked of the fabric service: ``"all"`` (the

@@ -102,6 +102,9 @@ def test_plot_config_and_arguments_are_checked(ctx):
     assert err.value.name == "HYDROPLOT_ERR_NOT_FOUND" and err.value.http_status == 404
     with pytest.raises(TypeError):
         hydroplot.plot_hydro([1.5], context=ctx)
+    with pytest.raises(hydroplot.HydroplotError) as err:
+        hydroplot.plot_hydro([13293970], file="map.jpg", context=ctx)
+    assert err.value.name == "HYDROPLOT_ERR_INVALID_ARGUMENT" and "map.jpg" in err.value.message
 
 
 @pytest.mark.parametrize(

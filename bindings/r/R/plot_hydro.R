@@ -17,6 +17,7 @@
 #' @param file write the PNG here instead of showing it in the active graphics
 #'   device. The library checks it with `hydro_data`, `gpkg` and `cache_data`
 #'   before anything is read or fetched (never one of them, however spelled;
+#'   not named as another image format, `.jpg` or `.pdf`: the map is a PNG;
 #'   its folder must exist; an existing file is kept when `overwrite` is
 #'   FALSE) and writes it atomically. Shown in the device, the map is placed
 #'   at its EPSG:3857 bounds with equal scales (`asp = 1`, no margins), and

@@ -196,6 +196,7 @@ check("errors carry the status and the library's message", {
   expect_error(plot_hydro(list(13293970), bbox = c(xmin = -89.5, ymin = 43, xmax = -89.4, ymax = 43.1)), "HYDROPLOT_ERR_INVALID_ARGUMENT")
   expect_error(plot_hydro(list(1), actually_plot = FALSE), "HYDROPLOT_ERR_NOT_FOUND \\(HTTP 404\\)")
   expect_error(get_raindrop_trace(c(-89.2158, 42.9561), direction = "sideways"), "HYDROPLOT_ERR_INVALID_ARGUMENT")
+  expect_error(plot_hydro(list(13293970), file = "map.jpg"), "HYDROPLOT_ERR_INVALID_ARGUMENT.*map.jpg")
 })
 
 check("properties = \"plot\" draws the same map from fewer flowline columns; a list adds columns", {
