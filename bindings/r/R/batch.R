@@ -92,7 +92,7 @@ failed_trace_row <- function() {
 #'   `"errors"` attribute holds each point's message, NA when looked up).
 get_comid <- function(points, hydro_data = NULL, context = NULL) {
   p <- points_xy(points)
-  if (!is.null(hydro_data)) hydro_data <- path.expand(as.character(hydro_data))
+  if (!is.null(hydro_data)) hydro_data <- one_path(hydro_data, "hydro_data", "get_comid()")
   res <- .Call(C_hp_comid, context_of(context), p$x, p$y, p$crs, hydro_data)
   warn_failures(res$errors, "look up")
   comids <- res$comids

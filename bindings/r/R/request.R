@@ -40,12 +40,17 @@ whole <- function(x, what, n = 1L, lowest = -.Machine$integer.max, also = NULL) 
   as.integer(x)
 }
 
-# One file path (a single string), with ~ expanded.
-one_path <- function(x, what) {
+# One string (the C glue would read only the first of several).
+one_string <- function(x, what, caller = "plot_hydro()", kind = "one string") {
   if (!is.character(x) || length(x) != 1 || is.na(x)) {
-    stop("plot_hydro(): ", what, " must be one file path (a string), not ", shown(x), call. = FALSE)
+    stop(caller, ": ", what, " must be ", kind, ", not ", shown(x), call. = FALSE)
   }
-  path.expand(x)
+  x
+}
+
+# One file path (a single string), with ~ expanded.
+one_path <- function(x, what, caller = "plot_hydro()") {
+  path.expand(one_string(x, what, caller, kind = "one file path (a string)"))
 }
 
 # A value as R prints it, cut short, for an error message.

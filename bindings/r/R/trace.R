@@ -14,6 +14,7 @@
 #'   an sf object when sf is installed, else a data.frame whose geometry
 #'   column holds WKB raw vectors.
 get_raindrop_trace <- function(point, direction = "down", context = NULL) {
+  direction <- one_string(direction, "direction", "get_raindrop_trace()")
   crs <- "EPSG:4326"
   if (inherits(point, "sf") || inherits(point, "sfc")) {
     crs <- crs_string(sf::st_crs(point))
@@ -23,8 +24,12 @@ get_raindrop_trace <- function(point, direction = "down", context = NULL) {
     return(raindrop_traces(point, crs, direction, context))
   }
   point <- as.vector(point)
+  if (!is.numeric(point) || length(point) != 2) {
+    stop("get_raindrop_trace(): point must be c(lon, lat), an sf point or a 2-column matrix, not ",
+         shown(point), call. = FALSE)
+  }
   tbl <- .Call(C_hp_trace, context_of(context), as.numeric(point[1]), as.numeric(point[2]),
-               as.character(crs), as.character(direction), TRUE)
+               as.character(crs), direction, TRUE)
   trace_frame(tbl)
 }
 

@@ -197,6 +197,12 @@ check("errors carry the status and the library's message", {
   expect_error(plot_hydro(list(1), actually_plot = FALSE), "HYDROPLOT_ERR_NOT_FOUND \\(HTTP 404\\)")
   expect_error(get_raindrop_trace(c(-89.2158, 42.9561), direction = "sideways"), "HYDROPLOT_ERR_INVALID_ARGUMENT")
   expect_error(plot_hydro(list(13293970), file = "map.jpg"), "HYDROPLOT_ERR_INVALID_ARGUMENT.*map.jpg")
+  # Of several values the C glue would read the first: refused, named.
+  expect_error(get_raindrop_trace(c(-89.2158, 42.9561), direction = c("up", "down")),
+               "get_raindrop_trace\\(\\): direction must be one string")
+  expect_error(get_raindrop_trace(c(-89.2158, 42.9561, 3)), "point must be c\\(lon, lat\\)")
+  expect_error(get_comid(c(-89.4, 43.1), hydro_data = c(sample_gpkg, sample_gpkg)),
+               "get_comid\\(\\): hydro_data must be one file path")
 })
 
 check("properties = \"plot\" draws the same map from fewer flowline columns; a list adds columns", {
