@@ -47,9 +47,15 @@ def whole(name, value, limits=INT32):
     return number
 
 
+def holds(value, n):
+    """Whether ``value`` is a sequence of ``n`` items (a tuple, list or numpy
+    array; never a string, whose characters would be taken one by one)."""
+    return not isinstance(value, (str, bytes)) and hasattr(value, "__len__") and len(value) == n
+
+
 def size_pair(name, value):
     """A (width, height) pair of whole numbers, each fitting a ``c_uint32``."""
-    if isinstance(value, (str, bytes)) or not hasattr(value, "__len__") or len(value) != 2:
+    if not holds(value, 2):
         raise TypeError(f"{name} must be a (width, height) pair, not {value!r}")
     return tuple(whole(f"{name}[{i}]", v, UINT32) for i, v in enumerate(value))
 

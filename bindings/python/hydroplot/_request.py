@@ -18,7 +18,7 @@ GeoDataFrame of points                 ``add_point`` per row, in its CRS
 import ctypes
 import numbers
 
-from ._args import flag, path, size_pair, whole
+from ._args import flag, holds, path, size_pair, whole
 from ._ffi import check, lib, text
 
 
@@ -155,7 +155,7 @@ def _set_bbox(req, bbox):
     if isinstance(bbox, dict):
         crs = bbox.get("crs")
         bbox = (bbox["xmin"], bbox["ymin"], bbox["xmax"], bbox["ymax"])
-    if isinstance(bbox, (str, bytes)) or not hasattr(bbox, "__len__") or len(bbox) != 4:
+    if not holds(bbox, 4):
         raise TypeError(f"bbox must be (xmin, ymin, xmax, ymax) or a dict of them, not {bbox!r}")
     xmin, ymin, xmax, ymax = (float(v) for v in bbox)
     check(lib.hydroplot_plot_request_set_bbox(req, xmin, ymin, xmax, ymax, text(crs)))
