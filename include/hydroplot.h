@@ -1742,7 +1742,7 @@ enum hydroplot_status hydroplot_plot_request_set_streamorder(struct hydroplot_pl
  *
  * \par Errors
  * - `HYDROPLOT_ERR_NULL_ARGUMENT`: `req` or `gpkg_path` is NULL.
- * - `HYDROPLOT_ERR_INVALID_ARGUMENT`: `gpkg_path` is not UTF-8.
+ * - `HYDROPLOT_ERR_INVALID_ARGUMENT`: `gpkg_path` is empty or not UTF-8.
  *
  * \par Ownership
  * Strings are copied; the caller keeps them.

@@ -6,6 +6,7 @@ use crate::http::{HttpClient, Response, Service};
 use crate::observer::deliver;
 pub use crate::observer::{LogLevel, Observer};
 use crate::Result;
+use std::path::PathBuf;
 use std::sync::Arc;
 
 /// Settings plus the HTTP client and observer built from them. Read-only
@@ -33,6 +34,17 @@ impl Context {
     pub fn with_observer(mut self, observer: Option<Arc<dyn Observer>>) -> Context {
         self.observer = observer;
         self
+    }
+
+    /// The files this context reads, each with where it was named: the CA
+    /// bundle ([`crate::tls::bundle_path`]: the `ca_bundle` option or a
+    /// variable such as `SSL_CERT_FILE`). Every output is checked against
+    /// them as against a request's inputs, so none is ever written over.
+    pub fn files_read(&self) -> Vec<(String, PathBuf)> {
+        crate::tls::bundle_path(self.config.ca_bundle.as_deref())
+            .map(|(path, named_by)| (named_by, path))
+            .into_iter()
+            .collect()
     }
 
     /// Sends a log line to the observer, if any.

@@ -44,7 +44,10 @@ pub fn comids_at_points(
         .map(|&(x, y)| to_lonlat(&transformer, x, y))
         .collect();
     match hydro_data {
-        Some(path) => local(ctx, &GeoPackage::open(path)?, &lonlat),
+        Some(path) => {
+            crate::output::check_path_given(path, "hydro_data")?;
+            local(ctx, &GeoPackage::open(path)?, &lonlat)
+        }
         None => Ok(service(ctx, &lonlat)),
     }
 }

@@ -15,6 +15,17 @@ use std::path::{Path, PathBuf};
 /// The mark between a target's name and the pid in its temporary names.
 const TEMP_MARK: &str = "hydroplot-tmp";
 
+/// A path must be given: an empty one is `Error::InvalidArgument` naming
+/// `what` (`"PNG file"`, `"hydro_data"`), where the system's error would
+/// name no file at all.
+pub fn check_path_given(path: &Path, what: &str) -> Result<()> {
+    if path.as_os_str().is_empty() {
+        Err(Error::InvalidArgument(format!("{what} path is empty")))
+    } else {
+        Ok(())
+    }
+}
+
 /// Checks, before any work, that `path` may be written: it must not be a
 /// directory, device or other special file (writing as root over
 /// `/dev/null` would replace it), with `overwrite` false it must not exist,

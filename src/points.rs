@@ -47,15 +47,17 @@ impl PointFile {
         let parsed = if geojson {
             PointFile::from_geojson(&bytes)
         } else {
-            let text = std::str::from_utf8(&bytes)
-                .map_err(|e| Error::InvalidArgument(format!("it is not UTF-8 text ({e})")))?;
-            PointFile::from_csv(text)
+            std::str::from_utf8(&bytes)
+                .map_err(|e| Error::InvalidArgument(format!("it is not UTF-8 text ({e})")))
+                .and_then(PointFile::from_csv)
         };
         parsed.map_err(|e| e.context(&format!("The point file {}", path.display())))
     }
 
     /// Parses CSV text: a header naming a `lon` (or `longitude`, `x`) and a
-    /// `lat` (or `latitude`, `y`) column, then one point per record. Blank
+    /// `lat` (or `latitude`, `y`) column, the first name of each list that
+    /// the header has winning (`x,y,lon,lat`: lon and lat, x and y carried;
+    /// a winning name twice is an error), then one point per record. Blank
     /// lines are skipped; a record with another number of fields, or a
     /// coordinate that is not a finite number, is an error naming its line.
     pub fn from_csv(text: &str) -> Result<PointFile> {
@@ -65,12 +67,8 @@ impl PointFile {
             .next()
             .transpose()?
             .ok_or_else(|| bad("it is empty: a CSV needs a header with lon and lat"))?;
-        let find = |names: &[&str]| {
-            header
-                .iter()
-                .position(|h| names.iter().any(|n| h.trim().eq_ignore_ascii_case(n)))
-        };
-        let (Some(xi), Some(yi)) = (find(&X_NAMES), find(&Y_NAMES)) else {
+        let (Some(xi), Some(yi)) = (column_of(&header, &X_NAMES)?, column_of(&header, &Y_NAMES)?)
+        else {
             return Err(bad(&format!(
                 "its header {header:?} has no lon and lat (or x and y) columns"
             )));
@@ -191,6 +189,26 @@ impl PointFile {
             .chain(extra.iter().copied());
         csv_record(fields)
     }
+}
+
+/// The column of `header` named by the first of `names` (in any case,
+/// spaces around ignored) that it has; a header with that name twice is
+/// an error, since either column could be meant.
+fn column_of(header: &[String], names: &[&str]) -> Result<Option<usize>> {
+    for name in names {
+        let mut named = (header.iter().enumerate())
+            .filter(|(_, h)| h.trim().eq_ignore_ascii_case(name))
+            .map(|(i, _)| i);
+        if let Some(first) = named.next() {
+            if named.next().is_some() {
+                return Err(bad(&format!(
+                    "its header {header:?} has two {name} columns"
+                )));
+            }
+            return Ok(Some(first));
+        }
+    }
+    Ok(None)
 }
 
 fn bad(why: &str) -> Error {
@@ -319,6 +337,30 @@ mod tests {
         assert!(e("lon,lat,comid\n1,2,3\n").contains("\"comid\""));
         assert!(e("lon,lat,name\n1,2,\"open\n").contains("line 2 is never closed"));
         assert!(e("").contains("empty"));
+    }
+
+    #[test]
+    fn lon_and_lat_win_over_x_and_y_and_a_name_twice_is_refused() {
+        let f = PointFile::from_csv("x,y,LON,Lat\n1,2,-89.4,43.1\n").unwrap();
+        assert_eq!(f.points, [(-89.4, 43.1)]);
+        assert_eq!(f.columns, ["x", "y"]);
+        let f = PointFile::from_csv("y,longitude,x,latitude\n1,-89.4,3,43.1\n").unwrap();
+        assert_eq!(f.points, [(-89.4, 43.1)]);
+        let e = PointFile::from_csv("lon,lon,lat\n1,2,3\n").unwrap_err();
+        assert!(e.to_string().contains("two lon columns"), "{e}");
+    }
+
+    #[test]
+    fn a_file_that_is_not_utf8_is_named() {
+        let path =
+            std::env::temp_dir().join(format!("hydroplot-latin1-{}.csv", std::process::id()));
+        std::fs::write(&path, b"lon,lat,name\n1,2,Jos\xe9\n").unwrap();
+        let e = PointFile::read(&path).unwrap_err().to_string();
+        std::fs::remove_file(&path).unwrap();
+        assert!(
+            e.contains(&*path.to_string_lossy()) && e.contains("UTF-8"),
+            "{e}"
+        );
     }
 
     #[test]

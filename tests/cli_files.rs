@@ -16,13 +16,23 @@ fn tmpdir(name: &str) -> PathBuf {
 
 /// Runs `hydroplot plot ARGS` in `dir`: (success, stdout, stderr).
 fn plot(dir: &Path, args: &[&str]) -> (bool, String, String) {
+    hydroplot(dir, &[&["plot"], args].concat(), &[])
+}
+
+/// Runs `hydroplot ARGS` in `dir` with the variables `env` set; services
+/// point where nothing listens, so any request fails. A panic (exit 101)
+/// fails the test: every error is a message and exit 1.
+fn hydroplot(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> (bool, String, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_hydroplot"))
-        .arg("plot")
         .args(args)
+        .envs(env.iter().copied())
+        .env("HYDROPLOT_INDEX_URL", "http://127.0.0.1:9/nldi")
+        .env("HYDROPLOT_FABRIC_URL", "http://127.0.0.1:9/fabric")
         .current_dir(dir)
         .output()
         .unwrap();
-    let text = |b: Vec<u8>| String::from_utf8(b).unwrap();
+    let text = |b: Vec<u8>| String::from_utf8_lossy(&b).into_owned();
+    assert_ne!(out.status.code(), Some(101), "{}", text(out.stderr.clone()));
     (out.status.success(), text(out.stdout), text(out.stderr))
 }
 
@@ -32,9 +42,17 @@ fn a_cache_file_on_a_users_file_leaves_it_untouched() {
     let rds = b"\x1f\x8b\x08\x00 an nhdplusTools .rds cache".to_vec();
     std::fs::write(dir.join("yahara.rds"), &rds).unwrap();
     std::fs::copy(SAMPLE, dir.join("other.gpkg")).unwrap();
+    std::fs::copy(SAMPLE, dir.join("sample.gpkg")).unwrap();
     let gpkg = std::fs::read(dir.join("other.gpkg")).unwrap();
     for (file, before) in [("yahara.rds", &rds), ("other.gpkg", &gpkg)] {
-        let (ok, stdout, stderr) = plot(&dir, &["--sample", "--no-plot", "--cache-file", file]);
+        let args = [
+            "--hydro-data",
+            "sample.gpkg",
+            "--comid",
+            "13293970",
+            "--no-plot",
+        ];
+        let (ok, stdout, stderr) = plot(&dir, &[&args[..], &["--cache-file", file]].concat());
         assert!(ok, "{stderr}");
         assert!(
             stdout.contains("flowline") && stdout.contains("251"),
@@ -157,4 +175,203 @@ fn a_map_is_never_written_under_another_formats_name() {
     assert!(std::fs::read(dir.join("map"))
         .unwrap()
         .starts_with(b"\x89PNG"));
+}
+
+#[test]
+fn the_sample_never_hides_a_hydro_data_given_beside_it() {
+    // --sample used to replace --hydro-data silently, so the user's file
+    // was never compared with the outputs: `--out mine.gpkg` drew over it.
+    let dir = tmpdir("sample-and-hydro-data");
+    std::fs::copy(SAMPLE, dir.join("mine.gpkg")).unwrap();
+    let before = std::fs::read(dir.join("mine.gpkg")).unwrap();
+    for out in [["--out", "mine.gpkg"], ["--gpkg", "mine.gpkg"]] {
+        let args = [&["--sample", "--hydro-data", "mine.gpkg"], &out[..]].concat();
+        let (ok, _, stderr) = plot(&dir, &args);
+        assert!(
+            !ok && stderr.contains("--sample and --hydro-data"),
+            "{stderr}"
+        );
+        assert_eq!(std::fs::read(dir.join("mine.gpkg")).unwrap(), before);
+    }
+    // A cache of the sample's fresh copy would never be hit, only grow.
+    let (ok, _, stderr) = plot(&dir, &["--sample", "--no-plot", "--cache-file", "c.sqlite"]);
+    assert!(!ok && stderr.contains("--cache-file"), "{stderr}");
+    assert!(!dir.join("c.sqlite").exists());
+}
+
+#[test]
+fn the_default_map_name_replaces_only_a_map_drawn_here() {
+    let dir = tmpdir("default-map");
+    let png = dir.join("hydroplot.png");
+    // The user's own file of that name: refused before any work, kept.
+    std::fs::write(&png, b"my own figure").unwrap();
+    let (ok, _, stderr) = plot(&dir, &["--sample", "--geojson", "y.json"]);
+    assert!(
+        !ok && stderr.contains("hydroplot.png") && stderr.contains("--out"),
+        "{stderr}"
+    );
+    assert_eq!(std::fs::read(&png).unwrap(), b"my own figure");
+    assert!(!dir.join("y.json").exists());
+    // Without a map to draw, the name is not used: the file stays.
+    let (ok, _, stderr) = plot(&dir, &["--sample", "--no-plot"]);
+    assert!(ok, "{stderr}");
+    assert_eq!(std::fs::read(&png).unwrap(), b"my own figure");
+    // A map drawn here is replaced by the next run's.
+    std::fs::remove_file(&png).unwrap();
+    for run in 0..2 {
+        let (ok, stdout, stderr) = plot(&dir, &["--sample"]);
+        assert!(
+            ok && stdout.contains("hydroplot.png"),
+            "run {run}: {stderr}"
+        );
+        assert!(std::fs::read(&png).unwrap().starts_with(b"\x89PNG"));
+    }
+}
+
+#[test]
+fn the_ca_bundle_is_an_input_no_output_may_name() {
+    let dir = tmpdir("ca-bundle-output");
+    let pem = "-----BEGIN CERTIFICATE-----\nnot a real one\n-----END CERTIFICATE-----\n";
+    std::fs::write(dir.join("ca.pem"), pem).unwrap();
+    let by_option = ["--option", "ca_bundle=ca.pem"];
+    let ca = dir.join("ca.pem");
+    let ca = ca.to_str().unwrap();
+    for (args, env) in [
+        (
+            vec!["plot", "--sample", "--out", "ca.pem"],
+            vec![("SSL_CERT_FILE", ca)],
+        ),
+        (
+            [
+                &["plot", "--sample", "--geojson", "./ca.pem"][..],
+                &by_option,
+            ]
+            .concat(),
+            vec![],
+        ),
+        (
+            [
+                &["trace", "--point", "-89.2,42.9", "--geojson", "ca.pem"][..],
+                &by_option,
+            ]
+            .concat(),
+            vec![],
+        ),
+    ] {
+        let (ok, _, stderr) = hydroplot(&dir, &args, &env);
+        assert!(
+            !ok && stderr.contains("name the same file"),
+            "{args:?}: {stderr}"
+        );
+        assert_eq!(std::fs::read_to_string(dir.join("ca.pem")).unwrap(), pem);
+    }
+}
+
+#[test]
+fn bad_arguments_are_refused_before_any_request_without_a_panic() {
+    use std::os::unix::ffi::OsStrExt;
+    let dir = tmpdir("bad-arguments");
+    // A file name that is not UTF-8: a message, not a panic.
+    let out = Command::new(env!("CARGO_BIN_EXE_hydroplot"))
+        .args(["plot", "--sample", "--out"])
+        .arg(std::ffi::OsStr::from_bytes(b"bad\xff.png"))
+        .current_dir(&dir)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("not UTF-8"), "{stderr}");
+    for (args, want) in [
+        // A basemap is checked when given, not when a page is drawn.
+        (
+            &["plot", "--sample", "--no-plot", "--basemap", "bogus"][..],
+            "unknown basemap",
+        ),
+        (
+            &[
+                "trace",
+                "--point",
+                "-89.2,42.9",
+                "--basemap",
+                "bogus",
+                "--html",
+                "t.html",
+            ],
+            "unknown basemap",
+        ),
+        (
+            &["plot", "--hydro-data", "", "--comid", "1"],
+            "hydro_data path is empty",
+        ),
+        (
+            &["plot", "--sample", "--gpkg", ".gpkg"],
+            "no name before .gpkg",
+        ),
+    ] {
+        let (ok, _, stderr) = hydroplot(&dir, args, &[]);
+        assert!(!ok && stderr.contains(want), "{args:?}: {stderr}");
+    }
+    assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0);
+}
+
+#[test]
+fn no_overwrite_keeps_the_outputs_of_every_command() {
+    let dir = tmpdir("no-overwrite-everywhere");
+    std::fs::write(dir.join("points.csv"), "lon,lat\n-89.4,43.1\n").unwrap();
+    std::fs::copy(SAMPLE, dir.join("sample.gpkg")).unwrap();
+    for name in ["t.json", "c.csv"] {
+        std::fs::write(dir.join(name), b"kept").unwrap();
+    }
+    for args in [
+        &[
+            "trace",
+            "--point",
+            "-89.2,42.9",
+            "--geojson",
+            "t.json",
+            "--no-overwrite",
+        ][..],
+        &[
+            "trace",
+            "--points",
+            "points.csv",
+            "--geojson",
+            "t.json",
+            "--no-overwrite",
+        ],
+        &[
+            "comid",
+            "--points",
+            "points.csv",
+            "--hydro-data",
+            "sample.gpkg",
+            "--out",
+            "c.csv",
+            "--no-overwrite",
+        ],
+    ] {
+        let (ok, _, stderr) = hydroplot(&dir, args, &[]);
+        assert!(
+            !ok && stderr.contains("overwrite is off"),
+            "{args:?}: {stderr}"
+        );
+    }
+    for name in ["t.json", "c.csv"] {
+        assert_eq!(std::fs::read(dir.join(name)).unwrap(), b"kept");
+    }
+    // Without the flag the lookup (local: no request) replaces its output.
+    let args = [
+        "comid",
+        "--points",
+        "points.csv",
+        "--hydro-data",
+        "sample.gpkg",
+        "--out",
+        "c.csv",
+    ];
+    let (ok, _, stderr) = hydroplot(&dir, &args, &[]);
+    assert!(ok, "{stderr}");
+    assert!(std::fs::read_to_string(dir.join("c.csv"))
+        .unwrap()
+        .starts_with("point_index"));
 }

@@ -5,6 +5,7 @@
 //! tricks. Each must end in its documented status, never a crash, a hang or
 //! an exhausted memory. (NULL in every pointer position: tests/c/test_null_args.c.)
 
+use hydroplot::ffi::comid_batch::*;
 use hydroplot::ffi::context::*;
 use hydroplot::ffi::hydroplot_status::{self, *};
 use hydroplot::ffi::library::hydroplot_last_error;
@@ -291,7 +292,36 @@ fn non_finite_coordinates_and_bad_boxes_are_refused_before_any_request() {
         hydroplot_trace_batch_status(batch, 2),
         HYDROPLOT_ERR_INVALID_ARGUMENT
     );
+    // The trace map's size: both sides 0 is the default, one alone is not.
+    let trace = hydroplot_trace_batch_get(batch, 1);
+    for (w, h) in [(0, 500), (500, 0), (0, 20_000)] {
+        let mut map = null_mut();
+        let (x, y) = (-89.2158, 42.9561);
+        let s = hydroplot_trace_map(ctx, trace, x, y, null(), w, h, c("none").as_ptr(), &mut map);
+        expect(s, HYDROPLOT_ERR_INVALID_ARGUMENT, "size");
+        assert!(map.is_null());
+    }
     hydroplot_trace_batch_free(batch);
+    // A count of points no memory holds (a negative number cast to size_t)
+    // is refused before the points are read, never sliced or allocated.
+    for n in [usize::MAX / 2, 1 << 60, (1 << 62) + 1] {
+        let mut batch = null_mut();
+        let s = hydroplot_raindrop_trace_batch(ctx, xy.as_ptr(), n, null(), null(), &mut batch);
+        expect(
+            s,
+            HYDROPLOT_ERR_INVALID_ARGUMENT,
+            "more than any memory holds",
+        );
+        assert!(batch.is_null());
+        let mut comids = null_mut();
+        let s = hydroplot_comid_lookup(ctx, xy.as_ptr(), n, null(), null(), &mut comids);
+        expect(
+            s,
+            HYDROPLOT_ERR_INVALID_ARGUMENT,
+            "more than any memory holds",
+        );
+        assert!(comids.is_null());
+    }
     // A map far larger than any screen is refused, not allocated.
     let mut map = null_mut();
     let s = hydroplot_map_new(

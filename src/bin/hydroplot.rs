@@ -52,7 +52,8 @@ hydroplot plot: basins, upstream flowlines and waterbodies as a map (PNG) and Ge
   --no-lod                 draw every feature at every scale (default: a map too dense
                            to read shows flowlines by stream order; data never thinned)
   --cache-file PATH | --no-cache
-  --out FILE.png           the map (default hydroplot.png)
+  --out FILE.png           the map (default hydroplot.png, replaced only while it is a
+                           map hydroplot drew)
   --world-file             georeference it: FILE.pgw and FILE.png.aux.xml (EPSG:3857) beside it
   --geojson FILE           all layers as one GeoJSON object {layer: FeatureCollection}
   --html FILE.html         an interactive Leaflet map in one self-contained file
@@ -66,6 +67,7 @@ hydroplot trace: the raindrop trace of a point
   --size WxH  --no-cache   its size (default 800x800); no persistent tile cache
   --world-file             with --out: its world file and .aux.xml (EPSG:3857) beside it
   --html FILE.html  --basemap NAME|none   an interactive map of the trace
+  --no-overwrite           keep every existing output (an error instead)
 
 hydroplot trace --points FILE --geojson OUT: the raindrop traces of many points
   FILE is a CSV with lon and lat columns (other columns are carried into the output)
@@ -81,6 +83,7 @@ hydroplot comid --points FILE --out OUT.csv: the comid of the catchment holding 
   --hydro-data PATH        look up in a local NHDPlus GeoPackage's catchments (no request);
                            without it the fabric service answers, concurrently
   --out OUT.csv            point_index, carried columns, comid (empty: in no catchment)
+  --no-overwrite           (both batch commands) keep every existing output
 
 hydroplot index FILE.gpkg
   adds the topology index that makes a national-scale NHDPlus GeoPackage fast
@@ -91,7 +94,13 @@ hydroplot --version
 
 fn main() -> ExitCode {
     return_big_buffers_to_the_system();
-    let args: Vec<String> = std::env::args().skip(1).collect();
+    let args = match utf8_args() {
+        Ok(args) => args,
+        Err(e) => {
+            eprintln!("hydroplot: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
     let result = match args.first().map(String::as_str) {
         Some("plot") => plot(&args[1..]),
         Some("trace") => trace(&args[1..]),
@@ -116,6 +125,22 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// The arguments after the program's name; one that is not UTF-8 text (a
+/// file name in another encoding) is an error naming its position, where
+/// `std::env::args` would panic.
+fn utf8_args() -> Result<Vec<String>> {
+    (std::env::args_os().enumerate().skip(1))
+        .map(|(i, arg)| {
+            arg.into_string().map_err(|arg| {
+                bad(&format!(
+                    "argument {i} ({}) is not UTF-8 text; rename the file or give a UTF-8 path",
+                    arg.to_string_lossy()
+                ))
+            })
+        })
+        .collect()
 }
 
 fn comid(args: &[String]) -> Result<()> {
@@ -219,7 +244,7 @@ fn plot(args: &[String]) -> Result<()> {
     let flags = Flags::parse(args)?;
     let ctx = context(&flags)?;
     let mut req = PlotRequest::default();
-    let mut out = PathBuf::from("hydroplot.png");
+    let mut out: Option<PathBuf> = None;
     let mut geojson: Option<PathBuf> = None;
     let mut html: Option<PathBuf> = None;
     let mut html_options = hydroplot::html::HtmlOptions::default();
@@ -261,7 +286,7 @@ fn plot(args: &[String]) -> Result<()> {
                     i32::try_from(int(v)?).map_err(|_| bad("--streamorder: out of range"))?;
                 req.set_streamorder(order)?
             }
-            "--hydro-data" => req.hydro_data = Some(PathBuf::from(v)),
+            "--hydro-data" => req.set_hydro_data(Path::new(v))?,
             "--sample" => sample = true,
             "--gpkg" => req.set_gpkg(Path::new(v))?,
             "--no-overwrite" => req.overwrite = false,
@@ -276,7 +301,7 @@ fn plot(args: &[String]) -> Result<()> {
                     .ok_or_else(|| bad("--style takes ELEMENT.PROP=VALUE"))?;
                 req.styles.set(element, property, value)?;
             }
-            "--basemap" => req.basemap = v.clone(),
+            "--basemap" => req.set_basemap(v)?,
             "--zoom" => req.set_zoom(int(v)?)?,
             "--size" => {
                 let (width, height) = size(v)?;
@@ -286,7 +311,7 @@ fn plot(args: &[String]) -> Result<()> {
             "--no-lod" => req.lod = false,
             "--cache-file" => req.set_cache_file(Path::new(v))?,
             "--no-cache" => req.cache = CacheSetting::Disabled,
-            "--out" => out = PathBuf::from(v),
+            "--out" => out = Some(PathBuf::from(v)),
             "--geojson" => geojson = Some(PathBuf::from(v)),
             "--html" => html = Some(PathBuf::from(v)),
             "--html-no-catchments" => html_options.catchments = false,
@@ -296,6 +321,7 @@ fn plot(args: &[String]) -> Result<()> {
     }
     let _sample_file;
     if sample {
+        check_sample_flags(&req)?;
         // Offline demo: no basemap unless one was asked for.
         if !flags.0.iter().any(|(f, _)| f == "--basemap") {
             req.basemap = "none".into();
@@ -327,8 +353,13 @@ fn plot(args: &[String]) -> Result<()> {
     }
     // The core writes the map; the other outputs are checked here against
     // it, the inputs and the cache, and written below (before any request).
+    let out = match out {
+        Some(out) => out,
+        None => default_map(req.actually_plot)?,
+    };
     req.set_png_file(&out)?;
-    let mut files = req.inputs();
+    let read = ctx.files_read();
+    let mut files = req.inputs_and(&read);
     files.extend(req.outputs());
     let sidecars = world_files(&flags, req.actually_plot.then_some(out.as_path()))?;
     let mut outputs = vec![
@@ -404,6 +435,7 @@ fn trace(args: &[String]) -> Result<()> {
         TileCacheMode::of(&ctx.config),
     );
     let mut basemap = hydroplot::render::tiles::DEFAULT_PROVIDER.to_string();
+    let mut overwrite = true;
     for (flag, v) in &flags.0 {
         match flag.as_str() {
             "--point" => {
@@ -420,7 +452,11 @@ fn trace(args: &[String]) -> Result<()> {
             "--out" => out = Some(PathBuf::from(v)),
             "--size" => map_size = size(v)?,
             "--no-cache" => cache = TileCacheMode::Off,
-            "--basemap" => basemap = v.clone(),
+            "--basemap" => {
+                hydroplot::render::tiles::check_basemap(v)?;
+                basemap = v.clone();
+            }
+            "--no-overwrite" => overwrite = false,
             "--option" | "--world-file" => {}
             other => return Err(bad(&format!("unknown flag {other}; try `hydroplot help`"))),
         }
@@ -443,7 +479,12 @@ fn trace(args: &[String]) -> Result<()> {
         ("--html", html.as_deref()),
     ];
     outputs.extend(sidecars.iter().map(|p| ("--world-file", Some(p.as_path()))));
-    check_outputs(&[], &outputs, true)?;
+    let read = ctx.files_read();
+    let read: Vec<(&str, &Path)> = read
+        .iter()
+        .map(|(r, p)| (r.as_str(), p.as_path()))
+        .collect();
+    check_outputs(&read, &outputs, overwrite)?;
     let t = raindrop_trace(&ctx, x, y, crs.as_deref(), direction.as_deref())?;
     for f in &t.features {
         println!(
@@ -460,18 +501,60 @@ fn trace(args: &[String]) -> Result<()> {
         for w in &warnings {
             eprintln!("warning: {w}");
         }
-        hydroplot::output::write_atomically(&path, &map.png()?)?;
+        let png = map.png()?;
+        hydroplot::output::write_atomically_with(&path, overwrite, |w| w.write_all(&png))?;
         println!("map        {}", path.display());
         write_world_files(&map, &path, &sidecars)?;
     }
     if let Some(path) = geojson {
-        hydroplot::output::write_atomically(&path, &t.to_geojson())?;
+        let text = t.to_geojson();
+        hydroplot::output::write_atomically_with(&path, overwrite, |w| w.write_all(&text))?;
     }
     if let Some(path) = html {
         let style = hydroplot::html::TraceStyle::default();
         let page =
             hydroplot::html::trace_html(&t, &style, &basemap, ctx.config.tile_url.as_deref())?;
-        write_html(&path, page)?;
+        hydroplot::output::write_atomically_with(&path, overwrite, |w| {
+            w.write_all(page.html.as_bytes())
+        })?;
+        report_html(&path, &page.warnings);
+    }
+    Ok(())
+}
+
+/// The map's name without `--out`.
+const DEFAULT_MAP: &str = "hydroplot.png";
+
+/// The map's name when `--out` is not given: [`DEFAULT_MAP`], which a later
+/// run replaces only while it is a map this library drew. A file of that
+/// name that is not (the user's own image, notes) was never declared an
+/// output, so it is refused before any work when a map is to be drawn.
+fn default_map(drawn: bool) -> Result<PathBuf> {
+    let path = PathBuf::from(DEFAULT_MAP);
+    let theirs =
+        std::fs::symlink_metadata(&path).is_ok() && !hydroplot::render::is_a_map_drawn_here(&path);
+    if drawn && theirs {
+        return Err(Error::Exists(format!(
+            "{DEFAULT_MAP} exists and is not a map hydroplot drew; name the map with --out FILE.png"
+        )));
+    }
+    Ok(path)
+}
+
+/// With `--sample` the data is the embedded sample, copied to a new
+/// temporary file each run: `--hydro-data` would be ignored (and never
+/// checked against the outputs), and a plot-data cache keyed by that copy
+/// would never be hit, only grow. Both are refused.
+fn check_sample_flags(req: &PlotRequest) -> Result<()> {
+    if req.hydro_data.is_some() {
+        return Err(bad(
+            "--sample and --hydro-data both name the data to plot; give one of them",
+        ));
+    }
+    if matches!(req.cache, CacheSetting::File(_)) {
+        return Err(bad(
+            "--sample reads a fresh copy of the sample each run, so a --cache-file would never be hit; leave it out",
+        ));
     }
     Ok(())
 }
@@ -523,13 +606,6 @@ fn index(args: &[String]) -> Result<()> {
             println!("{file} already has the topology index {name} on {table}; nothing changed")
         }
     }
-    Ok(())
-}
-
-/// Writes an HTML map and prints its warnings (e.g. its size).
-fn write_html(path: &Path, page: hydroplot::html::HtmlPage) -> Result<()> {
-    hydroplot::output::write_atomically(path, page.html.as_bytes())?;
-    report_html(path, &page.warnings);
     Ok(())
 }
 

@@ -86,7 +86,11 @@ pub extern "C" fn hydroplot_map_new(
             canvas(
                 crs,
                 basemap,
-                (width_px, height_px),
+                // Documented since 0.1: either side 0 gives the default.
+                match (width_px, height_px) {
+                    (0, _) | (_, 0) => (0, 0),
+                    size => size,
+                },
                 crate::render::view::DEFAULT_SIZE,
             )
         }?;
@@ -482,7 +486,8 @@ pub extern "C" fn hydroplot_map_free(map: *mut hydroplot_map) {
 }
 
 /// A new map's CRS (NULL: EPSG:4326), basemap (NULL: the default provider)
-/// and size (a side 0: `default_size`), read from the C arguments.
+/// and size (`(0, 0)`: `default_size`; one side 0 is left for the size
+/// check to refuse), read from the C arguments.
 ///
 /// # Safety
 /// `crs` and `basemap` are NULL or NUL-terminated strings.
@@ -494,10 +499,6 @@ unsafe fn canvas<'a>(
 ) -> FfiResult<(&'a str, &'a str, (u32, u32))> {
     let crs = unsafe { arg_opt_str(crs, "crs") }?.unwrap_or(crate::crs::DEFAULT_CRS);
     let basemap = unsafe { arg_opt_str(basemap, "basemap") }?.unwrap_or(tiles::DEFAULT_PROVIDER);
-    let size = if size.0 == 0 || size.1 == 0 {
-        default_size
-    } else {
-        size
-    };
+    let size = if size == (0, 0) { default_size } else { size };
     Ok((crs, basemap, size))
 }

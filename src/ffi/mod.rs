@@ -200,7 +200,10 @@ pub(crate) unsafe fn arg_opt_str<'a>(
         .map_err(|_| Error::InvalidArgument(format!("argument {name} is not valid UTF-8")).into())
 }
 
-/// Borrows `n` elements at `p`; NULL is allowed only when `n` is 0.
+/// Borrows `n` elements at `p`; NULL is allowed only when `n` is 0. A
+/// count no memory can hold (over `isize::MAX` bytes: a negative number
+/// cast to `size_t`, say) is `Error::InvalidArgument` naming `name`, never
+/// a slice of it.
 ///
 /// # Safety
 /// `p` must be NULL or point to `n` initialized elements alive for `'a`.
@@ -209,6 +212,13 @@ pub(crate) unsafe fn arg_slice<'a, T>(
     n: usize,
     name: &'static str,
 ) -> FfiResult<&'a [T]> {
+    let bytes = n.checked_mul(std::mem::size_of::<T>());
+    if bytes.is_none_or(|b| b > isize::MAX as usize) {
+        return Err(Error::InvalidArgument(format!(
+            "{name}: {n} items are more than any memory holds (a negative count?)"
+        ))
+        .into());
+    }
     match (p.is_null(), n) {
         (true, 0) => Ok(&[]),
         (true, _) => Err(FfiError::Null(name)),

@@ -10,7 +10,7 @@ use super::{
 use super::{hydroplot_status, FfiResult, Opaque};
 use crate::plot::{CacheSetting, PlotRequest};
 use std::ffi::c_char;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// The parameters of one plot_hydro call. Create with
 /// `hydroplot_plot_request_new`, set what you need, pass to `hydroplot_plot`
@@ -329,7 +329,7 @@ pub extern "C" fn hydroplot_plot_request_set_streamorder(
 ///
 /// \par Errors
 /// - `HYDROPLOT_ERR_NULL_ARGUMENT`: `req` or `gpkg_path` is NULL.
-/// - `HYDROPLOT_ERR_INVALID_ARGUMENT`: `gpkg_path` is not UTF-8.
+/// - `HYDROPLOT_ERR_INVALID_ARGUMENT`: `gpkg_path` is empty or not UTF-8.
 ///
 /// \par Ownership
 /// Strings are copied; the caller keeps them.
@@ -345,8 +345,8 @@ pub extern "C" fn hydroplot_plot_request_set_hydro_data(
     gpkg_path: *const c_char,
 ) -> hydroplot_status {
     with_request(req, |r| {
-        r.hydro_data = Some(PathBuf::from(unsafe { arg_str(gpkg_path, "gpkg_path") }?));
-        Ok(())
+        let path = unsafe { arg_str(gpkg_path, "gpkg_path") }?;
+        Ok(r.set_hydro_data(Path::new(path))?)
     })
 }
 
@@ -556,11 +556,7 @@ pub extern "C" fn hydroplot_plot_request_set_basemap(
 ) -> hydroplot_status {
     with_request(req, |r| {
         let provider = unsafe { arg_str(provider, "provider") }?;
-        if !provider.eq_ignore_ascii_case("none") {
-            crate::render::tiles::provider(provider)?;
-        }
-        r.basemap = provider.to_string();
-        Ok(())
+        Ok(r.set_basemap(provider)?)
     })
 }
 

@@ -28,7 +28,7 @@ use crate::Result;
 /// or onto a new map kept in the result; the drawn map goes to `png_file`
 /// when asked.
 pub fn plot_hydro(ctx: &Context, req: &PlotRequest, map: Option<&mut Map>) -> Result<Plot> {
-    req.validate()?;
+    req.validate(ctx)?;
     let mut data = match &req.cache {
         CacheSetting::File(path) => {
             cached::cached_plot_data(ctx, req, path, || plot_data(ctx, req))?

@@ -11,7 +11,9 @@
 //! files, outputs that can be written).
 
 use crate::collection::{Collection, FLOWLINE_NETWORK_PROPERTIES};
+use crate::context::Context;
 use crate::crs::Transformer;
+use crate::output::check_path_given;
 use crate::render::style::PlotStyles;
 use crate::render::{tiles, view};
 use crate::{Error, Result};
@@ -231,9 +233,11 @@ impl PlotRequest {
     /// (`gpkg`, `png_file` when drawn) are different files, and that each
     /// output can be written ([`crate::output::check_outputs`]: its folder
     /// exists and takes a file, it is not a directory, it does not exist when
-    /// overwrite is off).
-    pub fn validate(&self) -> Result<()> {
-        crate::output::check_outputs(&self.inputs(), &self.outputs(), self.overwrite)?;
+    /// overwrite is off), nor any file the context `ctx` reads (its CA
+    /// bundle, [`Context::files_read`]).
+    pub fn validate(&self, ctx: &Context) -> Result<()> {
+        let read = ctx.files_read();
+        crate::output::check_outputs(&self.inputs_and(&read), &self.outputs(), self.overwrite)?;
         for outlet in &self.outlets {
             check_outlet(outlet)?;
         }
@@ -301,6 +305,15 @@ impl PlotRequest {
             ("hydro_data", self.hydro_data.as_ref()),
             ("cache_data", cache),
         ])
+    }
+
+    /// [`PlotRequest::inputs`] and the files of `read` (role, path), such
+    /// as [`Context::files_read`]: what no output may name.
+    pub fn inputs_and<'a>(&'a self, read: &'a [(String, PathBuf)]) -> Vec<(&'a str, &'a Path)> {
+        let read = read
+            .iter()
+            .map(|(role, path)| (role.as_str(), path.as_path()));
+        self.inputs().into_iter().chain(read).collect()
     }
 
     /// The files the request writes, each with its parameter name: `gpkg`,
@@ -375,10 +388,26 @@ impl PlotRequest {
         Ok(())
     }
 
+    /// Sets the local NHDPlus GeoPackage to read (`hydro_data`): any path
+    /// but an empty one (the file is opened, and reported, when plotting).
+    pub fn set_hydro_data(&mut self, path: &Path) -> Result<()> {
+        check_path_given(path, "hydro_data")?;
+        self.hydro_data = Some(path.to_path_buf());
+        Ok(())
+    }
+
     /// Sets the GeoPackage output (must end in `.gpkg`).
     pub fn set_gpkg(&mut self, path: &Path) -> Result<()> {
         check_gpkg_path(path)?;
         self.gpkg = Some(path.to_path_buf());
+        Ok(())
+    }
+
+    /// Sets the basemap: a provider of [`tiles::PROVIDERS`] or `"none"`
+    /// (any case), checked by [`tiles::check_basemap`].
+    pub fn set_basemap(&mut self, name: &str) -> Result<()> {
+        tiles::check_basemap(name)?;
+        self.basemap = name.to_string();
         Ok(())
     }
 
@@ -492,6 +521,14 @@ fn check_streamorder(order: i32) -> Result<()> {
 }
 
 fn check_gpkg_path(path: &Path) -> Result<()> {
+    check_path_given(path, "GeoPackage")?;
+    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+    if name.eq_ignore_ascii_case(".gpkg") {
+        return Err(Error::InvalidArgument(format!(
+            "The GeoPackage path {} has no name before .gpkg.",
+            path.display()
+        )));
+    }
     if path
         .extension()
         .is_some_and(|e| e.eq_ignore_ascii_case("gpkg"))
@@ -516,19 +553,9 @@ fn named<'a, const N: usize>(
 }
 
 fn check_png_path(path: &Path) -> Result<()> {
-    check_path_given(path, "PNG file")?;
     crate::render::check_png_name(path)
 }
 
 fn check_cache_path(path: &Path) -> Result<()> {
     check_path_given(path, "cache file")
-}
-
-/// A path must be given: an empty one is `InvalidArgument` naming `what`.
-fn check_path_given(path: &Path, what: &str) -> Result<()> {
-    if path.as_os_str().is_empty() {
-        Err(Error::InvalidArgument(format!("{what} path is empty")))
-    } else {
-        Ok(())
-    }
 }

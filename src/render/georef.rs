@@ -77,7 +77,16 @@ pub fn aux_xml_path(png: &Path) -> PathBuf {
 }
 
 /// The two side-cars of the image at `png`: its world file and `.aux.xml`.
+/// An empty path, or one naming a device or folder (`/dev/null`: no image
+/// is there to place), is `Error::InvalidArgument`.
 pub fn sidecar_paths(png: &Path) -> Result<[PathBuf; 2]> {
+    crate::output::check_path_given(png, "PNG file")?;
+    if std::fs::metadata(png).is_ok_and(|m| !m.is_file()) {
+        return Err(Error::InvalidArgument(format!(
+            "{} is not a regular file: no map is there to place with a world file",
+            png.display()
+        )));
+    }
     Ok([world_file_path(png)?, aux_xml_path(png)])
 }
 

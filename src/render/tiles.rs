@@ -102,6 +102,15 @@ pub fn provider(name: &str) -> Result<&'static Provider> {
         })
 }
 
+/// Checks a basemap name: `"none"` or a provider's (any case, spaces
+/// around ignored); else the error of [`provider`].
+pub fn check_basemap(name: &str) -> Result<()> {
+    if !name.trim().eq_ignore_ascii_case("none") {
+        provider(name)?;
+    }
+    Ok(())
+}
+
 /// The tile source of a map: a provider, or the context's `tile_url`
 /// (which overrides the provider's template, keeping nothing of it).
 #[derive(Debug, Clone, PartialEq)]

@@ -43,10 +43,7 @@ impl TraceMapSpec<'_> {
         let [x, y] = self.point;
         Transformer::new(self.crs, MAP_CRS)?.point(x, y)?;
         View::device_size(self.size, 1.0)?;
-        if !self.basemap.trim().eq_ignore_ascii_case("none") {
-            tiles::provider(self.basemap)?;
-        }
-        Ok(())
+        tiles::check_basemap(self.basemap)
     }
 }
 

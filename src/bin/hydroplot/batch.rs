@@ -7,7 +7,7 @@
 use super::{bad, context, Flags};
 use hydroplot::context::{LogLevel, Observer};
 use hydroplot::lookup::comids_at_points;
-use hydroplot::output::{write_atomically, write_atomically_with};
+use hydroplot::output::write_atomically_with;
 use hydroplot::points::PointFile;
 use hydroplot::services::flowtrace::raindrop_trace_batch;
 use hydroplot::{Context, Result};
@@ -21,6 +21,8 @@ struct Batch {
     points: PointFile,
     crs: Option<String>,
     errors: Option<PathBuf>,
+    /// False with `--no-overwrite`: no existing output is replaced.
+    overwrite: bool,
     /// Flags of the command itself, with their values.
     own: Vec<(String, String)>,
 }
@@ -32,20 +34,31 @@ impl Batch {
     /// reads the points: all before any request.
     fn new(flags: &Flags, own: &[&str], outputs: &[&str]) -> Result<Batch> {
         let (mut file, mut crs, mut errors, mut mine) = (None, None, None, Vec::new());
+        let mut overwrite = true;
         for (flag, v) in &flags.0 {
             match flag.as_str() {
                 "--points" => file = Some(PathBuf::from(v)),
                 "--crs" => crs = Some(v.clone()),
                 "--errors" => errors = Some(PathBuf::from(v)),
+                "--no-overwrite" => overwrite = false,
                 "--option" => {}
                 f if own.contains(&f) => mine.push((flag.clone(), v.clone())),
                 other => return Err(bad(&format!("unknown flag {other}; try `hydroplot help`"))),
             }
         }
         let file = file.ok_or_else(|| bad("--points FILE is required"))?;
-        // Inputs and outputs never name one file; each output can be
-        // written: all before any request.
+        let observer: Arc<dyn Observer> = Arc::new(Terminal {
+            tty: std::io::stderr().is_terminal(),
+        });
+        let ctx = context(flags)?.with_observer(Some(observer));
+        // Inputs (the context's CA bundle too) and outputs never name one
+        // file; each output can be written: all before any request.
+        let read = ctx.files_read();
         let mut inputs: Vec<(&str, &Path)> = vec![("--points", &file)];
+        inputs.extend(
+            read.iter()
+                .map(|(role, path)| (role.as_str(), path.as_path())),
+        );
         let mut targets: Vec<(&str, &Path)> = Vec::new();
         for (flag, v) in &mine {
             if outputs.contains(&flag.as_str()) {
@@ -57,17 +70,14 @@ impl Batch {
         if let Some(e) = &errors {
             targets.push(("--errors", e));
         }
-        hydroplot::output::check_outputs(&inputs, &targets, true)?;
-        let observer: Arc<dyn Observer> = Arc::new(Terminal {
-            tty: std::io::stderr().is_terminal(),
-        });
-        let ctx = context(flags)?.with_observer(Some(observer));
+        hydroplot::output::check_outputs(&inputs, &targets, overwrite)?;
         let points = PointFile::read(&file)?;
         Ok(Batch {
             ctx,
             points,
             crs,
             errors,
+            overwrite,
             own: mine,
         })
     }
@@ -82,7 +92,7 @@ impl Batch {
     /// Writes the failures (`--errors`, else stderr) and the summary line.
     fn report(&self, failures: &[(usize, String)], done: &str) -> Result<()> {
         match &self.errors {
-            Some(path) => write_atomically_with(path, true, |w| {
+            Some(path) => write_atomically_with(path, self.overwrite, |w| {
                 w.write_all(self.points.csv_header(&["error"]).as_bytes())?;
                 for (i, message) in failures {
                     w.write_all(self.points.csv_row(*i, &[message]).as_bytes())?;
@@ -125,7 +135,8 @@ pub fn trace_points(flags: &Flags) -> Result<()> {
             Err(e) => failures.push((i, e.to_string())),
         }
     }
-    write_atomically(&out, &hydroplot::feature::to_geojson(&features))?;
+    let text = hydroplot::feature::to_geojson(&features);
+    write_atomically_with(&out, batch.overwrite, |w| w.write_all(&text))?;
     let traced = results.len() - failures.len();
     batch.report(&failures, &format!("{traced} traced"))
 }
@@ -146,7 +157,7 @@ pub fn comid(flags: &Flags) -> Result<()> {
     )?;
     let mut failures = Vec::new();
     let mut outside = 0;
-    write_atomically_with(&out, true, |w| {
+    write_atomically_with(&out, batch.overwrite, |w| {
         w.write_all(batch.points.csv_header(&["comid"]).as_bytes())?;
         for (i, r) in results.iter().enumerate() {
             let comid = match r {
