@@ -226,7 +226,9 @@ bad_strings() {
         bad "HYDROPLOT:timeout_s=abc&comid=1" "timeout_s: " &&
         bad "HYDROPLOT:properties=no_such_column&comid=1" "properties: .*no_such_column" &&
         bad "HYDROPLOT:trace=1,2&comid=5" "trace: cannot be combined" &&
-        bad "HYDROPLOT:trace=-89,43&direction=sideways" "direction: " &&
+        bad "HYDROPLOT:trace=-89,43&direction=sideways" "direction \"sideways\" is not one of" &&
+        bad "HYDROPLOT:bbox=-0x1.66p6,42.9,-89.2,43.1" "bbox: '-0x1.66p6' is not a finite number" &&
+        bad "HYDROPLOT:comid=1e3" "comid: '1e3' is not an integer" &&
         bad "HYDROPLOT:trace=200,100" "outside" &&
         bad "HYDROPLOT:comid=13293970&hydro_data=$work/missing.gpkg" "No such file" &&
         bad "HYDROPLOT:comid=1&cache_data=" "cache_data: the value is empty"

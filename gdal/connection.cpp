@@ -4,7 +4,7 @@
 #include "cpl_string.h"
 
 #include <cctype>
-#include <cerrno>
+#include <charconv>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -114,21 +114,36 @@ void Check(hydroplot_status st, const std::string &key)
         throw KeyError{key + ": " + hydroplot_last_error(), st};
 }
 
+/// Reads `text` whole as a decimal number the way the CLI and the core
+/// read one: spaces around ignored, an optional sign, no hexadecimal, and
+/// the same whatever the host's locale (std::from_chars, where strtod would
+/// take "0x1p6" and, under a comma-decimal locale, stop at the point).
+template <typename T> bool ParseDecimal(const std::string &text, T &v)
+{
+    const char *first = text.data();
+    const char *last = first + text.size();
+    while (first != last && std::isspace(static_cast<unsigned char>(*first)))
+        ++first;
+    while (last != first && std::isspace(static_cast<unsigned char>(last[-1])))
+        --last;
+    if (last - first > 1 && *first == '+' && first[1] != '-')
+        ++first;
+    const auto [end, ec] = std::from_chars(first, last, v);
+    return first != last && ec == std::errc() && end == last;
+}
+
 int64_t ParseInt(const std::string &key, const std::string &text)
 {
-    errno = 0;
-    char *end = nullptr;
-    const long long v = std::strtoll(text.c_str(), &end, 10);
-    if (text.empty() || *end != '\0' || errno == ERANGE)
+    long long v = 0;
+    if (!ParseDecimal(text, v))
         Fail(key, "'" + text + "' is not an integer");
     return v;
 }
 
 double ParseReal(const std::string &key, const std::string &text)
 {
-    char *end = nullptr;
-    const double v = std::strtod(text.c_str(), &end);
-    if (text.empty() || *end != '\0' || !std::isfinite(v))
+    double v = 0;
+    if (!ParseDecimal(text, v) || !std::isfinite(v))
         Fail(key, "'" + text + "' is not a finite number");
     return v;
 }
@@ -298,12 +313,7 @@ void Parse(const char *filename, const char *const *open_options,
         if (key == "trace")
             trace_text = value;
         else if (key == "direction")
-        {
-            const std::string d = Lower(value);
-            if (d != "down" && d != "up" && d != "none")
-                Fail(key, "'" + value + "' is not down, up or none");
-            out.trace_direction = d;
-        }
+            out.trace_direction = value;  // checked by the library's trace
         else if (IsRequestKey(key))
         {
             ApplyRequestKey(out.request.get(), key, value);
