@@ -2,16 +2,23 @@
 # trace batch) and the comids of the catchments holding points.
 
 # The coordinates of `points` (sf/sfc points, a 2-column matrix or data
-# frame of lon, lat, or c(lon, lat)) and their CRS.
+# frame of lon, lat, or c(lon, lat, ...)) and their CRS. A shape that would
+# drop or recycle numbers (a third column, an odd count) is refused.
 points_xy <- function(points) {
+  given <- points
   crs <- "EPSG:4326"
   if (inherits(points, "sf") || inherits(points, "sfc")) {
     crs <- crs_string(sf::st_crs(points))
-    points <- sf::st_coordinates(points)[, 1:2, drop = FALSE]
+    points <- sf_points_xy(points, "points", "get_comid()")
   }
-  if (is.data.frame(points)) points <- as.matrix(points[, 1:2])
-  if (!is.matrix(points)) points <- matrix(points, ncol = 2, byrow = TRUE)
-  if (ncol(points) < 2) stop("points: need x (lon) and y (lat) coordinates")
+  if (is.data.frame(points)) points <- as.matrix(points)
+  if (is.numeric(points) && !is.matrix(points) && length(points) %% 2 == 0) {
+    points <- matrix(points, ncol = 2, byrow = TRUE)
+  }
+  if (!is.numeric(points) || !is.matrix(points) || ncol(points) != 2) {
+    stop("get_comid(): points must be sf points, a 2-column matrix or data frame of lon, lat, ",
+         "or c(lon, lat) (an even count of numbers), not ", shown(given), call. = FALSE)
+  }
   list(x = as.numeric(points[, 1]), y = as.numeric(points[, 2]), crs = crs)
 }
 
@@ -81,7 +88,9 @@ failed_trace_row <- function() {
 #' The comid of the NHDPlus catchment holding each point.
 #'
 #' @param points sf/sfc points (any CRS with an EPSG code), a 2-column matrix
-#'   or data frame of lon, lat in WGS 84, or c(lon, lat).
+#'   or data frame of lon, lat in WGS 84, or c(lon, lat) (several points:
+#'   c(lon1, lat1, lon2, lat2, ...)). Other geometries, other column counts
+#'   and an odd count of numbers are errors.
 #' @param hydro_data a local NHDPlus GeoPackage with a catchment layer: the
 #'   lookup is then local (its R-tree and an exact point-in-polygon test), no
 #'   request. NULL (default): the fabric service answers, concurrently, one

@@ -12,15 +12,31 @@
 #' else fails at once naming offline mode.
 #' A context is freed by the garbage collector; it does not survive saving
 #' the session.
-#' @param ... named options, e.g. `index_url = "http://127.0.0.1:8080/nldi"`.
+#' @param ... named options, e.g. `index_url = "http://127.0.0.1:8080/nldi"`;
+#'   each one value (a string, number or TRUE/FALSE; numbers go as written in
+#'   full, 100000 not "1e+05"): several values or NA is an error naming it.
 #' @return an external pointer of class `hydroplot_context`.
 hydroplot_context <- function(...) {
   opts <- list(...)
   if (length(opts) > 0 && (is.null(names(opts)) || any(names(opts) == ""))) {
     stop("hydroplot_context(): every option needs a name, e.g. index_url = \"...\"")
   }
-  values <- vapply(opts, function(v) if (is.logical(v)) toupper(as.character(v)) else as.character(v), "")
+  values <- vapply(seq_along(opts), function(i) option_text(opts[[i]], names(opts)[i]), "")
+  names(values) <- names(opts)
   structure(.Call(C_hp_context_new, values), class = "hydroplot_context")
+}
+
+# One option as the text hydroplot_context_set_option takes (TRUE is
+# "TRUE"): vapply() would stop at two values in R's own words, NA would
+# cross as the text "NA", and as.character(100000) is "1e+05", which is not
+# a whole number to the library.
+option_text <- function(v, name) {
+  if (!is.atomic(v) || length(v) != 1 || is.na(v)) {
+    stop("hydroplot_context(): ", name, " must be one value, not ", shown(v), call. = FALSE)
+  }
+  if (is.logical(v)) return(toupper(as.character(v)))
+  if (is.numeric(v)) return(format(v, scientific = FALSE, digits = 15))
+  as.character(v)
 }
 
 #' The C library's version, "MAJOR.MINOR.PATCH".

@@ -5,15 +5,21 @@
 #' tributaries plotted); an integer vector (exactly these comids); a
 #' character vector of gauge sites (`"05428500"`); a list of (feature source,
 #' id) pairs (`list(c("comid", "13293970"), list("huc12pp", "070900020602"))`);
-#' an sf data.frame of points. A list may mix comids, sites and pairs. An
-#' argument of another type than it takes (`lod = "yes"`, `zoom = 3.7`,
-#' `overwrite = NA`, two paths in `file`) is an error naming it, before any
-#' request.
+#' an sf data.frame of points (POINT geometries only: a line's or polygon's
+#' vertices are not outlets). A list may mix comids, sites and pairs. A site
+#' id or feature holding NA is an error naming it, as a missing comid is. An
+#' argument of another type or length than it takes (`lod = "yes"`,
+#' `zoom = 3.7`, `overwrite = NA`, two paths in `file`, two basemaps, five
+#' numbers in `bbox`, a `plot_config` of another shape) is an error naming
+#' it, before any request.
 #'
 #' @param outlets,bbox,streamorder,hydro_data,gpkg,plot_config,basemap,zoom,add,actually_plot,overwrite,flowline_only,cache_data
 #'   as in the spec; `streamorder = "auto"` is the reference's area rule;
-#'   `cache_data` a file path, or FALSE to turn off every cache; `add = TRUE`
-#'   draws onto the last map plot_hydro() drew in this session.
+#'   `plot_config` a nested list, element then property (outlets by source:
+#'   `list(outlets = list(comid = list(pch = 17)))`); `cache_data` a file
+#'   path, or FALSE to turn off every cache; `add = TRUE` draws onto the last
+#'   map plot_hydro() drew in this session (not with `actually_plot = FALSE`,
+#'   which draws and shows nothing).
 #' @param file write the PNG here instead of showing it in the active graphics
 #'   device. The library checks it with `hydro_data`, `gpkg` and `cache_data`
 #'   before anything is read or fetched (never one of them, however spelled;
@@ -55,7 +61,7 @@ plot_hydro <- function(outlets = NULL, bbox = NULL, streamorder = NULL, hydro_da
   if (!is.null(gpkg)) req$gpkg <- one_path(gpkg, "gpkg")
   if (!is.null(file)) req$png_file <- one_path(file, "file")
   req$styles <- style_triples(plot_config)
-  if (!is.null(basemap)) req$basemap <- as.character(basemap)
+  if (!is.null(basemap)) req$basemap <- one_string(basemap, "basemap")
   if (!is.null(zoom)) req$zoom <- whole(zoom, "zoom")
   if (!is.null(size)) req$size <- whole(size, "size", 2L, lowest = 0)
   req$actually_plot <- flag(actually_plot, "actually_plot")
@@ -66,7 +72,7 @@ plot_hydro <- function(outlets = NULL, bbox = NULL, streamorder = NULL, hydro_da
   } else if (!is.null(cache_data) && !isTRUE(cache_data)) {
     req$cache_file <- one_path(cache_data, "cache_data")
   }
-  if (!is.null(properties)) req$properties <- paste(as.character(properties), collapse = ",")
+  if (!is.null(properties)) req$properties <- paste(column_names(properties), collapse = ",")
   req$lod <- flag(lod, "lod")
   add <- flag(add, "add")
 

@@ -53,6 +53,15 @@ one_path <- function(x, what, caller = "plot_hydro()") {
   path.expand(one_string(x, what, caller, kind = "one file path (a string)"))
 }
 
+# Column names (properties): NA would cross as the text "NA", a number as
+# its digits, so both are refused; the library judges the names.
+column_names <- function(x) {
+  if (!is.character(x) || anyNA(x)) {
+    stop("plot_hydro(): properties must be \"all\", \"plot\" or column names (strings), not ", shown(x), call. = FALSE)
+  }
+  x
+}
+
 # A value as R prints it, cut short, for an error message.
 shown <- function(x) {
   text <- paste(deparse(x, width.cutoff = 60L), collapse = " ")
@@ -86,13 +95,38 @@ comid_values <- function(x) {
   x
 }
 
+# The x, y of sf/sfc points as a 2-column matrix, a row per point.
+# st_coordinates() gives a row per vertex of any geometry, so a polygon or
+# line would become as many points: any type but POINT is refused, naming
+# `what`. An empty point is a row of NA, which the library refuses.
+sf_points_xy <- function(x, what, caller) {
+  types <- as.character(sf::st_geometry_type(x))
+  other <- which(types != "POINT")
+  if (length(other) > 0) {
+    stop(caller, ": ", what, " must be POINT geometries, not ", types[other[1]], " (feature ", other[1], ")",
+         call. = FALSE)
+  }
+  sf::st_coordinates(x)[, 1:2, drop = FALSE]
+}
+
+# Site ids and (feature source, id) pairs as the text the C glue sends,
+# where NA would become "NA", an outlet of that name: refused, as a
+# missing comid is, naming the outlet.
+outlet_text <- function(x, what) {
+  if (anyNA(x)) {
+    text <- paste(ifelse(is.na(x), "NA", paste0('"', x, '"')), collapse = ", ")
+    stop("plot_hydro(): ", what, " ", if (length(x) > 1) paste0("(", text, ")") else text, " is missing (NA)",
+         call. = FALSE)
+  }
+  as.character(unlist(x))
+}
+
 # The six outlet forms of the spec.
 add_outlets <- function(req, outlets) {
   if (is.null(outlets)) return(req)
   if (inherits(outlets, "sf") || inherits(outlets, "sfc")) {
     if (needs_4326(sf::st_crs(outlets))) outlets <- sf::st_transform(outlets, 4326)
-    xy <- sf::st_coordinates(outlets)
-    req$points <- as.numeric(t(xy[, 1:2, drop = FALSE]))
+    req$points <- as.numeric(t(sf_points_xy(outlets, "outlets", "plot_hydro()")))
     req$points_crs <- as.character(crs_string(sf::st_crs(outlets)))
     return(req)
   }
@@ -100,7 +134,7 @@ add_outlets <- function(req, outlets) {
     stop("plot_hydro(): a data.frame outlet needs point geometry (an sf object); install sf")
   }
   if (is.character(outlets)) {
-    req$sites <- outlets
+    req$sites <- vapply(outlets, outlet_text, "", what = "site id", USE.NAMES = FALSE)
     return(req)
   }
   if (is.numeric(outlets)) {
@@ -112,9 +146,9 @@ add_outlets <- function(req, outlets) {
     if ((is.numeric(o) || identical(o, NA)) && length(o) == 1) {
       req$comids <- c(req$comids, comid_values(as.numeric(o)))
     } else if ((is.character(o) || is.list(o)) && length(o) == 2 && all(vapply(o, is.character, TRUE))) {
-      req$features <- c(req$features, as.character(unlist(o)))
+      req$features <- c(req$features, outlet_text(o, "feature source or id in"))
     } else if (is.character(o) && length(o) == 1) {
-      req$sites <- c(req$sites, o)
+      req$sites <- c(req$sites, outlet_text(o, "site id"))
     } else {
       stop("plot_hydro(): cannot read an outlet of class ", class(o)[1],
            ": give a comid, a site id or a (feature source, id) pair")
@@ -123,10 +157,16 @@ add_outlets <- function(req, outlets) {
   req
 }
 
+# The box as 4 numbers (by name when named xmin, ymin, xmax, ymax, as an sf
+# bbox is): of more, the C glue would read the first 4.
 add_bbox <- function(req, bbox) {
   if (is.null(bbox)) return(req)
+  if (!is.numeric(bbox) || length(bbox) != 4) {
+    stop("plot_hydro(): bbox must be 4 numbers, c(xmin, ymin, xmax, ymax), or an sf bbox, not ",
+         shown(bbox), call. = FALSE)
+  }
   req$bbox <- as.numeric(unname(bbox[c("xmin", "ymin", "xmax", "ymax")]))
-  if (anyNA(req$bbox)) req$bbox <- as.numeric(unname(bbox))[1:4]
+  if (anyNA(req$bbox)) req$bbox <- as.numeric(unname(bbox))
   crs <- attr(bbox, "crs")
   if (inherits(crs, "crs") && needs_4326(crs)) {
     box <- sf::st_bbox(sf::st_transform(sf::st_as_sfc(sf::st_bbox(bbox)), 4326))
@@ -137,16 +177,51 @@ add_bbox <- function(req, bbox) {
   req
 }
 
-# plot_config (a nested list) as element, property, value triples; NA is "NA".
+# plot_config (a nested list: element, property, value; outlets one level
+# deeper, by source) as element, property, value triples; NA is "NA". The
+# library judges every name and value; R refuses the shapes its walk would
+# skip unseen (a level that is not a named list) and values that are not
+# one item (if() would stop on them in R's own words), naming the element.
 style_triples <- function(plot_config) {
+  if (is.null(plot_config)) return(character(0))
+  elements <- style_level(plot_config, "plot_config", 'list(flowline = list(col = "red"))')
   out <- character(0)
-  for (element in names(plot_config)) {
-    props <- plot_config[[element]]
+  for (i in seq_along(elements)) {
+    element <- names(elements)[i]
+    where <- paste0("plot_config$", element)
     if (element == "outlets") {
-      for (source in names(props)) out <- c(out, style_triples(structure(list(props[[source]]), names = paste0("outlets.", source))))
+      sources <- style_level(elements[[i]], where, "list(comid = list(pch = 17)), by outlet source")
+      for (j in seq_along(sources)) {
+        source <- names(sources)[j]
+        out <- c(out, style_props(sources[[j]], paste0("outlets.", source), paste0(where, "$", source),
+                                  "list(pch = 17) (outlets are styled by source: outlets = list(comid = list(pch = 17)))"))
+      }
     } else {
-      for (p in names(props)) out <- c(out, element, p, if (is.na(props[[p]])) "NA" else as.character(props[[p]]))
+      out <- c(out, style_props(elements[[i]], element, where, 'list(col = "red", lwd = 2)'))
     }
   }
   out
+}
+
+# One level of plot_config: a list whose items all have names (the walk
+# reads names, so a nameless item or a vector would be skipped).
+style_level <- function(x, where, example) {
+  named <- is.list(x) && (length(x) == 0 || (!is.null(names(x)) && !anyNA(names(x)) && all(nzchar(names(x)))))
+  if (!named) stop("plot_hydro(): ", where, " must be a named list such as ", example, ", not ", shown(x), call. = FALSE)
+  x
+}
+
+# The element, property, value triples of one element's (or outlet
+# source's) properties.
+style_props <- function(props, element, where, example) {
+  props <- style_level(props, where, example)
+  unlist(lapply(seq_along(props), function(i) {
+    c(element, names(props)[i], style_value(props[[i]], paste0(where, "$", names(props)[i])))
+  }))
+}
+
+# One style value as R writes it: NA is "NA".
+style_value <- function(v, where) {
+  if (!is.atomic(v) || length(v) != 1) stop("plot_hydro(): ", where, " must be one value, not ", shown(v), call. = FALSE)
+  if (is.na(v)) "NA" else as.character(v)
 }

@@ -388,6 +388,13 @@ static SEXP field(SEXP list, const char *name) {
     return R_NilValue;
 }
 
+/* The UTF-8 text of x[i]. Rf_translateCharUTF8 makes NA the text "NA", a
+ * site or feature of that name: R/ refuses NA first, and so does this. */
+static const char *text_at(SEXP x, R_xlen_t i) {
+    if (STRING_ELT(x, i) == NA_STRING) Rf_error("plot_hydro(): a site id, feature or style is missing (NA)");
+    return Rf_translateCharUTF8(STRING_ELT(x, i));
+}
+
 /* Applies the request fields R prepared (R/request.R documents them);
  * returns the first failing status. */
 static hydroplot_status fill_request(hydroplot_plot_request *req, SEXP a) {
@@ -407,11 +414,10 @@ static hydroplot_status fill_request(hydroplot_plot_request *req, SEXP a) {
         TRY(hydroplot_plot_request_set_comid_set(req, set, (size_t)XLENGTH(v)));
     }
     v = field(a, "sites");
-    for (i = 0; i < XLENGTH(v); i++) TRY(hydroplot_plot_request_add_site(req, Rf_translateCharUTF8(STRING_ELT(v, i))));
+    for (i = 0; i < XLENGTH(v); i++) TRY(hydroplot_plot_request_add_site(req, text_at(v, i)));
     v = field(a, "features"); /* source1, id1, source2, id2, ... */
     for (i = 0; i + 1 < XLENGTH(v); i += 2)
-        TRY(hydroplot_plot_request_add_feature(req, Rf_translateCharUTF8(STRING_ELT(v, i)),
-                                               Rf_translateCharUTF8(STRING_ELT(v, i + 1))));
+        TRY(hydroplot_plot_request_add_feature(req, text_at(v, i), text_at(v, i + 1)));
     v = field(a, "points"); /* x1, y1, x2, y2, ... in points_crs */
     for (i = 0; i + 1 < XLENGTH(v); i += 2)
         TRY(hydroplot_plot_request_add_point(req, REAL(v)[i], REAL(v)[i + 1], str_or_null(field(a, "points_crs"))));
@@ -427,9 +433,7 @@ static hydroplot_status fill_request(hydroplot_plot_request *req, SEXP a) {
     v = field(a, "styles"); /* element1, property1, value1, ... */
     n = XLENGTH(v);
     for (i = 0; i + 2 < n; i += 3)
-        TRY(hydroplot_plot_request_set_style(req, Rf_translateCharUTF8(STRING_ELT(v, i)),
-                                             Rf_translateCharUTF8(STRING_ELT(v, i + 1)),
-                                             Rf_translateCharUTF8(STRING_ELT(v, i + 2))));
+        TRY(hydroplot_plot_request_set_style(req, text_at(v, i), text_at(v, i + 1), text_at(v, i + 2)));
     if (str_or_null(field(a, "basemap"))) TRY(hydroplot_plot_request_set_basemap(req, str_or_null(field(a, "basemap"))));
     v = field(a, "zoom");
     if (XLENGTH(v) == 1) TRY(hydroplot_plot_request_set_zoom(req, INTEGER(v)[0]));
@@ -450,11 +454,13 @@ static hydroplot_status fill_request(hydroplot_plot_request *req, SEXP a) {
 /* Runs hydroplot_plot; returns list(layers, bbox, warnings, map = external
  * pointer or NULL). `layers` is named: each a read_stream() table, or with
  * `arrow` FALSE (the tests' reference path) GeoJSON text. `map` NULL: a new
- * map; else the map to draw onto (add = TRUE). */
+ * map; else the map to draw onto (add = TRUE). The returned map is the one
+ * drawn: NULL when actually_plot is FALSE, even with add = TRUE (nothing was
+ * drawn onto the old map, so R must not show it again). */
 static SEXP do_plot(void *data) {
     call *c = data;
     SEXP args = c->b, layers = c->c, map_ptr = c->d;
-    int arrow = Rf_asLogical(c->e) != FALSE;
+    int arrow = Rf_asLogical(c->e) != FALSE, plotted = Rf_asLogical(field(args, "actually_plot")) == TRUE;
     hydroplot_context *ctx = unwrap(c->a, "hydroplot_context");
     hydroplot_map *onto = Rf_isNull(map_ptr) ? NULL : unwrap(map_ptr, "hydroplot_map");
     held *h = &c->h;
@@ -486,7 +492,7 @@ static SEXP do_plot(void *data) {
         SET_STRING_ELT(json, i, buffer_to_char(h));
     }
     s = hydroplot_plot_data_bbox(h->pd, bbox);
-    if (s == HYDROPLOT_OK && onto == NULL && Rf_asLogical(field(args, "actually_plot")) == TRUE) {
+    if (s == HYDROPLOT_OK && onto == NULL && plotted) {
         s = hydroplot_plot_data_take_map(h->pd, &h->map);
         hold(h->map);
     }
@@ -503,7 +509,7 @@ static SEXP do_plot(void *data) {
     if (h->map != NULL) {
         SET_VECTOR_ELT(out, 3, wrap(h->map, "hydroplot_map", map_finalizer));
         h->map = NULL;
-    } else if (onto != NULL) {
+    } else if (onto != NULL && plotted) {
         SET_VECTOR_ELT(out, 3, map_ptr);
     }
     UNPROTECT(2);

@@ -407,32 +407,130 @@ check("comids that are not whole, finite 64-bit numbers are refused with a messa
     expect_error(plot_hydro(case[[1]], actually_plot = FALSE), case[[2]])
 })
 
-check("arguments the crossing into C would change are refused first, and no file appears", {
-  # Each would reach C as another value: isTRUE("yes") is FALSE, 3.7 becomes
-  # 3, NA becomes INT_MIN, only the first of two paths would be read.
+# Nothing listens on port 9: a request would fail with another error.
+nowhere <- hydroplot_context(index_url = "http://127.0.0.1:9", fabric_url = "http://127.0.0.1:9")
+# Calls `f` with `args` and each case's arguments (a case is list(arguments,
+# pattern)) in an empty folder: each fails with its own error, before any
+# request, and the folder stays empty.
+refused_first <- function(cases, args = list(), f = plot_hydro) {
   dir <- tempfile("args")
   dir.create(dir)
   old <- setwd(dir)
   on.exit(setwd(old))
-  # Nothing listens on port 9: a request would fail with another error.
-  nowhere <- hydroplot_context(index_url = "http://127.0.0.1:9", fabric_url = "http://127.0.0.1:9")
-  for (case in list(list(list(lod = "yes"), "lod must be TRUE or FALSE, not \"yes\""),
-                    list(list(overwrite = NA), "overwrite must be TRUE or FALSE, not NA"),
-                    list(list(flowline_only = "TRUE"), "flowline_only must be TRUE or FALSE"),
-                    list(list(actually_plot = 1), "actually_plot must be TRUE or FALSE"),
-                    list(list(add = "yes"), "add must be TRUE or FALSE"),
-                    list(list(zoom = 3.7), "zoom must be a whole number, not 3.7"),
-                    list(list(zoom = "abc"), "zoom must be a whole number"),
-                    list(list(streamorder = NA), "streamorder must be a whole number or \"auto\", not NA"),
-                    list(list(size = c(512, 384, 2)), "size must be 2 whole numbers >= 0"),
-                    list(list(size = c(-1, 384)), "size must be 2 whole numbers >= 0"),
-                    list(list(cache_data = 5), "cache_data must be one file path"),
-                    list(list(file = c("a.png", "b.png")), "file must be one file path"),
-                    list(list(gpkg = NA_character_), "gpkg must be one file path"))) {
-    args <- c(list(list(13293970), basemap = "none", context = nowhere), case[[1]])
-    expect_error(do.call(plot_hydro, args), case[[2]])
-  }
+  for (case in cases) expect_error(do.call(f, c(args, case[[1]])), case[[2]])
   stopifnot(length(list.files(dir, all.files = TRUE, no.. = TRUE)) == 0)
+}
+
+check("arguments the crossing into C would change are refused first, and no file appears", {
+  # Each would reach C as another value: isTRUE("yes") is FALSE, 3.7 becomes
+  # 3, NA becomes INT_MIN, only the first of two paths would be read.
+  refused_first(list(list(list(lod = "yes"), "lod must be TRUE or FALSE, not \"yes\""),
+                     list(list(overwrite = NA), "overwrite must be TRUE or FALSE, not NA"),
+                     list(list(flowline_only = "TRUE"), "flowline_only must be TRUE or FALSE"),
+                     list(list(actually_plot = 1), "actually_plot must be TRUE or FALSE"),
+                     list(list(add = "yes"), "add must be TRUE or FALSE"),
+                     list(list(zoom = 3.7), "zoom must be a whole number, not 3.7"),
+                     list(list(zoom = "abc"), "zoom must be a whole number"),
+                     list(list(streamorder = NA), "streamorder must be a whole number or \"auto\", not NA"),
+                     list(list(size = c(512, 384, 2)), "size must be 2 whole numbers >= 0"),
+                     list(list(size = c(-1, 384)), "size must be 2 whole numbers >= 0"),
+                     list(list(cache_data = 5), "cache_data must be one file path"),
+                     list(list(file = c("a.png", "b.png")), "file must be one file path"),
+                     list(list(gpkg = NA_character_), "gpkg must be one file path"),
+                     list(list(properties = c("plot", NA)), "properties must be .* not c\\(\"plot\", NA\\)")),
+                list(list(13293970), basemap = "none", context = nowhere))
+})
+
+check("a site id or feature holding NA is refused before any request, naming the outlet", {
+  # Crossing into C, NA would become the text "NA": a site of that name.
+  refused_first(list(list(list(NA_character_), "plot_hydro\\(\\): site id NA is missing \\(NA\\)"),
+                     list(list(c("05427718", NA)), "site id NA is missing \\(NA\\)"),
+                     list(list(list(NA_character_)), "site id NA is missing \\(NA\\)"),
+                     list(list(list("05427718", NA_character_)), "site id NA is missing \\(NA\\)"),
+                     list(list(list(c("huc12pp", NA))), "feature source or id in \\(\"huc12pp\", NA\\) is missing"),
+                     list(list(list(list(NA_character_, "070900020602"))), "feature source or id in \\(NA, \"070900020602\"\\)")),
+                list(basemap = "none", file = "map.png", context = nowhere))
+  # The C glue refuses NA too, should R/ ever pass one, and frees the request.
+  req <- utils::modifyList(hydroplot:::empty_request(), list(sites = NA_character_))
+  expect_error(.Call(hydroplot:::C_hp_plot, nowhere, req, "flowline", NULL, TRUE), "missing \\(NA\\)")
+  stopifnot(.Call(hydroplot:::C_hp_held_handles) == 0L)
+})
+
+if (with_sf) check("outlets and points of another geometry than POINT are refused before any request", {
+  # st_coordinates() gives a row per vertex: each would become a point.
+  square <- rbind(c(-89.40, 43.05), c(-89.39, 43.05), c(-89.39, 43.06), c(-89.40, 43.05))
+  polygon <- sf::st_sf(geometry = sf::st_sfc(sf::st_polygon(list(square)), crs = 4326))
+  line <- sf::st_sfc(sf::st_linestring(square[1:2, ]), crs = 4326)
+  several <- sf::st_sfc(sf::st_multipoint(square[1:2, ]), crs = 4326)
+  mixed <- sf::st_sfc(sf::st_point(square[1, ]), sf::st_linestring(square[1:2, ]), crs = 4326)
+  refused_first(list(list(list(polygon), "plot_hydro\\(\\): outlets must be POINT geometries, not POLYGON \\(feature 1\\)"),
+                     list(list(line), "outlets must be POINT geometries, not LINESTRING"),
+                     list(list(several), "outlets must be POINT geometries, not MULTIPOINT"),
+                     list(list(mixed), "outlets must be POINT geometries, not LINESTRING \\(feature 2\\)")),
+                list(basemap = "none", file = "map.png", context = nowhere))
+  refused_first(list(list(list(line), "get_raindrop_trace\\(\\): point must be POINT geometries, not LINESTRING"),
+                     list(list(polygon), "point must be POINT geometries, not POLYGON")),
+                list(context = nowhere), get_raindrop_trace)
+  refused_first(list(list(list(several), "get_comid\\(\\): points must be POINT geometries, not MULTIPOINT")),
+                list(context = nowhere), get_comid)
+  # An empty point is a point whose coordinates (NaN) the library refuses.
+  expect_error(plot_hydro(sf::st_sfc(sf::st_point(), crs = 4326), context = nowhere), "HYDROPLOT_ERR_INVALID_ARGUMENT.*finite")
+})
+
+check("a plot_config of another shape is refused, naming the element, before any request", {
+  # Each would be skipped unseen (no names to walk) or stop in R's own words.
+  refused_first(list(list(list(plot_config = list(flowline = "red")), "plot_config\\$flowline must be a named list"),
+                     list(list(plot_config = list(flowline = list("red"))), "plot_config\\$flowline must be a named list"),
+                     list(list(plot_config = list(outlets = list(col = "red"))),
+                          "plot_config\\$outlets\\$col must be a named list .*styled by source"),
+                     list(list(plot_config = list(outlets = "red")), "plot_config\\$outlets must be a named list"),
+                     list(list(plot_config = c(flowline = "red")), "plot_config must be a named list"),
+                     list(list(plot_config = list(list(col = "red"))), "plot_config must be a named list"),
+                     list(list(plot_config = list(flowline = list(col = c("red", "blue")))),
+                          "plot_config\\$flowline\\$col must be one value, not c\\(\"red\", \"blue\"\\)"),
+                     list(list(plot_config = list(flowline = list(col = character(0)))),
+                          "plot_config\\$flowline\\$col must be one value, not character\\(0\\)"),
+                     list(list(plot_config = list(outlets = list(comid = list(pch = 1:2)))),
+                          "plot_config\\$outlets\\$comid\\$pch must be one value")),
+                list(list(13293970), basemap = "none", file = "map.png", context = nowhere))
+})
+
+check("add = TRUE with actually_plot = FALSE draws nothing: no device, no png, no map_bounds", {
+  dir <- tempfile("noplot")
+  dir.create(dir)
+  old <- setwd(dir)
+  on.exit(setwd(old))
+  plot_hydro(list(13293970), hydro_data = sample_gpkg, basemap = "none", file = tempfile(fileext = ".png"))
+  devices <- grDevices::dev.list()
+  d <- plot_hydro(list(13294312), hydro_data = sample_gpkg, add = TRUE, actually_plot = FALSE)
+  # Under Rscript, a map shown would open Rplots.pdf here.
+  stopifnot(nrow(d$flowline) > 0, is.null(attr(d, "png")), is.null(attr(d, "map_bounds")),
+            identical(grDevices::dev.list(), devices), length(list.files(dir, all.files = TRUE, no.. = TRUE)) == 0)
+  # The last map drawn is still the one to add to.
+  again <- plot_hydro(list(13294312), hydro_data = sample_gpkg, add = TRUE, file = tempfile(fileext = ".png"))
+  stopifnot(!is.null(attr(again, "png")))
+})
+
+check("values of more or fewer items than an argument takes are refused, not cut or recycled", {
+  refused_first(list(list(list(bbox = c(-89.45, 43, -89.35, 43.1, 12345)),
+                          "plot_hydro\\(\\): bbox must be 4 numbers, .* not c\\(-89.45, 43, -89.35, 43.1, 12345\\)"),
+                     list(list(bbox = c(-89.45, 43, -89.35)), "bbox must be 4 numbers"),
+                     list(list(list(13293970), basemap = c("none", "bogus")),
+                          "plot_hydro\\(\\): basemap must be one string, not c\\(\"none\", \"bogus\"\\)"),
+                     list(list(list(13293970), basemap = NA), "basemap must be one string")),
+                list(file = "map.png", context = nowhere))
+  refused_first(list(list(list(c(-89.4, 43.05, 1)), "get_comid\\(\\): points must be .* not c\\(-89.4, 43.05, 1\\)"),
+                     list(list(cbind(-89.4, 43.05, 1)), "get_comid\\(\\): points must be"),
+                     list(list(data.frame(id = "a", lon = -89.4, lat = 43.05)), "get_comid\\(\\): points must be")),
+                list(context = nowhere), get_comid)
+  refused_first(list(list(list(rbind(c(-89.4, 43.05, 1), c(-89.3, 43.0, 1))), "get_raindrop_trace\\(\\): point must be")),
+                list(context = nowhere), get_raindrop_trace)
+  expect_error(hydroplot_context(retries = c(1, 2)), "hydroplot_context\\(\\): retries must be one value, not c\\(1, 2\\)")
+  expect_error(hydroplot_context(proxy = NA), "hydroplot_context\\(\\): proxy must be one value, not NA")
+  # as.character(100000) is "1e+05": the option crosses as "100000".
+  stopifnot(inherits(hydroplot_context(max_features = 100000), "hydroplot_context"))
+  # An even count of numbers is that many points (the sample's lookup, no request).
+  stopifnot(identical(as.vector(get_comid(rep(c(-89.30492301879852, 43.0088104217879), 2), hydro_data = sample_gpkg)), c(13293970, 13293970)))
 })
 
 check("whole numbers given as doubles are taken: zoom = 11, size = c(512, 384)", {
