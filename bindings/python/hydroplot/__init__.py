@@ -21,12 +21,11 @@ otherwise.
 
 import ctypes
 import json
-import os
 import threading
 import warnings
 
-from . import _ffi
-from ._args import flag, size_pair, whole
+from . import _args, _ffi
+from ._args import box, flag, real, size_pair, string, whole
 from ._arrow import ArrowStream, _Handle
 from ._ffi import HydroplotError, check, lib, text
 from ._request import build_request
@@ -128,7 +127,8 @@ class Map:
         handle = ctypes.c_void_p()
         check(
             lib.hydroplot_map_new(
-                _context(context)._handle, *map(float, bbox), text(crs), *size_pair("size", size), text(basemap),
+                _context(context)._handle, *box("bbox", bbox), text(string("crs", crs)), *size_pair("size", size),
+                text(string("basemap", basemap)),
                 ctypes.byref(handle),
             )
         )
@@ -137,12 +137,20 @@ class Map:
     def add_geojson(self, geojson, crs="EPSG:4326", col="black", fill=None, lwd=1.0):
         """Draws GeoJSON (a dict or text) given in ``crs``; colours as R writes them."""
         data = (geojson if isinstance(geojson, str) else json.dumps(geojson)).encode()
-        check(lib.hydroplot_map_add_geojson(self._handle, data, len(data), text(crs), text(col), text(fill), float(lwd)))
+        check(
+            lib.hydroplot_map_add_geojson(
+                self._handle, data, len(data), text(crs), text(col), text(fill), real("lwd", lwd)
+            )
+        )
         return self
 
     def add_point(self, x, y, crs="EPSG:4326", pch=19, col="black", cex=1.0):
         """Draws R plotting symbol ``pch`` at (x, y)."""
-        check(lib.hydroplot_map_add_point(self._handle, float(x), float(y), text(crs), whole("pch", pch), text(col), float(cex)))
+        check(
+            lib.hydroplot_map_add_point(
+                self._handle, real("x", x), real("y", y), text(crs), whole("pch", pch), text(col), real("cex", cex)
+            )
+        )
         return self
 
     def png(self):
@@ -151,7 +159,7 @@ class Map:
 
     def write_png(self, path):
         """Writes the PNG to ``path``, replacing it atomically."""
-        check(lib.hydroplot_map_write_png(self._handle, text(path)))
+        check(lib.hydroplot_map_write_png(self._handle, text(_args.path("path", path))))
 
     @property
     def bounds(self):
@@ -165,7 +173,7 @@ class Map:
         """Georeferences the PNG at ``png_path`` for GIS: writes its world file
         (``map.png`` -> ``map.pgw``) and ``<png_path>.aux.xml`` (EPSG:3857)
         beside it, each atomically."""
-        check(lib.hydroplot_map_write_world_file(self._handle, text(png_path)))
+        check(lib.hydroplot_map_write_world_file(self._handle, text(_args.path("png_path", png_path))))
 
     def _repr_png_(self):
         # Jupyter and IPython display a map inline with it.
@@ -177,6 +185,7 @@ class Map:
         bounds and their aspect equal, so data in EPSG:3857 drawn on ``ax``
         (``gdf.to_crs(3857).plot(ax=ax)``, ``ax.plot(x, y)``) lands where it
         belongs. Returns ``ax``. Needs matplotlib."""
+        _axes(ax)
         import io
 
         import matplotlib.image
@@ -226,6 +235,19 @@ class PlotData(dict):
 
 
 _current = threading.local()
+
+#: What :meth:`Map.show` calls on its ``ax``.
+_AXES_METHODS = ("imshow", "set_xlim", "set_ylim", "set_aspect")
+
+
+def _axes(ax):
+    """``ax`` when it is None or has what :meth:`Map.show` calls (a matplotlib
+    Axes, known without importing matplotlib); a TypeError naming ``ax``
+    otherwise. plot_hydro checks it before any request: the map is drawn on
+    ``ax`` last, after its files are written."""
+    if ax is None or all(callable(getattr(ax, method, None)) for method in _AXES_METHODS):
+        return ax
+    raise TypeError(f"ax must be a matplotlib Axes, not {ax!r}")
 
 
 def _resolve_add(add):
@@ -294,11 +316,16 @@ def plot_hydro(
     left out); ``lod=False`` draws every feature. The data returned is the
     same either way, and the samples' maps at their usual sizes too.
     An argument of another type than it takes (``lod="no"``, ``zoom=3.7``, a
-    list as ``file``) raises TypeError naming it, before any request.
+    list as ``file``, ``"abc"`` in ``bbox``, ``plot_config={"flowline":
+    "red"}``, an ``ax`` that is no Axes) raises TypeError naming it, before
+    any request or file; a number C cannot hold (a comid of ``2**63`` or
+    more, ``zoom=2**40``) raises ValueError. A comid is a whole number in a
+    list, a set or a numpy array alike.
     """
     actually_plot = flag("actually_plot", actually_plot)
     if ax is not None and not actually_plot:
         raise ValueError("ax= draws the map: it needs actually_plot=True")
+    _axes(ax)
     ctx = _context(context)
     target = _resolve_add(add)
     req = build_request(
@@ -358,17 +385,10 @@ def _trace_geojson(trace):
     return _geojson(lambda out: lib.hydroplot_trace_geojson(trace, out))
 
 
-def _point_xy(point):
-    """(x, y) of a trace start: a pair, a GeoJSON Point/Feature, or anything with ``.x``/``.y``."""
-    if isinstance(point, dict):
-        geometry = point.get("geometry", point)
-        if geometry.get("type") != "Point":
-            raise ValueError(f"the trace start must be a Point, not {geometry.get('type')!r}")
-        return tuple(float(c) for c in geometry["coordinates"][:2])
-    if hasattr(point, "x") and hasattr(point, "y"):
-        return float(point.x), float(point.y)
-    x, y = point
-    return float(x), float(y)
+def _points_xy(points):
+    """x0, y0, x1, y1, ... of a list of points, each read by
+    :func:`_args.point` and named by its index."""
+    return [c for i, p in enumerate(points) for c in _args.point(f"points[{i}]", p)]
 
 
 def get_raindrop_trace(point, direction="down", *, crs=None, context=None, output="auto"):
@@ -383,11 +403,15 @@ def get_raindrop_trace(point, direction="down", *, crs=None, context=None, outpu
     lat]`` on the flowline, ``[]`` on the raindrop path). As Arrow
     (``output="arrow"``, or a GeoDataFrame made from it) the columns are
     typed even when every value is null, ``intersection_point`` a list of
-    doubles.
+    doubles; in a GeoDataFrame ``comid`` is pandas' nullable ``Int64`` (the
+    raindrop path has none). A ``point`` that is no (x, y) pair, or an empty
+    shapely Point, raises TypeError or ValueError naming it, before any
+    request.
     """
-    x, y = _point_xy(point)
+    x, y = _args.point("point", point)
     kind = _output_kind(output)
     trace = ctypes.c_void_p()
+    crs, direction = string("crs", crs), string("direction", direction)
     check(lib.hydroplot_raindrop_trace(_context(context)._handle, x, y, text(crs), text(direction), ctypes.byref(trace)))
     return _trace(_Handle(trace, lib.hydroplot_trace_free), trace, kind)
 
@@ -404,13 +428,14 @@ def get_raindrop_traces(points, direction="down", *, crs=None, context=None, out
     :func:`get_raindrop_trace` would) or the :class:`HydroplotError` of that
     point; one bad point never fails the others.
     """
-    xy = [c for p in points for c in _point_xy(p)]
+    xy = _points_xy(points)
     kind = _output_kind(output)
     arr = (ctypes.c_double * len(xy))(*xy)
     batch = ctypes.c_void_p()
     check(
         lib.hydroplot_raindrop_trace_batch(
-            _context(context)._handle, arr, len(xy) // 2, text(crs), text(direction), ctypes.byref(batch)
+            _context(context)._handle, arr, len(xy) // 2, text(string("crs", crs)),
+            text(string("direction", direction)), ctypes.byref(batch)
         )
     )
     owner = _Handle(batch, lib.hydroplot_trace_batch_free)  # owns the traces it holds
@@ -443,13 +468,13 @@ def get_comids(points, *, hydro_data=None, crs=None, context=None):
     down on HTTP 429); with a local NHDPlus GeoPackage path, its catchments
     answer and no request is made.
     """
-    xy = [c for p in points for c in _point_xy(p)]
+    xy = _points_xy(points)
     arr = (ctypes.c_double * len(xy))(*xy)
-    path = None if hydro_data is None else os.fspath(hydro_data)
+    path = None if hydro_data is None else _args.path("hydro_data", hydro_data)
     batch = ctypes.c_void_p()
     check(
         lib.hydroplot_comid_lookup(
-            _context(context)._handle, arr, len(xy) // 2, text(crs), text(path), ctypes.byref(batch)
+            _context(context)._handle, arr, len(xy) // 2, text(string("crs", crs)), text(path), ctypes.byref(batch)
         )
     )
     try:
@@ -500,7 +525,8 @@ def _from_arrow_supported():
 def _convert(stream, geojson, crs, kind):
     """An :class:`ArrowStream` as ``kind``: the stream itself, a GeoDataFrame
     made from it (or, without pyarrow or geopandas >= 1.0, from
-    ``geojson()``), or the FeatureCollection ``geojson()`` reads."""
+    ``geojson()``; either way an integer column with a missing value is
+    ``Int64``, not float64), or the FeatureCollection ``geojson()`` reads."""
     if kind == "arrow":
         return stream
     if kind == "geojson":
@@ -508,10 +534,51 @@ def _convert(stream, geojson, crs, kind):
     import geopandas
 
     if _from_arrow_supported():
-        return geopandas.GeoDataFrame.from_arrow(stream)
+        import pyarrow
+
+        table = pyarrow.table(stream)
+        return _nullable_integers(geopandas.GeoDataFrame.from_arrow(table), _integer_columns(table))
     fc = geojson()
     frame = geopandas.GeoDataFrame.from_features(fc["features"], crs=crs)
     # geopandas >= 1.2 keeps the features' ids itself.
     if "id" not in frame.columns and any("id" in f for f in fc["features"]):
         frame.insert(0, "id", [f.get("id") for f in fc["features"]])
+    return _nullable_integers(frame, _integer_properties(fc["features"]))
+
+
+def _integer_columns(table):
+    """name -> values of the integer columns of a pyarrow table that hold a null."""
+    import pyarrow
+
+    return {
+        field.name: table.column(field.name).to_pylist()
+        for field in table.schema
+        if pyarrow.types.is_integer(field.type) and table.column(field.name).null_count
+    }
+
+
+def _integer_properties(features):
+    """name -> values of the properties that are ints wherever present and
+    missing (None) somewhere: what an Arrow integer column with a null is in
+    GeoJSON."""
+    rows = [f.get("properties") or {} for f in features]
+    names = {name for row in rows for name in row}
+    columns = {name: [row.get(name) for row in rows] for name in names}
+    return {name: values for name, values in columns.items() if _ints_with_a_gap(values)}
+
+
+def _ints_with_a_gap(values):
+    present = [v for v in values if v is not None]
+    return 0 < len(present) < len(values) and all(type(v) is int for v in present)
+
+
+def _nullable_integers(frame, columns):
+    """``frame`` with ``columns`` (name -> values, ints and None) as pandas'
+    nullable ``Int64``: pandas would make an integer column with a missing
+    value float64 (comid ``13297178.0``), where the Arrow stream holds int64
+    and R an integer column."""
+    import pandas
+
+    for name, values in columns.items():
+        frame[name] = pandas.array(values, dtype="Int64")
     return frame

@@ -164,6 +164,18 @@ def test_the_trace_geodataframe_has_the_specs_7_fields(ctx):
     assert frame["gnis_name"].tolist()[0] == "Yahara River" and frame["comid"].tolist()[0] == 13297178
 
 
+def test_an_integer_column_with_a_missing_value_stays_integer_in_a_geodataframe(ctx, monkeypatch):
+    """The path has no comid: pandas would make the column float64
+    (13297178.0); it is the nullable Int64, from Arrow or from GeoJSON."""
+    pytest.importorskip("geopandas")
+    for from_arrow in (True, False):
+        monkeypatch.setattr(hydroplot, "_from_arrow_supported", lambda: from_arrow)
+        frame = hydroplot.get_raindrop_trace(START, "up", context=ctx, output="geopandas")
+        comid = frame.set_index("id")["comid"]
+        assert str(comid.dtype) == "Int64", from_arrow
+        assert comid["upstreamFlowline"] == 13297178 and comid.isna().tolist() == [False, True], from_arrow
+
+
 def test_layer_types_follow_the_number_kinds_sent(ctx):
     # The mock replays the fabric's flowlines as the real service writes them:
     # comid an integer literal, hydroseq a float literal (510042379.0) though

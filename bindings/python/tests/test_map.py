@@ -56,6 +56,36 @@ def test_world_file_beside_the_png(ctx, tmp_path):
     assert "3857" in (tmp_path / "map.png.aux.xml").read_text()
 
 
+def test_map_arguments_of_another_type_are_refused_naming_them(ctx, tmp_path):
+    m = hydroplot.Map.new(BBOX, size=(64, 48), basemap="none", context=ctx)
+    cases = [
+        (lambda: hydroplot.Map.new(("a", 43.0, -89.3, 43.15), basemap="none", context=ctx), "bbox xmin must be a number"),
+        (lambda: m.add_point("-89.4", 43.1), "x must be a number, not '-89.4'"),
+        (lambda: m.add_geojson({"type": "Point", "coordinates": [-89.4, 43.1]}, lwd="2"), "lwd must be a number"),
+        # A number would name a file "5" (and "5.wld" beside it).
+        (lambda: m.write_png(5), "path must be a file path"),
+        (lambda: m.write_world_file(5), "png_path must be a file path"),
+        (lambda: m.show(ax="not an axes"), "ax must be a matplotlib Axes"),
+    ]
+    for call, words in cases:
+        with pytest.raises(TypeError) as err:
+            call()
+        assert words in str(err.value)
+
+
+def test_no_world_file_for_an_image_path_that_is_not_a_file(ctx, tmp_path):
+    # The /dev/null case, safely: a folder named like a PNG. Its world
+    # files would place no image; the library refuses them as it refuses
+    # the PNG itself.
+    (tmp_path / "folder.png").mkdir()
+    m = hydroplot.Map.new(BBOX, size=(64, 48), basemap="none", context=ctx)
+    with pytest.raises(hydroplot.HydroplotError):
+        m.write_png(tmp_path / "folder.png")
+    with pytest.raises(hydroplot.HydroplotError, match="not a regular file"):
+        m.write_world_file(tmp_path / "folder.png")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["folder.png"]
+
+
 def marker_centre(rgba, colour):
     """The mean (column, row) of the pixels of exactly ``colour``."""
     import numpy as np
@@ -123,3 +153,11 @@ def test_show_makes_a_figure_of_the_maps_size(ctx):
 def test_ax_needs_a_drawn_map(ctx, sample_gpkg):
     with pytest.raises(ValueError, match="actually_plot"):
         hydroplot.plot_hydro([13293970], hydro_data=sample_gpkg, actually_plot=False, context=ctx, ax=object())
+
+
+def test_an_ax_that_is_no_axes_is_refused_before_any_file_is_written(ctx, sample_gpkg, tmp_path):
+    # The map would be drawn on it last, after the PNG and the GeoPackage.
+    with pytest.raises(TypeError, match="ax must be a matplotlib Axes, not 'not an axes'"):
+        hydroplot.plot_hydro([13293970], hydro_data=sample_gpkg, file=tmp_path / "map.png", gpkg=tmp_path / "out.gpkg",
+                             basemap="none", context=ctx, ax="not an axes")
+    assert list(tmp_path.iterdir()) == []

@@ -1,5 +1,7 @@
 """plot_hydro through the C library against the mock services and the Yahara sample."""
 
+import re
+
 import pytest
 
 import hydroplot
@@ -111,7 +113,9 @@ def test_plot_config_and_arguments_are_checked(ctx):
     "arguments, error, words",
     [
         # Each would reach C as another value: True, 3, 0 (2**40's low 32 bits),
-        # 100 x 200, a file named "5" or "['a.png']".
+        # 100 x 200, a file named "5" or "['a.png']", comid 13293970 (the low
+        # 64 bits of 2**64 + 13293970) or -2**63, comid 13293970 read from a
+        # string, comid 1 from True.
         ({"overwrite": "False"}, TypeError, "overwrite must be True or False"),
         ({"lod": "no"}, TypeError, "lod must be True or False"),
         ({"flowline_only": 1}, TypeError, "flowline_only must be True or False"),
@@ -125,17 +129,52 @@ def test_plot_config_and_arguments_are_checked(ctx):
         ({"file": ["a.png"]}, TypeError, "file must be a file path"),
         ({"add": "yes"}, TypeError, "add must be True, False or a Map"),
         ({"bbox": (1, 2, 3)}, TypeError, "bbox must be (xmin, ymin, xmax, ymax)"),
+        ({"outlets": [2**64 + 13293970]}, ValueError, "outlets[0] = 18446744073722845586 does not fit"),
+        ({"outlets": {2**64 + 13293970}}, ValueError, "a comid in outlets = 18446744073722845586 does not fit"),
+        ({"outlets": [2**63]}, ValueError, "outlets[0] = 9223372036854775808 does not fit"),
+        ({"outlets": {"13293970"}}, TypeError, "a comid in outlets must be a whole number, not '13293970'"),
+        ({"outlets": {True}}, TypeError, "a comid in outlets must be a whole number, not True"),
+        ({"outlets": [13293970, True]}, TypeError, "outlets[1] must be a whole number, not True"),
+        # Each would fail in words naming no argument (float("a"), an unpack,
+        # str.items), or a missing key as a bare KeyError.
+        ({"bbox": ("a", 1, 2, 3)}, TypeError, "bbox xmin must be a number, not 'a'"),
+        ({"bbox": {"xmin": 1, "ymin": 2, "xmax": 3}}, TypeError, "bbox ymax must be a number, not None"),
+        ({"outlets": [{"type": "Point", "coordinates": []}]}, TypeError, "outlets[0] must be an (x, y) pair"),
+        ({"plot_config": {"flowline": "red"}}, TypeError, "plot_config['flowline'] must be a dict, not 'red'"),
+        ({"plot_config": {"outlets": {"comid": 17}}}, TypeError, "plot_config['outlets']['comid'] must be a dict"),
+        ({"plot_config": "red"}, TypeError, "plot_config must be a dict"),
+        # str() would send the list's repr as one basemap name.
+        ({"basemap": ["none", "bogus"]}, TypeError, "basemap must be a string, not ['none', 'bogus']"),
     ],
 )
 def test_values_the_crossing_into_c_would_change_are_refused_first(arguments, error, words, tmp_path, monkeypatch):
     # Nothing listens on port 9: a request would fail with another error.
     nowhere = hydroplot.Context(index_url="http://127.0.0.1:9", fabric_url="http://127.0.0.1:9")
     monkeypatch.chdir(tmp_path)
-    outlets = None if "bbox" in arguments else [13293970]
+    given = {"outlets": None if "bbox" in arguments else [13293970], "basemap": "none", **arguments}
     with pytest.raises(error) as err:
-        hydroplot.plot_hydro(outlets, context=nowhere, basemap="none", **arguments)
+        hydroplot.plot_hydro(context=nowhere, **given)
     assert words in str(err.value)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_lists_sets_and_arrays_take_the_same_comids(sample_gpkg):
+    """A comid is what whole() takes within int64, in a list (upstream), a
+    set or a numpy array (exactly these) alike; what one refuses, all refuse
+    with the same error, naming the item, before any request."""
+    np = pytest.importorskip("numpy")
+    local = dict(hydro_data=sample_gpkg, actually_plot=False, output="geojson")
+    assert counts(hydroplot.plot_hydro([np.int64(13293970)], **local))["flowline"] == YAHARA["flowline"]
+    assert counts(hydroplot.plot_hydro([13293970.0], **local))["flowline"] == YAHARA["flowline"]
+    for exact in ({13293970.0, np.int64(13294312)}, np.array([13293970.0, 13294312.0])):
+        data = hydroplot.plot_hydro(exact, **local)
+        assert sorted(f["properties"]["comid"] for f in data["flowline"]["features"]) == [13293970, 13294312]
+    nowhere = hydroplot.Context(index_url="http://127.0.0.1:9", fabric_url="http://127.0.0.1:9")
+    for bad, error in [(True, TypeError), (1.5, TypeError), (np.nan, TypeError), (-(2**63) - 1, ValueError),
+                       (np.uint64(2**63), ValueError), (2**64 + 13293970, ValueError)]:
+        for outlets, name in [([bad], "outlets[0]"), ({bad}, "a comid in outlets"), (np.array([bad]), "outlets[0]")]:
+            with pytest.raises(error, match=re.escape(name)):
+                hydroplot.plot_hydro(outlets, context=nowhere, actually_plot=False)
 
 
 def test_whole_numbers_flags_and_paths_of_other_types_are_taken(sample_gpkg, tmp_path):

@@ -48,6 +48,35 @@ def test_bad_directions_fail_before_any_request(ctx):
     with pytest.raises(hydroplot.HydroplotError) as err:
         hydroplot.get_raindrop_trace(START, direction="sideways", context=ctx)
     assert err.value.name == "HYDROPLOT_ERR_INVALID_ARGUMENT"
+    # str() would send a list's repr, or a CRS code as digits.
+    with pytest.raises(TypeError, match=r"direction must be a string, not \['up'\]"):
+        hydroplot.get_raindrop_traces([START], ["up"], context=ctx)
+    with pytest.raises(TypeError, match="crs must be a string, not 4326"):
+        hydroplot.get_raindrop_trace(START, crs=4326, context=ctx)
+
+
+def test_a_start_that_is_no_point_is_refused_naming_it_before_any_request():
+    # Nothing listens on port 9: a request would fail with a HydroplotError.
+    nowhere = hydroplot.Context(index_url="http://127.0.0.1:9", fabric_url="http://127.0.0.1:9")
+    cases = [
+        ((), TypeError, "point must be an (x, y) pair"),
+        ((-89.2, 42.9, 100.0), TypeError, "point must be an (x, y) pair"),
+        (("-89.2", 42.9), TypeError, "point x must be a number, not '-89.2'"),
+        ({"type": "Point", "coordinates": []}, TypeError, "point must be an (x, y) pair"),
+        ({"type": "LineString", "coordinates": [START, START]}, ValueError, "point must be a Point"),
+    ]
+    for point, error, words in cases:
+        with pytest.raises(error) as err:
+            hydroplot.get_raindrop_trace(point, context=nowhere)
+        assert words in str(err.value), point
+    with pytest.raises(TypeError, match=r"points\[0\] must be an \(x, y\) pair"):
+        hydroplot.get_comids([()], context=nowhere)
+    # An empty shapely Point has no x: GEOS would raise, naming nothing.
+    shapely = pytest.importorskip("shapely.geometry")
+    with pytest.raises(ValueError, match="point is an empty geometry"):
+        hydroplot.get_raindrop_trace(shapely.Point(), context=nowhere)
+    with pytest.raises(ValueError, match=r"points\[1\] is an empty geometry"):
+        hydroplot.get_raindrop_traces([START, shapely.Point()], context=nowhere)
 
 
 def test_a_trace_is_drawn_on_a_new_map(ctx):
