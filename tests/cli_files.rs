@@ -322,45 +322,8 @@ fn no_overwrite_keeps_the_outputs_of_every_command() {
     for name in ["t.json", "c.csv"] {
         std::fs::write(dir.join(name), b"kept").unwrap();
     }
-    for args in [
-        &[
-            "trace",
-            "--point",
-            "-89.2,42.9",
-            "--geojson",
-            "t.json",
-            "--no-overwrite",
-        ][..],
-        &[
-            "trace",
-            "--points",
-            "points.csv",
-            "--geojson",
-            "t.json",
-            "--no-overwrite",
-        ],
-        &[
-            "comid",
-            "--points",
-            "points.csv",
-            "--hydro-data",
-            "sample.gpkg",
-            "--out",
-            "c.csv",
-            "--no-overwrite",
-        ],
-    ] {
-        let (ok, _, stderr) = hydroplot(&dir, args, &[]);
-        assert!(
-            !ok && stderr.contains("overwrite is off"),
-            "{args:?}: {stderr}"
-        );
-    }
-    for name in ["t.json", "c.csv"] {
-        assert_eq!(std::fs::read(dir.join(name)).unwrap(), b"kept");
-    }
-    // Without the flag the lookup (local: no request) replaces its output.
-    let args = [
+    // The local lookup makes no request, so only the flag can stop it.
+    let lookup = [
         "comid",
         "--points",
         "points.csv",
@@ -369,7 +332,37 @@ fn no_overwrite_keeps_the_outputs_of_every_command() {
         "--out",
         "c.csv",
     ];
-    let (ok, _, stderr) = hydroplot(&dir, &args, &[]);
+    let no = ["--no-overwrite"];
+    for args in [
+        vec![
+            "trace",
+            "--point",
+            "-89.2,42.9",
+            "--geojson",
+            "t.json",
+            "--no-overwrite",
+        ],
+        vec![
+            "trace",
+            "--points",
+            "points.csv",
+            "--geojson",
+            "t.json",
+            "--no-overwrite",
+        ],
+        [&lookup[..], &no].concat(),
+    ] {
+        let (ok, _, stderr) = hydroplot(&dir, &args, &[]);
+        assert!(
+            !ok && stderr.contains("overwrite is off"),
+            "{args:?}: {stderr}"
+        );
+    }
+    for name in ["t.json", "c.csv"] {
+        assert_eq!(std::fs::read(dir.join(name)).unwrap(), b"kept");
+    }
+    // Without the flag the lookup replaces its output.
+    let (ok, _, stderr) = hydroplot(&dir, &lookup, &[]);
     assert!(ok, "{stderr}");
     assert!(std::fs::read_to_string(dir.join("c.csv"))
         .unwrap()

@@ -304,24 +304,32 @@ fn non_finite_coordinates_and_bad_boxes_are_refused_before_any_request() {
     hydroplot_trace_batch_free(batch);
     // A count of points no memory holds (a negative number cast to size_t)
     // is refused before the points are read, never sliced or allocated.
+    let huge = "more than any memory holds";
     for n in [usize::MAX / 2, 1 << 60, (1 << 62) + 1] {
-        let mut batch = null_mut();
+        let (mut batch, mut comids) = (null_mut(), null_mut());
         let s = hydroplot_raindrop_trace_batch(ctx, xy.as_ptr(), n, null(), null(), &mut batch);
-        expect(
-            s,
-            HYDROPLOT_ERR_INVALID_ARGUMENT,
-            "more than any memory holds",
-        );
-        assert!(batch.is_null());
-        let mut comids = null_mut();
+        expect(s, HYDROPLOT_ERR_INVALID_ARGUMENT, huge);
         let s = hydroplot_comid_lookup(ctx, xy.as_ptr(), n, null(), null(), &mut comids);
-        expect(
-            s,
-            HYDROPLOT_ERR_INVALID_ARGUMENT,
-            "more than any memory holds",
-        );
-        assert!(comids.is_null());
+        expect(s, HYDROPLOT_ERR_INVALID_ARGUMENT, huge);
+        assert!(batch.is_null() && comids.is_null());
     }
+    // The whole globe: Web Mercator ends short of the poles, and says so.
+    let mut map = null_mut();
+    let (world, none) = ([-180.0, -90.0, 180.0, 90.0], c("none"));
+    let s = hydroplot_map_new(
+        ctx,
+        world[0],
+        world[1],
+        world[2],
+        world[3],
+        null(),
+        100,
+        100,
+        none.as_ptr(),
+        &mut map,
+    );
+    expect(s, HYDROPLOT_ERR_CRS, "cannot be drawn in Web Mercator");
+    assert!(map.is_null());
     // A map far larger than any screen is refused, not allocated.
     let mut map = null_mut();
     let s = hydroplot_map_new(

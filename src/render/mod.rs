@@ -102,7 +102,13 @@ impl Map {
         cache: &TileCacheMode,
         warnings: &mut Vec<String>,
     ) -> Result<Map> {
-        let bbox = Transformer::new(spec.crs, MAP_CRS)?.bbox(spec.bbox)?;
+        let bbox = (Transformer::new(spec.crs, MAP_CRS)?.bbox(spec.bbox)).map_err(|e| {
+            Error::Crs(format!(
+                "the map's box {:?} in {} cannot be drawn in Web Mercator (EPSG:3857 holds \
+                 latitudes within 85.05 degrees of the equator): {e}",
+                spec.bbox, spec.crs
+            ))
+        })?;
         let view = View::fit(bbox, spec.size, spec.scale)?;
         let source = match spec.basemap.trim() {
             b if b.eq_ignore_ascii_case("none") => None,
