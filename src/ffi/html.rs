@@ -87,7 +87,8 @@ pub extern "C" fn hydroplot_plot_data_html_ex(
 }
 
 /// A raindrop trace as one self-contained interactive HTML map: the flowline
-/// portion in blue, the raindrop's path in red (both 2 wide), the traced
+/// portion in red, the raindrop's path in black (both 2 wide; the colours
+/// of the spec's trace map, as `hydroplot_trace_map` draws it), the traced
 /// point as a black pch 19, with popups, a layer control and a scale bar.
 /// Warnings go to the context's log callback.
 ///

@@ -78,9 +78,10 @@ pub struct HtmlPage {
 /// How a trace page draws the trace.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TraceStyle {
-    /// The flowline portion (default `blue`, as plot_config's flowlines).
+    /// The flowline portion (default `red`, as the spec's trace map and the
+    /// PNG draw it).
     pub flowline: RColor,
-    /// The raindrop's path (default `red`).
+    /// The raindrop's path (default `black`, likewise).
     pub path: RColor,
     /// Width of both lines in R units (default 2).
     pub lwd: f64,
@@ -92,8 +93,8 @@ impl Default for TraceStyle {
     fn default() -> Self {
         let c = |v: &str| colors::parse(v).expect("default trace colours are R colours");
         TraceStyle {
-            flowline: c("blue"),
-            path: c("red"),
+            flowline: c("red"),
+            path: c("black"),
             lwd: 2.0,
             point: Style {
                 lwd: 1.0,
@@ -375,26 +376,24 @@ fn escape_html(s: &str) -> String {
         .replace('"', "&quot;")
 }
 
-/// Writes JSON into a `<script>` element: every `</` becomes `<\/` (which
-/// JSON reads back as `</`), so the data cannot end the element early.
-/// Borrows the page being written.
+/// Writes JSON into a `<script>` element: every `<` becomes `\u003c`
+/// (which JSON reads back as `<`; in JSON it occurs only inside strings),
+/// so no value can end the element early (`</script>`) or switch the
+/// HTML parser into its escaped states (`<!--<script>`, which made the
+/// real `</script>` part of the data and the page blank). Borrows the page
+/// being written.
 struct ScriptSafe<'a, W: ?Sized> {
     out: &'a mut W,
-    after_lt: bool,
 }
 
 impl<W: Write + ?Sized> Write for ScriptSafe<'_, W> {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        let mut start = 0;
-        for (i, &b) in buf.iter().enumerate() {
-            if b == b'/' && self.after_lt {
-                self.out.write_all(&buf[start..i])?;
-                self.out.write_all(b"\\")?;
-                start = i;
+        for (i, part) in buf.split(|&b| b == b'<').enumerate() {
+            if i > 0 {
+                self.out.write_all(b"\\u003c")?;
             }
-            self.after_lt = b == b'<';
+            self.out.write_all(part)?;
         }
-        self.out.write_all(&buf[start..])?;
         Ok(buf.len())
     }
 
@@ -489,10 +488,7 @@ impl Page<'_> {
             license = LEAFLET_LICENSE.replace("--", "- -"),
             css = without_image_urls(LEAFLET_CSS),
         )?;
-        let mut data = ScriptSafe {
-            out: &mut w,
-            after_lt: false,
-        };
+        let mut data = ScriptSafe { out: &mut w };
         write_config(
             &mut data,
             self.bbox,
@@ -615,16 +611,20 @@ mod tests {
     }
 
     #[test]
-    fn script_data_cannot_close_its_element() {
-        let l = layer(
-            "x",
-            "</script><b>",
-            Value::Null,
-            LayerData::Json(json!({})),
-            None,
-        );
-        let p = page("t", [0.0; 4], None, vec![l]);
-        assert!(p.html.contains("<\\/script><b>"));
-        assert_eq!(p.html.matches("</script>").count(), 3);
+    fn script_data_can_neither_close_its_element_nor_switch_the_parser() {
+        // `<!--<script>` in a value put the HTML parser in its escaped
+        // state: the page's real `</script>` became data, the page blank.
+        for label in ["</script><b>", "<!--<script>", "a </SCRIPT b", "<<>"] {
+            let l = layer("x", label, Value::Null, LayerData::Json(json!({})), None);
+            let p = page("t", [0.0; 4], None, vec![l]);
+            assert_eq!(p.html.matches("</script>").count(), 3, "{label}");
+            assert!(!p.html.contains(label), "{label}");
+            // The value reads back whole from JSON.
+            let written = serde_json::to_string(label)
+                .unwrap()
+                .replace('<', "\\u003c");
+            assert!(p.html.contains(&written), "{label}");
+            assert_eq!(serde_json::from_str::<String>(&written).unwrap(), label);
+        }
     }
 }
