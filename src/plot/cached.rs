@@ -86,13 +86,19 @@ pub fn request_key(ctx: &Context, req: &PlotRequest) -> Result<String> {
     let source = match hydro_data {
         Some(path) => {
             let meta = std::fs::metadata(path).map_err(|e| crate::error::io_error(path, e))?;
-            let modified = meta
-                .modified()
-                .ok()
-                .and_then(|m| m.duration_since(std::time::UNIX_EPOCH).ok())
-                .map_or(0, |d| d.as_nanos());
             let canonical = std::fs::canonicalize(path).unwrap_or_else(|_| path.clone());
-            json!({"gpkg": canonical.to_string_lossy(), "modified_ns": modified.to_string(), "len": meta.len()})
+            let mut source = json!({"gpkg": canonical.to_string_lossy(), "modified_ns": modified_ns(&meta), "len": meta.len()});
+            // A GeoPackage in WAL mode (as QGIS and GDAL edit them) holds
+            // its recent edits in `<file>-wal`, the file itself unchanged
+            // until a checkpoint: the log's state is part of the key. Files
+            // without a log keep the keys they had.
+            let mut wal = canonical.into_os_string();
+            wal.push("-wal");
+            if let Ok(wal) = std::fs::metadata(wal) {
+                source["wal_modified_ns"] = json!(modified_ns(&wal));
+                source["wal_len"] = json!(wal.len());
+            }
+            source
         }
         None => json!({
             "index": ctx.config.index_url,
@@ -132,6 +138,17 @@ pub fn request_key(ctx: &Context, req: &PlotRequest) -> Result<String> {
         Layers::Counted => key["layers"] = json!("counted"),
     }
     Ok(key.to_string())
+}
+
+/// A file's modification time in nanoseconds since the epoch, as text (0
+/// when the system gives none).
+fn modified_ns(meta: &std::fs::Metadata) -> String {
+    let modified = meta
+        .modified()
+        .ok()
+        .and_then(|m| m.duration_since(std::time::UNIX_EPOCH).ok())
+        .map_or(0, |d| d.as_nanos());
+    modified.to_string()
 }
 
 /// Stores `data` under `key`: the body, then each layer as it is encoded.
@@ -291,6 +308,34 @@ mod tests {
         assert!(inside(back.geometries().coords.as_ptr().cast()));
         let comid = back.column("comid").unwrap().array().to_data();
         assert!(inside(comid.buffers()[0].as_ptr()));
+    }
+
+    /// A GeoPackage edited in WAL mode keeps the file's size and time; the
+    /// log beside it changes, and with it the key. Without a log the key
+    /// is what it was.
+    #[test]
+    fn an_edit_held_in_the_write_ahead_log_changes_the_key() {
+        let dir = std::env::temp_dir().join(format!("hydroplot-wal-key-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let gpkg = dir.join("n.gpkg");
+        std::fs::write(&gpkg, b"the file itself").unwrap();
+        let ctx = Context::new(crate::config::Config::default()).unwrap();
+        let req = PlotRequest {
+            outlets: vec![Outlet::Comid(13293970)],
+            hydro_data: Some(gpkg.clone()),
+            ..Default::default()
+        };
+        let key = || request_key(&ctx, &req).unwrap();
+        let plain = key();
+        let wal = dir.join("n.gpkg-wal");
+        std::fs::write(&wal, b"edit 1").unwrap();
+        let logged = key();
+        assert_ne!(logged, plain);
+        std::fs::write(&wal, b"edit 2 and more").unwrap();
+        assert_ne!(key(), logged);
+        std::fs::remove_file(&wal).unwrap();
+        assert_eq!(key(), plain);
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     /// Every field that changes the data changes the key; every field that
