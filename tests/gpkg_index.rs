@@ -132,6 +132,33 @@ fn creates_the_index_and_changes_nothing_else() {
 }
 
 #[test]
+fn runs_at_once_on_one_file_take_turns() {
+    // Each looked for the index, then created it: all but the first failed
+    // with "index hydroplot_topology already exists".
+    let dir = temp_dir("at-once");
+    let path = sample_copy(&dir);
+    let start = std::sync::Barrier::new(4);
+    let outcomes: Vec<IndexOutcome> = std::thread::scope(|s| {
+        let runs: Vec<_> = (0..4)
+            .map(|_| {
+                s.spawn(|| {
+                    start.wait();
+                    create_topology_index(&path).unwrap()
+                })
+            })
+            .collect();
+        runs.into_iter().map(|r| r.join().unwrap()).collect()
+    });
+    let created = outcomes
+        .iter()
+        .filter(|o| matches!(o, IndexOutcome::Created { .. }))
+        .count();
+    assert_eq!(created, 1, "{outcomes:?}");
+    assert_eq!(support::index_names(&path), [TOPOLOGY_INDEX]);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
 fn an_index_made_by_hand_as_the_readme_said_is_enough() {
     let dir = temp_dir("by-hand");
     let path = sample_copy(&dir);

@@ -12,7 +12,7 @@
 use super::layer::{covering_index, quote};
 use super::reader::GeoPackage;
 use crate::{Error, Result};
-use rusqlite::{Connection, OpenFlags};
+use rusqlite::{Connection, OpenFlags, TransactionBehavior};
 use std::io::Read;
 use std::path::Path;
 
@@ -57,12 +57,18 @@ pub fn create_topology_index(path: &Path) -> Result<IndexOutcome> {
             path.display()
         ))
     };
-    let conn = Connection::open_with_flags(
+    let mut conn = Connection::open_with_flags(
         path,
         OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
     )
     .map_err(writable)?;
-    if let Some(name) = covering_index(&conn, &table, &columns).map_err(writable)? {
+    // The look for an index and its creation are one write transaction:
+    // two runs at once on one file take turns (the second, within SQLite's
+    // busy wait, finds the first's index) instead of both creating it.
+    let tx = conn
+        .transaction_with_behavior(TransactionBehavior::Immediate)
+        .map_err(writable)?;
+    if let Some(name) = covering_index(&tx, &table, &columns).map_err(writable)? {
         return Ok(IndexOutcome::Existing { name, table });
     }
     let sql = format!(
@@ -75,7 +81,8 @@ pub fn create_topology_index(path: &Path) -> Result<IndexOutcome> {
             .collect::<Vec<_>>()
             .join(", ")
     );
-    conn.execute_batch(&sql).map_err(writable)?;
+    tx.execute_batch(&sql).map_err(writable)?;
+    tx.commit().map_err(writable)?;
     Ok(IndexOutcome::Created {
         name: TOPOLOGY_INDEX.to_string(),
         table,
