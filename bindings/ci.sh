@@ -172,6 +172,14 @@ for png in basin trace; do
         cpp_fail=$((cpp_fail + 1)); echo "not a PNG: $cxx_out/$png.png"
     fi
 done
+c++ -std=c++17 -Wall -Wextra -Wpedantic -Werror -Wno-self-move -I"$root/include" -I"$prefix/include" \
+    tests/cpp/moved_from.cpp -L"$prefix/lib" -Wl,-rpath,"$prefix/lib" -lhydroplot -o "$work/moved_from"
+if (cd "$cxx_out" && "$with_mock" "$work/moved_from"); then
+    cpp_pass=$((cpp_pass + 1))
+else
+    cpp_fail=$((cpp_fail + 1)); echo "moved-from objects of the C++ wrapper: see above"
+fi
+[ ! -e "$cxx_out/never.png" ] || { cpp_fail=$((cpp_fail + 1)); echo "a moved-from map wrote never.png"; }
 result c++ "$cpp_pass" "$cpp_fail"
 
 # The packages are built from the clone the way a user installs them, from

@@ -164,14 +164,28 @@ public:
     }
     const hydroplot_trace *get() const noexcept { return t_; }
 
+protected:
+    void view(const hydroplot_trace *t) noexcept { t_ = t; }
+
 private:
     const hydroplot_trace *t_;
 };
 
-/** An owned raindrop trace. */
+/** An owned raindrop trace. A moved-from trace views nothing (size 0, no
+ *  features; bbox() and geojson() throw HYDROPLOT_ERR_NULL_ARGUMENT), where
+ *  the implicit move would have left it viewing the freed trace. */
 class trace : public trace_view {
 public:
     explicit trace(hydroplot_trace *t) noexcept : trace_view(t), h_(t) {}
+    trace(trace &&other) noexcept : trace_view(other.get()), h_(std::move(other.h_)) { other.view(nullptr); }
+    trace &operator=(trace &&other) noexcept {
+        if (this != &other) {
+            h_ = std::move(other.h_);
+            view(other.get());
+            other.view(nullptr);
+        }
+        return *this;
+    }
 
 private:
     detail::handle<hydroplot_trace, hydroplot_trace_free> h_;
@@ -377,8 +391,12 @@ private:
     detail::handle<hydroplot_plot_data, hydroplot_plot_data_free> h_;
 };
 
-/** plot_hydro: a new map (add = FALSE), or drawn onto `onto` (add = TRUE). */
+/** plot_hydro: a new map (add = FALSE), or drawn onto `onto` (add = TRUE).
+ *  A moved-from `onto` throws HYDROPLOT_ERR_NULL_ARGUMENT: passed on as NULL
+ *  it would quietly draw a new map instead. */
 inline plot_data plot(const context &ctx, const plot_request &req, map *onto = nullptr) {
+    if (onto && !onto->get())
+        throw error(HYDROPLOT_ERR_NULL_ARGUMENT, "plot: the map to draw onto was moved from", 0);
     hydroplot_plot_data *raw = nullptr;
     check(hydroplot_plot(ctx.get(), req.get(), onto ? onto->get() : nullptr, &raw));
     return plot_data(raw);
