@@ -179,7 +179,9 @@ impl Config {
         let mut config = Config::default();
         for key in OPTION_KEYS {
             let var = format!("HYDROPLOT_{}", key.to_ascii_uppercase());
-            if let Some(value) = std::env::var_os(&var) {
+            // An empty variable is an unset one (`HYDROPLOT_OFFLINE= cmd`),
+            // as for SSL_CERT_FILE and the proxy variables.
+            if let Some(value) = std::env::var_os(&var).filter(|v| !v.is_empty()) {
                 let value = value.into_string().map_err(|_| {
                     Error::InvalidArgument(format!("environment variable {var} is not valid UTF-8"))
                 })?;
@@ -292,13 +294,14 @@ fn parse_url(value: &str) -> Result<String, String> {
     Ok(v.trim_end_matches('/').to_string())
 }
 
-/// `on`/`true`/`1` or `off`/`false`/`0`, in any case (the R and Python
-/// bindings send logicals as `TRUE`/`FALSE`).
+/// `on`/`true`/`yes`/`1` or `off`/`false`/`no`/`0`, in any case, spaces
+/// around ignored (the R and Python bindings send logicals as
+/// `TRUE`/`FALSE`); the error lists them all.
 fn parse_switch(value: &str) -> Result<bool, &'static str> {
-    match value.to_ascii_lowercase().as_str() {
-        "on" | "true" | "1" => Ok(true),
-        "off" | "false" | "0" => Ok(false),
-        _ => Err("expected on or off"),
+    match value.trim().to_ascii_lowercase().as_str() {
+        "on" | "true" | "yes" | "1" => Ok(true),
+        "off" | "false" | "no" | "0" => Ok(false),
+        _ => Err("expected on, true, yes or 1, or off, false, no or 0"),
     }
 }
 
@@ -393,6 +396,15 @@ mod tests {
         assert!(c.offline);
         c.set("offline", "FALSE").unwrap();
         assert!(!c.offline);
+        c.set("offline", " Yes ").unwrap();
+        assert!(c.offline);
+        c.set("offline", "no").unwrap();
+        assert!(!c.offline);
+        let e = c.set("offline", "maybe").unwrap_err().to_string();
+        assert!(
+            e.contains("on, true, yes or 1") && e.contains("\"maybe\""),
+            "{e}"
+        );
         assert_eq!(
             c.proxy,
             ProxySetting::Url("http://u:p@127.0.0.1:3128".into())

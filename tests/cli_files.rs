@@ -312,6 +312,13 @@ fn bad_arguments_are_refused_before_any_request_without_a_panic() {
         assert!(!ok && stderr.contains(want), "{args:?}: {stderr}");
     }
     assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0);
+    // An empty variable is an unset one, as for SSL_CERT_FILE.
+    let (ok, _, stderr) = hydroplot(
+        &dir,
+        &["plot", "--sample", "--no-plot"],
+        &[("HYDROPLOT_OFFLINE", "")],
+    );
+    assert!(ok, "{stderr}");
 }
 
 #[test]
