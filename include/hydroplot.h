@@ -1243,7 +1243,8 @@ enum hydroplot_status hydroplot_plot_data_layer_count(const struct hydroplot_plo
 
 /**
  * A layer as an RFC 7946 GeoJSON FeatureCollection (all properties, lower
- * case names; NAD83 longitude/latitude).
+ * case names; NAD83 longitude/latitude; polygon exteriors counterclockwise,
+ * holes clockwise, whatever the source's winding).
  *
  * \param pd    The plot data.
  * \param layer `outlets`, `flowline`, `basin`, `catchment`, `network_wtbd`,

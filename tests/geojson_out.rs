@@ -1,5 +1,6 @@
 //! GeoJSON out is byte-identical to what the geojson crate and serde_json
-//! write for the same features, for every layer of the real fixtures: local
+//! write for the same features, their rings wound by geo's `Orient` as RFC
+//! 7946 requires, for every layer of the real fixtures: local
 //! mode on the Yahara sample (upstream of a comid and a bbox), download mode
 //! through the mock, and the recorded raindrop trace.
 
@@ -13,12 +14,15 @@ use std::path::PathBuf;
 use support::{offline, sample};
 
 /// The reference: a `geojson::FeatureCollection` of the layer's features
-/// serialized by serde_json (sorted property keys, as its default `Map`).
+/// serialized by serde_json (sorted property keys, as its default `Map`),
+/// their polygons wound by geo's `Orient` as RFC 7946 (3.1.6) requires:
+/// exteriors counterclockwise, holes clockwise.
 fn reference(table: &Table) -> Vec<u8> {
     let feature = |f: Feature| geojson::Feature {
         bbox: None,
         geometry: f
             .geometry
+            .map(support::rfc_7946_winding)
             .as_ref()
             .map(|g| geojson::Geometry::new(geojson::GeometryValue::from(g))),
         id: f.id.and_then(|v| match v {

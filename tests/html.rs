@@ -5,6 +5,7 @@
 
 #[path = "browser/chromium.rs"]
 mod chromium;
+mod support;
 
 use hydroplot::html::{plot_data_html, trace_html, HtmlOptions, TraceStyle, SIZE_WARNING_BYTES};
 use hydroplot::plot::{plot_hydro, CacheSetting, Layer, Outlet, Plot, PlotRequest};
@@ -172,8 +173,8 @@ fn page_data_text(html: &str) -> &str {
     &html[start..start + html[start..].find("</script>").unwrap()]
 }
 
-/// A geometry as the geojson crate writes it, every coordinate rounded to
-/// 6 decimals.
+/// A geometry as the geojson crate writes it once wound as RFC 7946 says,
+/// every coordinate rounded to 6 decimals.
 fn rounded(g: &geo::Geometry<f64>) -> Value {
     fn round_all(v: &mut Value) {
         match v {
@@ -186,8 +187,9 @@ fn rounded(g: &geo::Geometry<f64>) -> Value {
             _ => {}
         }
     }
+    let g = support::rfc_7946_winding(g.clone());
     let mut v =
-        serde_json::to_value(geojson::Geometry::new(geojson::GeometryValue::from(g))).unwrap();
+        serde_json::to_value(geojson::Geometry::new(geojson::GeometryValue::from(&g))).unwrap();
     round_all(&mut v);
     v
 }
@@ -202,7 +204,7 @@ fn embedded_layers_are_the_layers_features() {
     let page = plot_data_html(&plot.data, &plot.drawing, &HtmlOptions::default()).unwrap();
     let text = page_data_text(&page.html);
     let data: Value = serde_json::from_str(text).unwrap();
-    assert_eq!(data.to_string().replace("</", "<\\/"), text);
+    assert_eq!(data.to_string().replace('<', "\\u003c"), text);
     for l in data["layers"].as_array().unwrap() {
         let name = l["name"].as_str().unwrap();
         let layer = Layer::ALL.into_iter().find(|l| l.name() == name).unwrap();

@@ -118,7 +118,8 @@ pub extern "C" fn hydroplot_plot_data_layer_count(
 }
 
 /// A layer as an RFC 7946 GeoJSON FeatureCollection (all properties, lower
-/// case names; NAD83 longitude/latitude).
+/// case names; NAD83 longitude/latitude; polygon exteriors counterclockwise,
+/// holes clockwise, whatever the source's winding).
 ///
 /// \param pd    The plot data.
 /// \param layer `outlets`, `flowline`, `basin`, `catchment`, `network_wtbd`,

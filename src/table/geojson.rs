@@ -178,12 +178,12 @@ where
             let c = first.map_or(0, |r| r.start);
             coords.position(w, c)?;
         }
-        kind::LINESTRING | kind::MULTIPOINT => coords.line(w, first.unwrap_or(0..0), false)?,
+        kind::LINESTRING | kind::MULTIPOINT => coords.line(w, first.unwrap_or(0..0))?,
         kind::MULTILINESTRING => {
             let rings = parts
                 .clone()
                 .flat_map(|p| g.rings[p] as usize..g.rings[p + 1] as usize);
-            coords.list(w, rings, |w, r| coords.line(w, coords.ring(r), false))?;
+            coords.list(w, rings, |w, r| coords.line(w, coords.ring(r)))?;
         }
         kind::POLYGON => match parts.clone().next() {
             Some(p) => coords.polygon(w, p)?,
@@ -240,6 +240,24 @@ where
     }
 }
 
+/// Twice the signed area of the ring of interleaved `xy` (shoelace, the
+/// ring closed whether or not its last point repeats the first), about
+/// its first point for precision: positive when counterclockwise.
+fn signed_area(xy: &[f64]) -> f64 {
+    let n = xy.len() / 2;
+    if n < 3 {
+        return 0.0;
+    }
+    let (x0, y0) = (xy[0], xy[1]);
+    let at = |i: usize| (xy[2 * (i % n)] - x0, xy[2 * (i % n) + 1] - y0);
+    (0..n)
+        .map(|i| {
+            let ((xa, ya), (xb, yb)) = (at(i), at(i + 1));
+            xa * yb - xb * ya
+        })
+        .sum()
+}
+
 /// Writes coordinate arrays from the buffers.
 struct Coords<'a, F> {
     g: &'a Geometries,
@@ -263,32 +281,44 @@ impl<F: Fn(f64) -> f64 + Copy> Coords<'_, F> {
         w.write_all(b"]")
     }
 
-    /// `[[x,y],…]` of the coordinates in `range`; `close` repeats the first
-    /// when the last differs from it (`geo::Polygon::new` closes rings).
-    fn line<W: Write + ?Sized>(
-        &self,
-        w: &mut W,
-        range: std::ops::Range<usize>,
-        close: bool,
-    ) -> io::Result<()> {
-        let xy = &self.g.xy;
-        let open = close
-            && !range.is_empty()
-            && (xy[2 * range.start], xy[2 * range.start + 1])
-                != (xy[2 * range.end - 2], xy[2 * range.end - 1]);
-        let first = range.start;
-        let extra = open.then_some(first);
-        self.list(w, range.chain(extra), |w, c| self.position(w, c))
+    /// `[[x,y],…]` of the coordinates in `range`.
+    fn line<W: Write + ?Sized>(&self, w: &mut W, range: std::ops::Range<usize>) -> io::Result<()> {
+        self.list(w, range, |w, c| self.position(w, c))
     }
 
-    /// The rings of part `p`, closed; `[]` when the exterior is empty (the
-    /// geojson crate drops the interiors then).
+    /// `[[x,y],…]` of ring `r`, closed (the first coordinate repeated when
+    /// the last differs, as `geo::Polygon::new` closes rings) and wound as
+    /// RFC 7946 (3.1.6) requires: counterclockwise for an `exterior`,
+    /// clockwise for a hole. Sources store either (shapefiles clockwise
+    /// exteriors, NHDPlus both): a ring wound the other way is written
+    /// backwards; one without area (degenerate) as stored.
+    fn ring_line<W: Write + ?Sized>(&self, w: &mut W, r: usize, exterior: bool) -> io::Result<()> {
+        let range = self.ring(r);
+        let xy = &self.g.xy[2 * range.start..2 * range.end];
+        let area = signed_area(xy);
+        let backwards = if exterior { area < 0.0 } else { area > 0.0 };
+        let forward = (!backwards).then(|| range.clone()).into_iter().flatten();
+        let order = forward.chain(backwards.then(|| range.clone().rev()).into_iter().flatten());
+        let open = xy.len() >= 2 && xy[..2] != xy[xy.len() - 2..];
+        let first = if backwards {
+            range.end - 1
+        } else {
+            range.start
+        };
+        let closing = (open && !range.is_empty()).then_some(first);
+        self.list(w, order.chain(closing), |w, c| self.position(w, c))
+    }
+
+    /// The rings of part `p`, closed and wound as RFC 7946 says (exterior
+    /// first); `[]` when the exterior is empty (the geojson crate drops the
+    /// interiors then).
     fn polygon<W: Write + ?Sized>(&self, w: &mut W, p: usize) -> io::Result<()> {
         let rings = self.g.rings[p] as usize..self.g.rings[p + 1] as usize;
         if rings.clone().next().is_none_or(|r| self.ring(r).is_empty()) {
             return w.write_all(b"[]");
         }
-        self.list(w, rings, |w, r| self.line(w, self.ring(r), true))
+        let exterior = rings.start;
+        self.list(w, rings, |w, r| self.ring_line(w, r, r == exterior))
     }
 
     /// `[a,b,…]`, each item written by `item`.
@@ -337,11 +367,48 @@ mod tests {
     }
 
     #[test]
+    fn rings_are_wound_as_rfc_7946_says_whatever_the_source_stored() {
+        // A clockwise exterior (as shapefiles and many NHDPlus layers store
+        // them) with a counterclockwise hole, one ring open, one closed.
+        let cw_exterior =
+            line_string![(x: 0., y: 0.), (x: 0., y: 4.), (x: 4., y: 4.), (x: 4., y: 0.)];
+        let ccw_hole = line_string![(x: 1., y: 1.), (x: 2., y: 1.), (x: 2., y: 2.), (x: 1., y: 1.)];
+        let stored = geo::Polygon::new(cw_exterior, vec![ccw_hole]);
+        let already = polygon![(x: 5., y: 5.), (x: 6., y: 5.), (x: 6., y: 6.)];
+        let features = [
+            feature(Some(Geometry::Polygon(stored.clone())), json!({})),
+            feature(
+                Some(Geometry::MultiPolygon(geo::MultiPolygon(vec![
+                    already, stored,
+                ]))),
+                json!({}),
+            ),
+        ];
+        let text = written(&Table::from_features(&features).unwrap());
+        let exterior = "[[0.0,0.0],[4.0,0.0],[4.0,4.0],[0.0,4.0],[0.0,0.0]]";
+        let hole = "[[1.0,1.0],[2.0,2.0],[2.0,1.0],[1.0,1.0]]";
+        let ccw = "[[5.0,5.0],[6.0,5.0],[6.0,6.0],[5.0,5.0]]";
+        assert!(
+            text.contains(&format!(r#""Polygon","coordinates":[{exterior},{hole}]"#)),
+            "{text}"
+        );
+        assert!(
+            text.contains(&format!(r#""coordinates":[[{ccw}],[{exterior},{hole}]]"#)),
+            "{text}"
+        );
+        // The shoelace by hand: 16 twice over for the square, negative clockwise.
+        assert_eq!(signed_area(&[0., 0., 0., 4., 4., 4., 4., 0.]), -32.0);
+        assert_eq!(signed_area(&[0., 0., 4., 0., 4., 4., 0., 4., 0., 0.]), 32.0);
+    }
+
+    #[test]
     fn every_geometry_type_and_edge_case_matches_the_geojson_crate() {
         let open = geo::LineString(vec![Coord { x: 0., y: 0. }, Coord { x: 1., y: 0. }]);
         let holed = geo::Polygon::new(
             line_string![(x: 0., y: 0.), (x: 4., y: 0.), (x: 4., y: 4.), (x: 0., y: 0.)],
-            vec![line_string![(x: 1., y: 1.), (x: 2., y: 1.), (x: 2., y: 2.)]],
+            // The hole clockwise, as RFC 7946 winds it (the crate keeps
+            // any winding; rewinding is tested below).
+            vec![line_string![(x: 1., y: 1.), (x: 2., y: 2.), (x: 2., y: 1.)]],
         );
         let poly = polygon![(x: 0., y: 0.), (x: 1., y: 0.), (x: 1., y: 1.)];
         let rect = geo::Rect::new(Coord { x: 0., y: 0. }, Coord { x: 1., y: 2. });
@@ -375,7 +442,7 @@ mod tests {
         let text = written(&t);
         assert_eq!(text, reference(&t));
         // Independent of the reference: rings closed, NaN as null, no geometry as null.
-        assert!(text.contains("[[1.0,1.0],[2.0,1.0],[2.0,2.0],[1.0,1.0]]"));
+        assert!(text.contains("[[1.0,1.0],[2.0,2.0],[2.0,1.0],[1.0,1.0]]"));
         assert!(text.contains(r#""type":"GeometryCollection","geometries":[{"type":"Point""#));
         assert!(text.contains(r#"{"type":"Point","coordinates":[null,1.0]}"#));
         assert!(text.ends_with(r#""geometry":null,"properties":{}}]}"#));

@@ -113,3 +113,18 @@ pub fn catchment_points() -> Vec<((f64, f64), Option<i64>)> {
         .map(|(p, comid, usable)| (p, usable.then_some(comid)))
         .collect()
 }
+
+/// `g` with its polygons wound by geo's `Orient` as RFC 7946 (3.1.6) says
+/// GeoJSON's are: exteriors counterclockwise, holes clockwise.
+pub fn rfc_7946_winding(g: geo::Geometry<f64>) -> geo::Geometry<f64> {
+    use geo::orient::{Direction, Orient};
+    use geo::Geometry;
+    match g {
+        Geometry::Polygon(p) => Geometry::Polygon(p.orient(Direction::Default)),
+        Geometry::MultiPolygon(m) => Geometry::MultiPolygon(m.orient(Direction::Default)),
+        Geometry::GeometryCollection(c) => {
+            Geometry::GeometryCollection(c.0.into_iter().map(rfc_7946_winding).collect())
+        }
+        other => other,
+    }
+}

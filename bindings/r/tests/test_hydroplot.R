@@ -265,8 +265,9 @@ check("a trace has the spec's 7 typed fields when one is blank in both features"
             is.double(tr$intersection_point[[1]]), identical(tr$intersection_point[[2]], numeric(0)))
 })
 
-# The coordinates x1, y1, x2, y2, ... of a little-endian WKB geometry, in order.
-wkb_coords <- function(wkb) {
+# The coordinate runs of a little-endian WKB geometry (a point, a line, each
+# ring of a polygon), each x1, y1, x2, y2, ... in order.
+wkb_runs <- function(wkb) {
   con <- rawConnection(wkb)
   on.exit(close(con))
   int <- function() readBin(con, "integer", 1, size = 4, endian = "little")
@@ -274,13 +275,30 @@ wkb_coords <- function(wkb) {
   geom <- function() {
     stopifnot(readBin(con, "raw", 1) == as.raw(1))
     type <- int()
-    if (type == 1) return(dbl(2))
+    if (type == 1) return(list(dbl(2)))
     n <- int()
-    if (type == 2) return(dbl(2 * n))
-    if (type == 3) return(unlist(lapply(seq_len(n), function(i) dbl(2 * int()))))
-    unlist(lapply(seq_len(n), function(i) geom()))
+    if (type == 2) return(list(dbl(2 * n)))
+    if (type == 3) return(lapply(seq_len(n), function(i) dbl(2 * int())))
+    do.call(c, lapply(seq_len(n), function(i) geom()))
   }
   geom()
+}
+
+# The same runs of a GeoJSON geometry (as jsonlite reads it).
+geojson_runs <- function(g) {
+  flat <- function(x) as.numeric(unlist(x))
+  switch(g$type,
+         Point = , LineString = list(flat(g$coordinates)),
+         MultiPoint = , MultiLineString = , Polygon = lapply(g$coordinates, flat),
+         MultiPolygon = do.call(c, lapply(g$coordinates, function(p) lapply(p, flat))),
+         GeometryCollection = do.call(c, lapply(g$geometries, geojson_runs)))
+}
+
+# Whether two runs hold the same points in the same or the opposite order:
+# GeoJSON winds rings as RFC 7946 says, WKB keeps the source's winding.
+same_run <- function(a, b) {
+  points <- matrix(b, nrow = 2)
+  identical(a, b) || identical(a, as.numeric(points[, rev(seq_len(ncol(points)))]))
 }
 
 # Every row of an Arrow table (as the glue reads it) holds the properties and
@@ -302,8 +320,12 @@ same_features <- function(tbl, json, layer) {
       if (!ok) stop(layer, " feature ", i, " property ", k, ": ", format(got), " vs ", format(want))
     }
     if (is.null(f$geometry)) stopifnot(is.null(cols$geometry[[i]]))
-    else if (!identical(wkb_coords(cols$geometry[[i]]), as.numeric(unlist(f$geometry$coordinates))))
-      stop(layer, " feature ", i, ": the geometries differ")
+    else {
+      got <- wkb_runs(cols$geometry[[i]])
+      want <- geojson_runs(f$geometry)
+      if (length(got) != length(want) || !all(mapply(same_run, got, want)))
+        stop(layer, " feature ", i, ": the geometries differ")
+    }
   }
 }
 
