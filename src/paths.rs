@@ -47,6 +47,14 @@ pub fn same_file(a: &Path, b: &Path) -> bool {
     canonical(a) == canonical(b)
 }
 
+/// `files` (role, path), owned, as the borrowed pairs [`check_distinct`]
+/// and `output::check_outputs` take.
+pub fn as_pairs(files: &[(String, PathBuf)]) -> impl Iterator<Item = (&str, &Path)> {
+    files
+        .iter()
+        .map(|(role, path)| (role.as_str(), path.as_path()))
+}
+
 /// Checks that no two of `files` — `(role, path)` pairs such as
 /// `("hydro_data", input)`, `("gpkg", output)` — name the same file;
 /// `Error::InvalidArgument` naming both roles otherwise.

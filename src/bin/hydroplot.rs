@@ -480,10 +480,7 @@ fn trace(args: &[String]) -> Result<()> {
     ];
     outputs.extend(sidecars.iter().map(|p| ("--world-file", Some(p.as_path()))));
     let read = ctx.files_read();
-    let read: Vec<(&str, &Path)> = read
-        .iter()
-        .map(|(r, p)| (r.as_str(), p.as_path()))
-        .collect();
+    let read: Vec<(&str, &Path)> = hydroplot::paths::as_pairs(&read).collect();
     check_outputs(&read, &outputs, overwrite)?;
     let t = raindrop_trace(&ctx, x, y, crs.as_deref(), direction.as_deref())?;
     for f in &t.features {

@@ -254,7 +254,7 @@ impl PlotRequest {
             check_gpkg_path(gpkg)?;
         }
         if let Some(png) = &self.png_file {
-            check_png_path(png)?;
+            crate::render::check_png_name(png)?;
         }
         if let Some(zoom) = self.zoom {
             tiles::check_zoom(i64::from(zoom))?;
@@ -310,9 +310,7 @@ impl PlotRequest {
     /// [`PlotRequest::inputs`] and the files of `read` (role, path), such
     /// as [`Context::files_read`]: what no output may name.
     pub fn inputs_and<'a>(&'a self, read: &'a [(String, PathBuf)]) -> Vec<(&'a str, &'a Path)> {
-        let read = read
-            .iter()
-            .map(|(role, path)| (role.as_str(), path.as_path()));
+        let read = crate::paths::as_pairs(read);
         self.inputs().into_iter().chain(read).collect()
     }
 
@@ -427,7 +425,7 @@ impl PlotRequest {
     /// Writes the drawn map as a PNG to `path` (`file`), replacing it only
     /// with overwrite on.
     pub fn set_png_file(&mut self, path: &Path) -> Result<()> {
-        check_png_path(path)?;
+        crate::render::check_png_name(path)?;
         self.png_file = Some(path.to_path_buf());
         Ok(())
     }
@@ -550,10 +548,6 @@ fn named<'a, const N: usize>(
         .into_iter()
         .filter_map(|(role, path)| Some((role, path?.as_path())))
         .collect()
-}
-
-fn check_png_path(path: &Path) -> Result<()> {
-    crate::render::check_png_name(path)
 }
 
 fn check_cache_path(path: &Path) -> Result<()> {

@@ -13,7 +13,7 @@
 
 use super::edge_counts::{EdgeCounts, Vertex};
 use super::edge_partitions::EdgePartitions;
-use super::geometry::{kind, Geometries};
+use super::geometry::{kind, signed_area, Geometries};
 use geo::{Geometry, LineString, MultiPolygon, Polygon};
 
 /// Rows per unit of work: small enough that a unit's edge counts stay in
@@ -347,17 +347,6 @@ fn vertex(x: f64, y: f64) -> Vertex {
 
 fn coord(v: Vertex) -> (f64, f64) {
     (f64::from_bits(v[0]), f64::from_bits(v[1]))
-}
-
-/// Twice the signed area of the ring `xy` (positive: counter-clockwise).
-fn signed_area(xy: &[f64]) -> f64 {
-    let n = xy.len() / 2;
-    (0..n)
-        .map(|i| {
-            let j = (i + 1) % n;
-            xy[2 * i] * xy[2 * j + 1] - xy[2 * j] * xy[2 * i + 1]
-        })
-        .sum()
 }
 
 fn ring_area(r: &LineString<f64>) -> f64 {

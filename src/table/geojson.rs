@@ -12,7 +12,7 @@
 //! The writers make many small writes: give them a buffered writer or a `Vec`.
 
 use super::column::Scalar;
-use super::geometry::{kind, Geometries, GeometryBuilder};
+use super::geometry::{kind, signed_area, Geometries, GeometryBuilder};
 use super::{Column, Table};
 use geo::Geometry;
 use std::io::{self, Write};
@@ -240,24 +240,6 @@ where
     }
 }
 
-/// Twice the signed area of the ring of interleaved `xy` (shoelace, the
-/// ring closed whether or not its last point repeats the first), about
-/// its first point for precision: positive when counterclockwise.
-fn signed_area(xy: &[f64]) -> f64 {
-    let n = xy.len() / 2;
-    if n < 3 {
-        return 0.0;
-    }
-    let (x0, y0) = (xy[0], xy[1]);
-    let at = |i: usize| (xy[2 * (i % n)] - x0, xy[2 * (i % n) + 1] - y0);
-    (0..n)
-        .map(|i| {
-            let ((xa, ya), (xb, yb)) = (at(i), at(i + 1));
-            xa * yb - xb * ya
-        })
-        .sum()
-}
-
 /// Writes coordinate arrays from the buffers.
 struct Coords<'a, F> {
     g: &'a Geometries,
@@ -305,7 +287,7 @@ impl<F: Fn(f64) -> f64 + Copy> Coords<'_, F> {
         } else {
             range.start
         };
-        let closing = (open && !range.is_empty()).then_some(first);
+        let closing = open.then_some(first);
         self.list(w, order.chain(closing), |w, c| self.position(w, c))
     }
 

@@ -231,6 +231,20 @@ impl GeometryBuilder {
     }
 }
 
+/// Twice the signed area of the ring of interleaved `xy` (shoelace, the
+/// ring closed whether or not its last point repeats the first): positive
+/// when counterclockwise. The dissolve and the GeoJSON writer wind rings
+/// by its sign.
+pub(super) fn signed_area(xy: &[f64]) -> f64 {
+    let n = xy.len() / 2;
+    (0..n)
+        .map(|i| {
+            let j = (i + 1) % n;
+            xy[2 * i] * xy[2 * j + 1] - xy[2 * j] * xy[2 * i + 1]
+        })
+        .sum()
+}
+
 /// A layer's geometries, immutable; clones share the buffers.
 #[derive(Debug, Clone)]
 pub struct Geometries {

@@ -55,10 +55,7 @@ impl Batch {
         // file; each output can be written: all before any request.
         let read = ctx.files_read();
         let mut inputs: Vec<(&str, &Path)> = vec![("--points", &file)];
-        inputs.extend(
-            read.iter()
-                .map(|(role, path)| (role.as_str(), path.as_path())),
-        );
+        inputs.extend(hydroplot::paths::as_pairs(&read));
         let mut targets: Vec<(&str, &Path)> = Vec::new();
         for (flag, v) in &mine {
             if outputs.contains(&flag.as_str()) {
