@@ -20,6 +20,10 @@
 //! emptied whenever the file's lock changes: between two transactions
 //! another process may have changed the file, and within one (a shared
 //! lock held) it cannot change the pages this connection reads from it.
+//! In WAL mode a connection keeps its shared lock from one transaction to
+//! the next, while other connections checkpoint their changes into the
+//! file; each read transaction there begins and ends with a lock on the
+//! log's shared memory, which empties the window too.
 //! Memory-mapped reads (`xFetch`), when turned on, go past the window.
 
 use rusqlite::ffi;
@@ -308,8 +312,8 @@ impl Window {
 
 /// Methods passed on to the base VFS's file: `$name` calls its `$method`
 /// with the same arguments, or returns `$missing` when it has none. Those
-/// marked `[forget]` first empty the window: they change the file or its
-/// lock (see the module's doc).
+/// marked `[forget]` first empty the window: they change the file, its
+/// lock or, in WAL mode, the transaction (see the module's doc).
 macro_rules! pass_on {
     ($($([$forget:ident])? $name:ident => $method:ident($($arg:ident: $ty:ty),*) -> $ret:ty, $missing:expr;)*) => {$(
         unsafe extern "C" fn $name(file: *mut ffi::sqlite3_file $(, $arg: $ty)*) -> $ret {
@@ -335,7 +339,7 @@ pass_on! {
     x_sector_size => xSectorSize() -> c_int, 4096;
     x_device_characteristics => xDeviceCharacteristics() -> c_int, 0;
     x_shm_map => xShmMap(page: c_int, size: c_int, extend: c_int, out: *mut *mut c_void) -> c_int, ffi::SQLITE_IOERR_SHMMAP;
-    x_shm_lock => xShmLock(offset: c_int, n: c_int, flags: c_int) -> c_int, ffi::SQLITE_IOERR_SHMLOCK;
+    [forget] x_shm_lock => xShmLock(offset: c_int, n: c_int, flags: c_int) -> c_int, ffi::SQLITE_IOERR_SHMLOCK;
     x_shm_barrier => xShmBarrier() -> (), ();
     x_shm_unmap => xShmUnmap(delete: c_int) -> c_int, ffi::SQLITE_OK;
     x_fetch => xFetch(offset: i64, amount: c_int, out: *mut *mut c_void) -> c_int, {
@@ -466,5 +470,56 @@ mod tests {
             drop((reader, writer));
             std::fs::remove_dir_all(&dir).unwrap();
         }
+    }
+
+    #[test]
+    fn a_checkpointed_and_restarted_wal_is_read_anew_by_the_next_statement() {
+        // In WAL mode a reader keeps its shared lock on the database file
+        // from one transaction to the next. The reader scans `a`, whose
+        // last window reaches on past it, onto `b`; another connection
+        // changes `b` in place, checkpoints it into the file and starts a
+        // new log (holding page 1): the reader's next query reads `b` from
+        // the file, not from the window read before the change.
+        let dir = std::env::temp_dir().join(format!(
+            "hydroplot-readahead-restart-{}",
+            std::process::id()
+        ));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("t.sqlite");
+        let writer = Connection::open(&path).unwrap();
+        writer.pragma_update(None, "journal_mode", "WAL").unwrap();
+        writer.pragma_update(None, "wal_autocheckpoint", 0).unwrap();
+        writer
+            .execute_batch(
+                "CREATE TABLE a (v TEXT);
+                 WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 2000)
+                 INSERT INTO a SELECT printf('%050d', i) FROM n;
+                 CREATE TABLE b (v TEXT);
+                 INSERT INTO b VALUES ('before');
+                 PRAGMA wal_checkpoint(TRUNCATE);",
+            )
+            .unwrap();
+
+        let reader = read_only(&path);
+        let scanned: i64 = reader
+            .query_row("SELECT sum(length(v)) FROM a", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(scanned, 2000 * 50);
+
+        writer
+            .execute_batch(
+                "UPDATE b SET v = 'after!';
+                 PRAGMA wal_checkpoint(TRUNCATE);
+                 CREATE TABLE page_one (x);",
+            )
+            .unwrap();
+
+        let v: String = reader
+            .query_row("SELECT v FROM b", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(v, "after!", "b read after the change");
+        drop((reader, writer));
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }
