@@ -20,7 +20,8 @@ pub fn parallel_map<T: Sync, R: Send>(
 }
 
 /// How many times [`adaptive_map`] re-queues one item whose result says
-/// "throttled" before that result is kept as the item's answer.
+/// "throttled" before that result is kept as the item's answer; also how
+/// many throttled results in a row, across the batch, it re-queues at most.
 pub const MAX_REQUEUES: u32 = 12;
 
 /// What makes [`adaptive_map`] slow down: a test of a result ("the service
@@ -35,7 +36,11 @@ pub struct Throttle<'a, R> {
 /// whose result is throttled is put back at the end of the queue (up to
 /// [`MAX_REQUEUES`] times, then its last result is kept) and the number of
 /// items in flight is halved (never below 1); after a window's worth of
-/// successes it grows by one again, up to `concurrency`. Every item gets
+/// successes it grows by one again, up to `concurrency`. Once
+/// [`MAX_REQUEUES`] results in a row were throttled, with no success
+/// between, the service's quota is spent: nothing more is re-queued until
+/// a success, each item left keeps its first result (one try each, not
+/// thirteen). Every item gets
 /// exactly one result, in input order; `on_done` runs once per item, on the
 /// calling thread. A throttled result that is re-queued is dropped: the
 /// caller's `work` must leave nothing behind for it.
@@ -102,6 +107,8 @@ struct QueueState {
     window: usize,
     successes: usize,
     requeues: Vec<u32>,
+    /// Throttled results since the last success, across the batch.
+    throttled_in_a_row: u32,
     /// A worker panicked: the others stop taking work (the scope re-raises it).
     abandoned: bool,
 }
@@ -115,6 +122,7 @@ impl Queue {
                 window: ceiling.max(1),
                 successes: 0,
                 requeues: vec![0; n],
+                throttled_in_a_row: 0,
                 abandoned: false,
             }),
             changed: Condvar::new(),
@@ -152,17 +160,20 @@ impl Queue {
     fn finish(&self, i: usize, throttled: bool) -> Option<usize> {
         let mut q = self.lock();
         q.in_flight -= 1;
-        let requeue = throttled && q.requeues[i] < MAX_REQUEUES;
         if throttled {
             q.window = (q.window / 2).max(1);
             q.successes = 0;
+            q.throttled_in_a_row += 1;
         } else {
+            q.throttled_in_a_row = 0;
             q.successes += 1;
             if q.successes >= q.window {
                 q.window = (q.window + 1).min(self.ceiling);
                 q.successes = 0;
             }
         }
+        let requeue =
+            throttled && q.requeues[i] < MAX_REQUEUES && q.throttled_in_a_row <= MAX_REQUEUES;
         if requeue {
             q.requeues[i] += 1;
             q.pending.push_back(i);
@@ -262,6 +273,32 @@ mod tests {
             assert_eq!((out[3].1, out[7].1, out[0].1), (3, 3, 1));
             assert_eq!(out[9].1, MAX_REQUEUES + 1, "kept after the last re-queue");
             assert_eq!(requeued.load(Ordering::Relaxed), 2 + 2 + MAX_REQUEUES);
+        }
+    }
+
+    #[test]
+    fn a_spent_quota_stops_the_requeues_after_a_run_of_throttled_results() {
+        use std::sync::atomic::{AtomicU32, Ordering};
+        // Every try of every item is throttled: MAX_REQUEUES re-queues in
+        // all, then each item keeps its result, at any concurrency.
+        let items: Vec<usize> = (0..40).collect();
+        let throttle = Throttle {
+            is_throttled: Box::new(|_: &()| true),
+            on_requeue: Box::new(|_, _| {}),
+        };
+        for concurrency in [1, 4] {
+            let tries = AtomicU32::new(0);
+            let out = adaptive_map(
+                concurrency,
+                &items,
+                |_| {
+                    tries.fetch_add(1, Ordering::Relaxed);
+                },
+                &throttle,
+                |_, _| {},
+            );
+            assert_eq!(out.len(), items.len());
+            assert_eq!(tries.into_inner(), items.len() as u32 + MAX_REQUEUES);
         }
     }
 }
