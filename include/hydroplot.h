@@ -554,15 +554,18 @@ enum hydroplot_status hydroplot_context_new(struct hydroplot_context **out);
  *
  * `ca_bundle` names a PEM file of root certificates trusted besides the
  * bundled Mozilla roots and the operating system's store (an agency's
- * TLS-inspecting root, for one). Unset, the first of the environment
- * variables `SSL_CERT_FILE`, `REQUESTS_CA_BUNDLE`, `CURL_CA_BUNDLE` that is
- * set serves. No option turns certificate verification off; a refused
+ * TLS-inspecting root, for one). Unset, every bundle the environment
+ * variables `SSL_CERT_FILE`, `REQUESTS_CA_BUNDLE`, `CURL_CA_BUNDLE` name
+ * serves. No option turns certificate verification off; a refused
  * certificate is `HYDROPLOT_ERR_NETWORK` at once (no retry), naming the host,
  * the reason and the remedy.
  *
  * `proxy` is `http://[user:password@]host:port` (or `https://`), or `none`
- * to ignore the environment; unset, `HTTPS_PROXY`, `HTTP_PROXY`, `ALL_PROXY`
- * serve. `NO_PROXY` applies either way. Credentials never appear in messages.
+ * to ignore the environment; unset, the first set of `HTTPS_PROXY`,
+ * `ALL_PROXY`, `HTTP_PROXY` serves (a SOCKS or unparsable one is
+ * `HYDROPLOT_ERR_INVALID_ARGUMENT`). `NO_PROXY` applies either way, read as
+ * curl reads it. Credentials never appear in messages. Offline, neither the
+ * CA bundles nor the proxy are read.
  *
  * `offline` on: no request is ever sent. The plot-data cache and local
  * GeoPackages serve, tiles come from the tile cache whatever their age (a

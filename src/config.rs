@@ -138,8 +138,8 @@ pub struct Config {
     /// Refuse a request that would return more features than this.
     pub max_features: u64,
     /// A PEM file of root certificates trusted besides the bundled and the
-    /// system ones; unset, the first of `SSL_CERT_FILE`, `REQUESTS_CA_BUNDLE`,
-    /// `CURL_CA_BUNDLE` that is set (see `tls`).
+    /// system ones; unset, every bundle `SSL_CERT_FILE`, `REQUESTS_CA_BUNDLE`
+    /// and `CURL_CA_BUNDLE` name (see `tls`).
     pub ca_bundle: Option<PathBuf>,
     /// The proxy requests go through.
     pub proxy: ProxySetting,
@@ -196,8 +196,10 @@ impl Config {
     /// Sets one option from its string form. Unknown keys and invalid values
     /// are `Error::InvalidArgument` naming the key; nothing changes on error.
     pub fn set(&mut self, key: &str, value: &str) -> Result<()> {
+        // A URL's credentials and keys never reach a message.
+        let shown = crate::url::redact_url(value);
         let bad =
-            |why: &str| Error::InvalidArgument(format!("option {key}: {why} (got {value:?})"));
+            |why: &str| Error::InvalidArgument(format!("option {key}: {why} (got {shown:?})"));
         match key {
             "index_url" => self.index_url = parse_url(value).map_err(|w| bad(&w))?,
             "process_url" => self.process_url = Some(parse_url(value).map_err(|w| bad(&w))?),
@@ -434,6 +436,14 @@ mod tests {
         let mut c = Config::default();
         let e = c.set("proxy", "ftp://agent:s3cret@proxy:1").unwrap_err();
         assert!(!e.to_string().contains("s3cret"), "{e}");
+        // A refused URL is quoted without its secrets.
+        for (key, value) in [
+            ("tile_url", "https://t.example/{z}/{x}.png?apikey=s3cret"),
+            ("index_url", "ftp://agent:s3cret@t.example/nldi"),
+        ] {
+            let e = c.set(key, value).unwrap_err().to_string();
+            assert!(!e.contains("s3cret") && e.contains("t.example"), "{e}");
+        }
         c.set("proxy", "http://agent:s3cret@proxy.example:3128")
             .unwrap();
         let shown = format!("{c:?}");

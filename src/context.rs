@@ -37,13 +37,13 @@ impl Context {
     }
 
     /// The files this context reads, each with where it was named: the CA
-    /// bundle ([`crate::tls::bundle_path`]: the `ca_bundle` option or a
-    /// variable such as `SSL_CERT_FILE`). Every output is checked against
+    /// bundles ([`crate::tls::bundle_paths`]: the `ca_bundle` option or the
+    /// variables such as `SSL_CERT_FILE`). Every output is checked against
     /// them as against a request's inputs, so none is ever written over.
     pub fn files_read(&self) -> Vec<(String, PathBuf)> {
-        crate::tls::bundle_path(self.config.ca_bundle.as_deref())
-            .map(|(path, named_by)| (named_by, path))
+        crate::tls::bundle_paths(self.config.ca_bundle.as_deref())
             .into_iter()
+            .map(|(path, named_by)| (named_by, path))
             .collect()
     }
 

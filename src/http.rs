@@ -14,11 +14,14 @@
 
 use crate::config::{Config, ProxySetting};
 use crate::observer::LogLevel;
+pub use crate::url::redact_url;
+use crate::url::{host_of, split_url};
 use crate::{Error, Result};
 use std::collections::hash_map::RandomState;
+use std::collections::HashMap;
 use std::hash::{BuildHasher, Hasher};
 use std::sync::Mutex;
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 /// The largest response body read, in bytes (512 MiB), counted after gzip
 /// decoding; a larger one is an `Error::Service`. Whole-state flowline pages
@@ -29,12 +32,16 @@ pub const MAX_RESPONSE_BYTES: u64 = 512 * 1024 * 1024;
 const BACKOFF_BASE: Duration = Duration::from_millis(100);
 /// No backoff wait is longer than this.
 const BACKOFF_CAP: Duration = Duration::from_secs(5);
-/// A server's `Retry-After` is honoured up to this many seconds.
+/// A server's `Retry-After` is waited up to this many seconds; a longer
+/// one ends the request (and every later one to that server until then).
 const RETRY_AFTER_CAP: Duration = Duration::from_secs(30);
 /// How much of an error body (not JSON with a `description`) a message quotes.
 const EXCERPT_CHARS: usize = 200;
 /// Error bodies are read up to this size for their description.
 const ERROR_BODY_LIMIT: u64 = 1024 * 1024;
+/// Redirects followed for one request, at most (curl's and browsers'
+/// limits are larger, but a service that moved needs one or two).
+const MAX_REDIRECTS: u32 = 5;
 
 /// Where retry messages go: a level and a message.
 pub type LogSink<'a> = &'a dyn Fn(LogLevel, &str);
@@ -90,9 +97,10 @@ pub struct HttpClient {
     offline: bool,
     /// The largest decoded body accepted, [`MAX_RESPONSE_BYTES`] unless set.
     max_body: u64,
-    /// Until when a server's 429 `Retry-After` holds every request of this
-    /// client (the limit is the address's, not one request's).
-    hold: Mutex<Option<Instant>>,
+    /// Until when a host's `Retry-After` (on a 429 or 503) holds every
+    /// request of this client to it (the limit is the server's, not one
+    /// request's; other hosts are not held), by host in lower case.
+    holds: Mutex<HashMap<String, Instant>>,
 }
 
 /// Requests per second across all threads: the next free start time.
@@ -118,7 +126,7 @@ impl RateLimit {
     }
 }
 
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, PartialEq)]
 enum Method {
     Get,
     Post,
@@ -134,6 +142,7 @@ impl Method {
 }
 
 /// One request as the retry loop sees it.
+#[derive(Clone, Copy)]
 struct Request<'a> {
     service: Service,
     method: Method,
@@ -159,6 +168,9 @@ impl Request<'_> {
 /// What one attempt came to.
 enum Attempt {
     Done(Response),
+    /// The server sent the request elsewhere: the same request (method,
+    /// headers, body) goes to this URL.
+    Moved(String),
     /// Worth retrying, after at least `wait` when the server asked for it.
     Retry {
         error: Error,
@@ -171,17 +183,27 @@ impl HttpClient {
     /// Builds the agent from the context settings. An unusable CA bundle
     /// (option `ca_bundle` or `SSL_CERT_FILE`, ...) is an
     /// `Error::InvalidArgument` naming the file.
+    ///
+    /// Offline, nothing is ever sent, so neither the trust roots nor the
+    /// proxy are read: a stale `SSL_CERT_FILE` or proxy variable does not
+    /// stop a run that the caches and local files serve.
     pub fn new(config: &Config) -> Result<HttpClient> {
-        let tls = ureq::tls::TlsConfig::builder()
-            .root_certs(crate::tls::root_certs(config.ca_bundle.as_deref())?)
-            .build();
+        let (roots, proxy) = match config.offline {
+            true => (ureq::tls::RootCerts::new_with_certs(&[]), None),
+            false => (
+                crate::tls::root_certs(config.ca_bundle.as_deref())?,
+                proxy(&config.proxy)?,
+            ),
+        };
+        let tls = ureq::tls::TlsConfig::builder().root_certs(roots).build();
         let agent: ureq::Agent = ureq::Agent::config_builder()
             .tls_config(tls)
-            .proxy(proxy(&config.proxy)?)
+            .proxy(proxy)
             .timeout_connect(Some(config.connect_timeout))
             .timeout_global(Some(config.timeout))
             .user_agent(config.user_agent.as_str())
             .http_status_as_error(false)
+            .max_redirects(0)
             .build()
             .into();
         let rate = (config.rate_limit_per_s > 0.0).then(|| RateLimit {
@@ -194,7 +216,7 @@ impl HttpClient {
             rate,
             offline: config.offline,
             max_body: MAX_RESPONSE_BYTES,
-            hold: Mutex::new(None),
+            holds: Mutex::new(HashMap::new()),
         })
     }
 
@@ -250,8 +272,11 @@ impl HttpClient {
     }
 
     /// The retry loop: network errors, 408, 429 and 5xx are retried up to
-    /// `retries` times with backoff; everything else returns at once. In
-    /// offline mode nothing is sent: an `Error::Network` names the request.
+    /// `retries` times with backoff; everything else returns at once.
+    /// Redirects are followed here, not by ureq, which would turn a POST
+    /// into a GET without its body (a comid set's query lost, the whole
+    /// collection answered): see [`redirect`]. In offline mode nothing is
+    /// sent: an `Error::Network` names the request.
     fn send(&self, request: &Request, log: LogSink) -> Result<Response> {
         if self.offline {
             return Err(Error::Network(format!(
@@ -260,19 +285,40 @@ impl HttpClient {
                 request.describe()
             )));
         }
-        let mut retry = 0;
+        let (mut retry, mut redirects) = (0, 0);
+        let mut url = request.url.to_string();
         loop {
-            self.wait_for_hold();
+            let host = host_of(&url).to_ascii_lowercase();
+            self.wait_for_hold(&host, request)?;
             if let Some(rate) = &self.rate {
                 rate.wait();
             }
-            let (error, wait) = match self.attempt(request) {
+            let this = Request {
+                url: &url,
+                ..*request
+            };
+            let (error, wait) = match self.attempt(&this) {
                 Attempt::Done(response) => return Ok(response),
                 Attempt::Fail(error) => return Err(error),
+                Attempt::Moved(next) if redirects < MAX_REDIRECTS => {
+                    (redirects, url) = (redirects + 1, next);
+                    continue;
+                }
+                Attempt::Moved(next) => {
+                    return Err(Error::Network(format!(
+                        "{} was redirected {MAX_REDIRECTS} times, then to {}: a redirect loop? \
+                         Give the service's current address",
+                        request.describe(),
+                        redact_url(&next)
+                    )))
+                }
                 Attempt::Retry { error, wait } => (error, wait),
             };
-            if let (429, Some(wait)) = (error.http_status(), wait) {
-                self.hold_for(wait.min(RETRY_AFTER_CAP));
+            if let Some(wait) = wait {
+                self.hold_for(&host, wait);
+                if wait > RETRY_AFTER_CAP {
+                    return Err(asked_to_wait(error, wait));
+                }
             }
             if retry >= self.retries {
                 return Err(if self.retries == 0 {
@@ -282,7 +328,7 @@ impl HttpClient {
                 });
             }
             retry += 1;
-            let delay = wait.map_or_else(|| backoff(retry), |w| w.min(RETRY_AFTER_CAP));
+            let delay = wait.unwrap_or_else(|| backoff(retry));
             log(
                 LogLevel::Warning,
                 &format!(
@@ -295,19 +341,39 @@ impl HttpClient {
         }
     }
 
-    /// Sleeps until the end of the hold a 429 asked for, if any.
-    fn wait_for_hold(&self) {
-        let until = *self.hold.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(until) = until {
-            std::thread::sleep(until.saturating_duration_since(Instant::now()));
+    /// Sleeps until the end of the hold `host` asked for, if any; a hold
+    /// longer than [`RETRY_AFTER_CAP`] is an error at once, with nothing
+    /// sent (a batch's other requests to a server that asked for an hour's
+    /// rest do not each ask again).
+    fn wait_for_hold(&self, host: &str, request: &Request) -> Result<()> {
+        let until = self
+            .holds
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(host)
+            .copied();
+        let Some(left) = until.map(|u| u.saturating_duration_since(Instant::now())) else {
+            return Ok(());
+        };
+        if left > RETRY_AFTER_CAP {
+            return Err(Error::Network(format!(
+                "{} was not sent: the server asked for no requests for another {:.0} s \
+                 (Retry-After); try again later",
+                request.describe(),
+                left.as_secs_f64()
+            )));
         }
+        std::thread::sleep(left);
+        Ok(())
     }
 
-    /// Holds every request of this client for `wait` from now (a later hold wins).
-    fn hold_for(&self, wait: Duration) {
+    /// Holds every request of this client to `host` for `wait` from now (a
+    /// later hold wins).
+    fn hold_for(&self, host: &str, wait: Duration) {
         let until = Instant::now() + wait;
-        let mut hold = self.hold.lock().unwrap_or_else(|p| p.into_inner());
-        *hold = Some(hold.map_or(until, |h| h.max(until)));
+        let mut holds = self.holds.lock().unwrap_or_else(|p| p.into_inner());
+        let hold = holds.entry(host.to_string()).or_insert(until);
+        *hold = (*hold).max(until);
     }
 
     fn attempt(&self, request: &Request) -> Attempt {
@@ -339,6 +405,9 @@ impl HttpClient {
                 )
             })
             .collect();
+        if let Some(attempt) = redirect(request, status, &headers) {
+            return attempt;
+        }
         if status == 304 && !request.headers.is_empty() {
             return Attempt::Done(Response {
                 status,
@@ -374,24 +443,143 @@ impl HttpClient {
                 http_status: 404,
                 message,
             }),
-            408 | 500..=599 => Attempt::Retry {
+            408 | 429 | 500..=599 => Attempt::Retry {
                 error: Error::Http { status, message },
-                wait: None,
+                wait: match status {
+                    429 | 503 => retry_after(&headers, SystemTime::now()),
+                    _ => None,
+                },
             },
-            429 => {
-                let wait = headers
-                    .iter()
-                    .find(|(k, _)| k == "retry-after")
-                    .and_then(|(_, v)| v.trim().parse::<f64>().ok())
-                    .filter(|s| s.is_finite() && *s >= 0.0)
-                    .map(|s| Duration::from_secs_f64(s.min(RETRY_AFTER_CAP.as_secs_f64())));
-                Attempt::Retry {
-                    error: Error::Http { status, message },
-                    wait,
-                }
-            }
             _ => Attempt::Fail(Error::Http { status, message }),
         }
+    }
+}
+
+/// Where a redirect answer sends `request`, if `status` is one: `Moved`
+/// with the new URL, or `Fail` when it cannot be followed safely. A POST
+/// (a query in its body) is sent again as it was on 301, 302, 307 and 308;
+/// a 303 would turn it into a GET without its query and fails instead. A
+/// redirect from https to plain http is refused: it would send the rest of
+/// the exchange, and any credentials in later URLs, in the clear.
+fn redirect(request: &Request, status: u16, headers: &[(String, String)]) -> Option<Attempt> {
+    if !matches!(status, 301 | 302 | 303 | 307 | 308) {
+        return None;
+    }
+    let what = request.describe();
+    let Some((_, location)) = headers.iter().find(|(k, _)| k == "location") else {
+        return Some(Attempt::Fail(Error::Service(format!(
+            "{what} answered HTTP {status} without a Location to go to"
+        ))));
+    };
+    let next = resolve_location(request.url, location.trim());
+    let shown = redact_url(&next);
+    if is_https(request.url) && !is_https(&next) {
+        return Some(Attempt::Fail(Error::Network(format!(
+            "{what} redirected to {shown}, from https to plain http: refused. \
+             Give the service's https address"
+        ))));
+    }
+    if request.method == Method::Post && status == 303 {
+        return Some(Attempt::Fail(Error::Service(format!(
+            "{what} answered 303 See Other ({shown}): its query would be lost \
+             on the way. Give the service's current address"
+        ))));
+    }
+    Some(Attempt::Moved(next))
+}
+
+fn is_https(url: &str) -> bool {
+    url.get(..8)
+        .is_some_and(|s| s.eq_ignore_ascii_case("https://"))
+}
+
+/// A `Location` resolved against the URL it answered (RFC 3986 5.2, the
+/// forms servers send): absolute, scheme-relative (`//host/...`),
+/// absolute path, or a path relative to the URL's own. The URL's
+/// credentials go only to a location on the same host.
+fn resolve_location(base: &str, location: &str) -> String {
+    let has_scheme = location.split_once("://").is_some_and(|(s, _)| {
+        !s.is_empty()
+            && s.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"+.-".contains(&b))
+    });
+    if has_scheme {
+        return location.to_string();
+    }
+    let (scheme, _, tail) = split_url(base);
+    if let Some(rest) = location.strip_prefix("//") {
+        return format!("{scheme}{rest}");
+    }
+    let origin = &base[..base.len() - tail.len()];
+    if location.starts_with('/') {
+        return format!("{origin}{location}");
+    }
+    let path = tail.split(['?', '#']).next().unwrap_or("");
+    let dir = path.rfind('/').map_or("/", |i| &path[..=i]);
+    format!("{origin}{dir}{location}")
+}
+
+/// The wait a `Retry-After` header asks for: seconds, or an HTTP date
+/// (RFC 9110 10.2.3) after `now` (a date past is no wait).
+fn retry_after(headers: &[(String, String)], now: SystemTime) -> Option<Duration> {
+    let value = headers.iter().find(|(k, _)| k == "retry-after")?.1.trim();
+    if let Ok(seconds) = value.parse::<f64>() {
+        // At most a year: Duration::from_secs_f64 panics on overflow.
+        return (seconds.is_finite() && seconds >= 0.0)
+            .then(|| Duration::from_secs_f64(seconds.min(365.0 * 86_400.0)));
+    }
+    let at = UNIX_EPOCH + Duration::from_secs(u64::try_from(http_date_seconds(value)?).ok()?);
+    Some(at.duration_since(now).unwrap_or_default())
+}
+
+/// Seconds since 1970 of an IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`),
+/// the form RFC 9110 has senders use.
+fn http_date_seconds(date: &str) -> Option<i64> {
+    let (_, rest) = date.split_once(", ")?;
+    let fields: Vec<&str> = rest.split(' ').collect();
+    let [day, month, year, time, "GMT"] = fields[..] else {
+        return None;
+    };
+    const MONTHS: [&str; 12] = [
+        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+    ];
+    let month = MONTHS.iter().position(|m| *m == month)? as i64 + 1;
+    let (day, year): (i64, i64) = (day.parse().ok()?, year.parse().ok()?);
+    let hms: Vec<i64> = time
+        .split(':')
+        .map(|t| t.parse().ok())
+        .collect::<Option<_>>()?;
+    let [h, m, sec] = hms[..] else { return None };
+    if !(1..=31).contains(&day) || h > 23 || m > 59 || sec > 60 {
+        return None;
+    }
+    // Days from 1970-01-01 to year-month-day (Howard Hinnant's days_from_civil).
+    let y = if month <= 2 { year - 1 } else { year };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let doy = (153 * ((month + 9) % 12) + 2) / 5 + day - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = era * 146_097 + doe - 719_468;
+    Some(days * 86_400 + h * 3600 + m * 60 + sec)
+}
+
+/// The error of a server that asked for a longer rest than this client
+/// waits, saying so (not retried: a retry before then would be refused).
+fn asked_to_wait(error: Error, wait: Duration) -> Error {
+    let note = |m: String| {
+        format!(
+            "{m} (it asks for no requests for {:.0} s, Retry-After, longer than the {} s \
+             this client waits: try again later)",
+            wait.as_secs_f64(),
+            RETRY_AFTER_CAP.as_secs()
+        )
+    };
+    match error {
+        Error::Http { status, message } => Error::Http {
+            status,
+            message: note(message),
+        },
+        other => other,
     }
 }
 
@@ -424,17 +612,49 @@ fn read_capped(body: &mut ureq::Body, limit: u64) -> std::result::Result<Vec<u8>
     Ok(out)
 }
 
-/// The proxy of the agent: the environment's (ureq reads `ALL_PROXY`,
-/// `HTTPS_PROXY`, `HTTP_PROXY` and `NO_PROXY`), none, or the `proxy` option's
-/// URL with the environment's `NO_PROXY` list, as curl and requests apply it.
+/// The proxy variables in the order they apply (curl's order for the
+/// services' https URLs: `HTTPS_PROXY`, then `ALL_PROXY`; `HTTP_PROXY` last,
+/// for services given as plain http), each lower case first as curl reads
+/// them. An empty variable is unset.
+const PROXY_VARIABLES: [&str; 6] = [
+    "https_proxy",
+    "HTTPS_PROXY",
+    "all_proxy",
+    "ALL_PROXY",
+    "http_proxy",
+    "HTTP_PROXY",
+];
+
+/// The proxy of the agent: none, the `proxy` option's URL, or the first
+/// proxy variable set ([`PROXY_VARIABLES`]); with the environment's
+/// `NO_PROXY` either way, as curl and requests apply it. A proxy URL that
+/// cannot be used (unparsable, SOCKS) is an `Error::InvalidArgument` naming
+/// where it came from, never silently a direct connection.
 fn proxy(setting: &ProxySetting) -> Result<Option<ureq::Proxy>> {
-    let url = match setting {
-        ProxySetting::Environment => return Ok(ureq::Proxy::try_from_env()),
+    let (url, source) = match setting {
         ProxySetting::Off => return Ok(None),
-        ProxySetting::Url(url) => url,
+        ProxySetting::Url(url) => (url.clone(), "option proxy".to_string()),
+        ProxySetting::Environment => match PROXY_VARIABLES.iter().find_map(|v| {
+            std::env::var(v)
+                .ok()
+                .filter(|u| !u.trim().is_empty())
+                .map(|u| (u, v))
+        }) {
+            Some((url, variable)) => (url, format!("environment variable {variable}")),
+            None => return Ok(None),
+        },
     };
-    let bad = || Error::InvalidArgument("option proxy: not a usable proxy URL".into());
-    let parsed = ureq::Proxy::new(url).map_err(|_| bad())?;
+    let bad = |why: &str| Error::InvalidArgument(format!("{source}: {why}"));
+    let parsed = ureq::Proxy::new(url.trim()).map_err(|_| bad("not a usable proxy URL"))?;
+    if !matches!(
+        parsed.protocol(),
+        ureq::ProxyProtocol::Http | ureq::ProxyProtocol::Https
+    ) {
+        return Err(bad(
+            "a SOCKS proxy, which hydroplot does not speak: give an HTTP proxy \
+             (http://host:port)",
+        ));
+    }
     let mut builder = ureq::Proxy::builder(parsed.protocol())
         .host(parsed.host())
         .port(parsed.port());
@@ -444,32 +664,48 @@ fn proxy(setting: &ProxySetting) -> Result<Option<ureq::Proxy>> {
     if let Some(password) = parsed.password() {
         builder = builder.password(password);
     }
-    let no_proxy = ["NO_PROXY", "no_proxy"]
+    let no_proxy = ["no_proxy", "NO_PROXY"]
         .iter()
         .find_map(|v| std::env::var(v).ok())
         .unwrap_or_default();
-    for entry in no_proxy.split(',').map(str::trim).filter(|e| !e.is_empty()) {
-        builder = builder.no_proxy(entry);
+    for pattern in no_proxy_patterns(&no_proxy) {
+        builder = builder.no_proxy(&pattern);
     }
-    builder.build().map(Some).map_err(|_| bad())
+    builder
+        .build()
+        .map(Some)
+        .map_err(|_| bad("not a usable proxy URL"))
 }
 
-/// The host (and port) of a URL, without credentials.
-fn host_of(url: &str) -> &str {
-    split_url(url).1
-}
-
-/// A URL's `scheme://` (empty when none), host without credentials, and
-/// the rest (path, query, fragment).
-fn split_url(url: &str) -> (&str, &str, &str) {
-    let (scheme, rest) = match url.find("://") {
-        Some(i) => (&url[..i + 3], &url[i + 3..]),
-        None => ("", url),
-    };
-    let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
-    let (authority, tail) = rest.split_at(authority_end);
-    let host = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
-    (scheme, host, tail)
+/// A `NO_PROXY` list as ureq's host patterns, read as curl reads it:
+/// entries split at commas and trimmed; `*` alone bypasses every host; a
+/// domain (`usgs.gov`, `.usgs.gov` or `*.usgs.gov`) matches itself and
+/// every host under it; a port after a host name is dropped (the host is
+/// bypassed on every port). CIDR ranges are kept as written and match only
+/// that text.
+fn no_proxy_patterns(list: &str) -> Vec<String> {
+    let mut patterns = Vec::new();
+    for entry in list.split(',').map(str::trim).filter(|e| !e.is_empty()) {
+        let entry = entry.to_ascii_lowercase();
+        if entry == "*" {
+            patterns.push(entry);
+            continue;
+        }
+        let domain = entry.trim_start_matches('*').trim_start_matches('.');
+        let domain = match domain.rsplit_once(':') {
+            Some((host, port))
+                if !host.contains(':') && port.bytes().all(|b| b.is_ascii_digit()) =>
+            {
+                host
+            }
+            _ => domain,
+        };
+        if !domain.is_empty() {
+            patterns.push(domain.to_string());
+            patterns.push(format!(".{domain}"));
+        }
+    }
+    patterns
 }
 
 /// Maps a ureq failure: oversize bodies, bad URLs and refused certificates
@@ -492,6 +728,7 @@ fn network_failure(what: &str, url: &str, e: ureq::Error, limit: u64) -> Attempt
                 "{what}: not a usable URL ({e})"
             )))
         }
+        ureq::Error::ConnectProxyFailed(reason) => proxy_refused(what, &reason),
         ureq::Error::Timeout(t) => Attempt::Retry {
             error: Error::Network(format!("{what} timed out ({t})")),
             wait: None,
@@ -503,10 +740,44 @@ fn network_failure(what: &str, url: &str, e: ureq::Error, limit: u64) -> Attempt
     }
 }
 
-/// The `description` of a JSON error body, else a short excerpt of the text.
+/// A proxy that did not open the tunnel (ureq's reason reads "proxy
+/// server responded 407/407 ..."): a refusal (407 and other 4xx) is final,
+/// since retrying wrong credentials can lock an agency account; a proxy's
+/// 5xx (its way to the server failed) is retried.
+fn proxy_refused(what: &str, reason: &str) -> Attempt {
+    let status = reason
+        .trim_start_matches("proxy server responded ")
+        .get(..3)
+        .and_then(|s| s.parse::<u16>().ok());
+    let error = |hint: &str| {
+        Error::Network(format!(
+            "{what}: the proxy did not connect ({reason}){hint}"
+        ))
+    };
+    match status {
+        Some(407) => Attempt::Fail(error(
+            ": it asks for credentials, or refused those given; give them as \
+             http://user:password@host:port in HTTPS_PROXY or the option proxy",
+        )),
+        Some(400..=499) => Attempt::Fail(error("")),
+        _ => Attempt::Retry {
+            error: error(""),
+            wait: None,
+        },
+    }
+}
+
+/// What a JSON error body says: its `description` (pygeoapi) or, in RFC
+/// 9457 problem details (the NLDI), its `detail`, else its `title`; else a
+/// short excerpt of the text.
 fn error_detail(body: &[u8]) -> Option<String> {
     if let Ok(serde_json::Value::Object(map)) = serde_json::from_slice::<serde_json::Value>(body) {
-        if let Some(d) = map.get("description").and_then(|d| d.as_str()) {
+        let said = ["description", "detail", "title"].iter().find_map(|k| {
+            map.get(*k)
+                .and_then(|d| d.as_str())
+                .filter(|d| !d.trim().is_empty())
+        });
+        if let Some(d) = said {
             return Some(d.to_string());
         }
     }
@@ -530,42 +801,6 @@ fn backoff(retry: u32) -> Duration {
     let random = RandomState::new().build_hasher().finish();
     let fraction = 0.5 + 0.5 * (random as f64 / u64::MAX as f64);
     full.mul_f64(fraction)
-}
-
-/// The URL without credentials: no `user:password@`, and the values of
-/// key/token query parameters replaced by `***`.
-pub fn redact_url(url: &str) -> String {
-    let (scheme, host, tail) = split_url(url);
-    let (path, query) = match tail.split_once('?') {
-        Some((p, q)) => (p, Some(q)),
-        None => (tail, None),
-    };
-    let mut out = format!("{scheme}{host}{path}");
-    if let Some(query) = query {
-        let pairs: Vec<String> = query
-            .split('&')
-            .map(|pair| match pair.split_once('=') {
-                Some((k, _)) if is_secret_param(k) => format!("{k}=***"),
-                _ => pair.to_string(),
-            })
-            .collect();
-        out.push('?');
-        out.push_str(&pairs.join("&"));
-    }
-    out
-}
-
-fn is_secret_param(name: &str) -> bool {
-    let n = name.to_ascii_lowercase();
-    [
-        "key",
-        "apikey",
-        "api_key",
-        "token",
-        "access_token",
-        "password",
-    ]
-    .contains(&n.as_str())
 }
 
 /// Appends percent-encoded query parameters to `base` (RFC 3986: unreserved
@@ -630,18 +865,6 @@ mod tests {
     }
 
     #[test]
-    fn credentials_never_reach_messages() {
-        assert_eq!(
-            redact_url("https://user:pw@tiles.example/a/1/2/3.png?apikey=s3cret&x=1"),
-            "https://tiles.example/a/1/2/3.png?apikey=***&x=1"
-        );
-        assert_eq!(
-            redact_url("http://127.0.0.1:80/nldi"),
-            "http://127.0.0.1:80/nldi"
-        );
-    }
-
-    #[test]
     fn error_bodies_give_their_description_or_an_excerpt() {
         assert_eq!(
             error_detail(br#"{"type":"error","description":"no such comid"}"#).unwrap(),
@@ -650,6 +873,16 @@ mod tests {
         assert_eq!(
             error_detail(b"<html>\n  Bad   gateway</html>").unwrap(),
             "<html> Bad gateway</html>"
+        );
+        let problem = br#"{"type":"about:blank","title":"Not Found","status":404,
+            "detail":"The comid 999 was not found in NHDPlus"}"#;
+        assert_eq!(
+            error_detail(problem).unwrap(),
+            "The comid 999 was not found in NHDPlus"
+        );
+        assert_eq!(
+            error_detail(br#"{"type":"about:blank","title":"Not Found","status":404}"#).unwrap(),
+            "Not Found"
         );
         assert_eq!(error_detail(b""), None);
         let long = "x".repeat(1000);
@@ -684,14 +917,125 @@ mod tests {
     }
 
     #[test]
-    fn a_retry_after_hold_is_never_shortened() {
+    fn a_retry_after_hold_is_never_shortened_and_holds_its_host_alone() {
         let client = HttpClient::new(&Config::default()).unwrap();
-        let until = || client.hold.lock().unwrap().unwrap();
-        client.hold_for(Duration::from_secs(20));
-        let long = until();
-        client.hold_for(Duration::from_secs(1));
-        assert_eq!(until(), long, "a shorter Retry-After keeps the longer hold");
-        client.hold_for(Duration::from_secs(25));
-        assert!(until() > long);
+        let until = |host| client.holds.lock().unwrap().get(host).copied();
+        client.hold_for("a", Duration::from_secs(20));
+        let long = until("a").unwrap();
+        client.hold_for("a", Duration::from_secs(1));
+        assert_eq!(
+            until("a"),
+            Some(long),
+            "a shorter Retry-After keeps the longer hold"
+        );
+        client.hold_for("a", Duration::from_secs(25));
+        assert!(until("a").unwrap() > long);
+        assert_eq!(until("b"), None);
+    }
+
+    #[test]
+    fn retry_after_reads_seconds_and_http_dates() {
+        let header = |v: &str| vec![("retry-after".to_string(), v.to_string())];
+        // 1994-11-06 08:49:37 UTC is 784111777 s after 1970 (RFC 9110's
+        // example date; `date -u -d @784111777` prints it).
+        let now = UNIX_EPOCH + Duration::from_secs(784_111_777 - 8);
+        assert_eq!(
+            retry_after(&header("Sun, 06 Nov 1994 08:49:37 GMT"), now),
+            Some(Duration::from_secs(8))
+        );
+        let later = now + Duration::from_secs(60);
+        assert_eq!(
+            retry_after(&header("Sun, 06 Nov 1994 08:49:37 GMT"), later),
+            Some(Duration::ZERO),
+            "a date past asks for no wait"
+        );
+        assert_eq!(
+            retry_after(&header(" 120 "), now),
+            Some(Duration::from_secs(120))
+        );
+        assert_eq!(
+            retry_after(&header("1.5"), now),
+            Some(Duration::from_millis(1500))
+        );
+        for bad in [
+            "-1",
+            "soon",
+            "Sun, 06 Nov 1994 08:49:37 CET",
+            "Sun, 32 Nov 1994 08:49:37 GMT",
+            "inf",
+        ] {
+            assert_eq!(retry_after(&header(bad), now), None, "{bad}");
+        }
+        assert_eq!(retry_after(&[], now), None);
+        assert_eq!(http_date_seconds("Thu, 01 Jan 1970 00:00:00 GMT"), Some(0));
+        assert_eq!(
+            http_date_seconds("Tue, 29 Feb 2028 12:00:00 GMT"),
+            Some(1_835_438_400)
+        );
+    }
+
+    #[test]
+    fn redirects_out_of_https_are_refused() {
+        let request = Request {
+            service: Service::Fabric,
+            method: Method::Get,
+            url: "https://api.example/fabric/items?f=json",
+            headers: &[],
+            body: None,
+        };
+        let to = |location: &str| vec![("location".to_string(), location.to_string())];
+        let Some(Attempt::Fail(e)) =
+            redirect(&request, 301, &to("http://api.example/fabric/items"))
+        else {
+            panic!("a downgrade is followed");
+        };
+        assert!(e.to_string().contains("plain http"), "{e}");
+        for (status, location) in [(302, "https://mirror.example/items"), (308, "/v2/items")] {
+            assert!(matches!(
+                redirect(&request, status, &to(location)),
+                Some(Attempt::Moved(_))
+            ));
+        }
+        assert!(redirect(&request, 304, &to("/x")).is_none());
+        assert!(matches!(
+            redirect(&request, 301, &[]),
+            Some(Attempt::Fail(Error::Service(_)))
+        ));
+    }
+
+    #[test]
+    fn no_proxy_reads_as_curl_reads_it() {
+        assert_eq!(
+            no_proxy_patterns(" usgs.gov , .Agency.gov,*.corp.example, host:8080,,*"),
+            [
+                "usgs.gov",
+                ".usgs.gov",
+                "agency.gov",
+                ".agency.gov",
+                "corp.example",
+                ".corp.example",
+                "host",
+                ".host",
+                "*"
+            ]
+        );
+        assert!(no_proxy_patterns(" , ").is_empty());
+    }
+
+    #[test]
+    fn locations_resolve_against_the_url_they_answer() {
+        let base = "https://u:p@api.example/fabric/pygeoapi/collections/x/items?f=json";
+        for (location, expected) in [
+            ("https://other.example/a?b=1", "https://other.example/a?b=1"),
+            ("//other.example/a", "https://other.example/a"),
+            ("/moved/items", "https://u:p@api.example/moved/items"),
+            (
+                "items2?f=json",
+                "https://u:p@api.example/fabric/pygeoapi/collections/x/items2?f=json",
+            ),
+        ] {
+            assert_eq!(resolve_location(base, location), expected, "{location}");
+        }
+        assert_eq!(resolve_location("http://h", "a"), "http://h/a");
     }
 }

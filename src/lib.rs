@@ -30,6 +30,7 @@ pub mod services;
 pub mod table;
 pub mod tls;
 pub mod trace;
+pub mod url;
 
 pub use context::Context;
 pub use error::{Error, Result};

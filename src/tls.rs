@@ -5,9 +5,9 @@
 //! works wherever the user put it: Mozilla's roots compiled in (a machine
 //! without a system store still works), the operating system's store
 //! (`rustls-native-certs`: the distribution's bundle, or `SSL_CERT_FILE` /
-//! `SSL_CERT_DIR` when set, as OpenSSL reads them), and a PEM bundle named by
-//! the `ca_bundle` option, else by the first of [`CA_BUNDLE_VARIABLES`] that
-//! is set. Nothing here ever turns verification off.
+//! `SSL_CERT_DIR` when set, as OpenSSL reads them), and the PEM bundle named
+//! by the `ca_bundle` option, else every bundle [`CA_BUNDLE_VARIABLES`]
+//! name. Nothing here ever turns verification off.
 
 use crate::{Error, Result};
 use std::collections::HashSet;
@@ -16,26 +16,36 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use ureq::tls::{Certificate, PemItem, RootCerts};
 
-/// The environment variables naming a CA bundle when the `ca_bundle` option
-/// is unset, in the order they are tried (OpenSSL's, Python requests', curl's).
+/// The environment variables naming CA bundles when the `ca_bundle` option
+/// is unset (OpenSSL's, Python requests', curl's); each one set counts.
 pub const CA_BUNDLE_VARIABLES: [&str; 3] =
     ["SSL_CERT_FILE", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE"];
 
-/// The CA bundle to add to the roots and where it was named: `option`
-/// (the `ca_bundle` option or `HYDROPLOT_CA_BUNDLE`) wins, else the first
-/// non-empty variable of [`CA_BUNDLE_VARIABLES`].
-pub fn bundle_path(option: Option<&Path>) -> Option<(PathBuf, String)> {
+/// The CA bundles to add to the roots, each with where it was named:
+/// `option` (the `ca_bundle` option or `HYDROPLOT_CA_BUNDLE`) alone when
+/// set, else the file of every non-empty variable of
+/// [`CA_BUNDLE_VARIABLES`], each file once. All count, because tools set
+/// them for each other: conda points `SSL_CERT_FILE` at its own bundle
+/// while the agency's root sits in `REQUESTS_CA_BUNDLE`.
+pub fn bundle_paths(option: Option<&Path>) -> Vec<(PathBuf, String)> {
     if let Some(path) = option {
-        return Some((path.to_path_buf(), "option ca_bundle".to_string()));
+        return vec![(path.to_path_buf(), "option ca_bundle".to_string())];
     }
-    CA_BUNDLE_VARIABLES.iter().find_map(|var| {
-        let value = std::env::var_os(var).filter(|v| !v.is_empty())?;
-        Some((PathBuf::from(value), format!("environment variable {var}")))
-    })
+    let mut bundles: Vec<(PathBuf, String)> = Vec::new();
+    for var in CA_BUNDLE_VARIABLES {
+        let Some(value) = std::env::var_os(var).filter(|v| !v.is_empty()) else {
+            continue;
+        };
+        let path = PathBuf::from(value);
+        if !bundles.iter().any(|(p, _)| *p == path) {
+            bundles.push((path, format!("environment variable {var}")));
+        }
+    }
+    bundles
 }
 
 /// The trusted roots: the compiled-in Mozilla roots, the system store and
-/// the CA bundle (see [`bundle_path`]). A bundle that cannot be read or holds
+/// the CA bundles (see [`bundle_paths`]). A bundle that cannot be read or holds
 /// no certificate is an `Error::InvalidArgument` naming the file and where
 /// it was named; an unreadable system store only loses its certificates.
 ///
@@ -44,35 +54,37 @@ pub fn bundle_path(option: Option<&Path>) -> Option<(PathBuf, String)> {
 /// variables the system store reads) and shared (`RootCerts` is an `Arc`).
 pub fn root_certs(ca_bundle: Option<&Path>) -> Result<RootCerts> {
     static BUILT: Mutex<Option<(RootsKey, RootCerts)>> = Mutex::new(None);
-    let bundle = bundle_path(ca_bundle);
-    let key = RootsKey::now(bundle.as_ref().map(|(path, _)| path.as_path()));
+    let bundles = bundle_paths(ca_bundle);
+    let key = RootsKey::now(bundles.iter().map(|(path, _)| path.as_path()));
     if let Some((built_for, roots)) = &*BUILT.lock().unwrap_or_else(|p| p.into_inner()) {
         if *built_for == key {
             return Ok(roots.clone());
         }
     }
-    let roots = build_roots(bundle)?;
+    let roots = build_roots(&bundles)?;
     *BUILT.lock().unwrap_or_else(|p| p.into_inner()) = Some((key, roots.clone()));
     Ok(roots)
 }
 
-/// What the roots are built from: the bundle's path, modification time and
-/// length (a changed file is read again), and `SSL_CERT_FILE` /
+/// What the roots are built from: each bundle's path, modification time
+/// and length (a changed file is read again), and `SSL_CERT_FILE` /
 /// `SSL_CERT_DIR`, which the system store reads.
 #[derive(PartialEq)]
 struct RootsKey {
-    bundle: Option<(PathBuf, Option<std::time::SystemTime>, u64)>,
+    bundles: Vec<(PathBuf, Option<std::time::SystemTime>, u64)>,
     system: Vec<Option<OsString>>,
 }
 
 impl RootsKey {
-    fn now(bundle: Option<&Path>) -> RootsKey {
+    fn now<'a>(bundles: impl Iterator<Item = &'a Path>) -> RootsKey {
         RootsKey {
-            bundle: bundle.map(|path| {
-                let meta = std::fs::metadata(path).ok();
-                let modified = meta.as_ref().and_then(|m| m.modified().ok());
-                (path.to_path_buf(), modified, meta.map_or(0, |m| m.len()))
-            }),
+            bundles: bundles
+                .map(|path| {
+                    let meta = std::fs::metadata(path).ok();
+                    let modified = meta.as_ref().and_then(|m| m.modified().ok());
+                    (path.to_path_buf(), modified, meta.map_or(0, |m| m.len()))
+                })
+                .collect(),
             system: ["SSL_CERT_FILE", "SSL_CERT_DIR"]
                 .iter()
                 .map(std::env::var_os)
@@ -82,7 +94,7 @@ impl RootsKey {
 }
 
 /// The roots of [`root_certs`], built afresh.
-fn build_roots(bundle: Option<(PathBuf, String)>) -> Result<RootCerts> {
+fn build_roots(bundles: &[(PathBuf, String)]) -> Result<RootCerts> {
     let bundled = webpki_root_certs::TLS_SERVER_ROOT_CERTS
         .iter()
         .map(|c| Certificate::from_der(c.as_ref()).to_owned());
@@ -93,8 +105,8 @@ fn build_roots(bundle: Option<(PathBuf, String)>) -> Result<RootCerts> {
             .iter()
             .map(|c| Certificate::from_der(c.as_ref()).to_owned()),
     );
-    if let Some((path, origin)) = bundle {
-        roots.extend(read_bundle(&path).map_err(|why| {
+    for (path, origin) in bundles {
+        roots.extend(read_bundle(path).map_err(|why| {
             Error::InvalidArgument(format!("the CA bundle {} ({origin}) {why}", path.display()))
         })?);
     }

@@ -7,6 +7,7 @@ use std::path::Path;
 
 /// The layers of docs/architecture.md, bottom up.
 const LAYERS: &[&[&str]] = &[
+    &["url"],
     &["error", "config", "observer", "feature", "tls"],
     &[
         "http",

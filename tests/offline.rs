@@ -193,3 +193,22 @@ fn the_cli_fails_at_once_with_hydroplot_offline() {
     assert!(stderr.contains("offline mode"), "{stderr}");
     assert!(server.requests().is_empty());
 }
+
+#[test]
+fn offline_runs_read_neither_the_trust_roots_nor_the_proxy() {
+    // A stale CA variable and an unusable proxy variable stop online runs
+    // (tests/tls_env.rs, tests/proxy.rs); offline, nothing is sent, so a
+    // run the sample serves goes on.
+    let dir = temp_dir("stale-env");
+    let out = Command::new(env!("CARGO_BIN_EXE_hydroplot"))
+        .env("HYDROPLOT_OFFLINE", "1")
+        .env("SSL_CERT_FILE", dir.join("gone.pem"))
+        .env("HTTPS_PROXY", "socks5://127.0.0.1:9")
+        .current_dir(&dir)
+        .args(["plot", "--sample", "--no-plot"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("flowline"));
+}

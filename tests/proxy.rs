@@ -148,11 +148,11 @@ fn fetch(server: &MockServer, proxy: Option<&str>, vars: &[(&str, &str)]) -> hyd
     for var in PROXY_VARIABLES {
         std::env::remove_var(var);
     }
+    let mut config: Config = mock::context(server).config;
+    config.retries = 0;
     for (var, value) in vars {
         std::env::set_var(var, value);
     }
-    let mut config: Config = mock::context(server).config;
-    config.retries = 0;
     if let Some(p) = proxy {
         config.set("proxy", p).unwrap();
     }
@@ -202,6 +202,41 @@ fn requests_go_through_the_proxy_asked_for_and_no_proxy_bypasses_it() {
     through(3);
     assert_eq!(server.requests().len(), 7, "every request reached the mock");
 
+    // As curl: HTTPS_PROXY before ALL_PROXY (nothing listens on port 9);
+    // NO_PROXY's entries trimmed.
+    let closed = "http://127.0.0.1:9";
+    fetch(
+        &server,
+        None,
+        &[("ALL_PROXY", closed), ("HTTPS_PROXY", &proxy.url())],
+    )
+    .unwrap();
+    through(4);
+    let spaced = [
+        ("HTTPS_PROXY", closed),
+        ("NO_PROXY", "example.com, 127.0.0.1"),
+    ];
+    fetch(&server, None, &spaced).unwrap();
+    through(4);
+    // A proxy that cannot be used is an error naming its variable, never a
+    // silent direct connection.
+    for (var, value, says) in [
+        ("ALL_PROXY", "socks5://127.0.0.1:9", "SOCKS"),
+        ("HTTPS_PROXY", "http://[bad", "not a usable proxy URL"),
+    ] {
+        let e = fetch(&server, None, &[(var, value)]).unwrap_err();
+        assert!(matches!(e, Error::InvalidArgument(_)), "{e:?}");
+        assert!(
+            e.to_string().contains(var) && e.to_string().contains(says),
+            "{e}"
+        );
+    }
+    assert_eq!(
+        server.requests().len(),
+        9,
+        "no request went around a bad proxy"
+    );
+
     // Credentials: sent to the proxy, never shown in a message.
     let guarded = ConnectProxy::start(Some("Basic YWdlbnQ6czNjcmV0")); // agent:s3cret
     let with = |user_password: &str| {
@@ -222,8 +257,25 @@ fn requests_go_through_the_proxy_asked_for_and_no_proxy_bypasses_it() {
     );
     assert_eq!(
         server.requests().len(),
-        8,
+        10,
         "the refused tunnel reached nothing"
+    );
+    // A refusal is not retried: the same wrong password again could lock
+    // an agency account.
+    let mut config: Config = mock::context(&server).config;
+    config.retries = 2;
+    config
+        .set("proxy", &guarded.url().replace("://", "://agent:hunter2@"))
+        .unwrap();
+    let e = index::feature(&Context::new(config).unwrap(), "comid", "13293454").unwrap_err();
+    assert!(
+        e.to_string().contains("407") && e.to_string().contains("credentials"),
+        "{e}"
+    );
+    assert_eq!(
+        guarded.tunnels().len(),
+        3,
+        "one tunnel asked for, not three"
     );
     for var in PROXY_VARIABLES {
         std::env::remove_var(var);

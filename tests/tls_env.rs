@@ -1,6 +1,7 @@
 //! Where a user's agency root comes from besides the `ca_bundle` option:
-//! `HYDROPLOT_CA_BUNDLE`, then `SSL_CERT_FILE`, `REQUESTS_CA_BUNDLE`,
-//! `CURL_CA_BUNDLE` in that order, and the system store (pointed at a temp
+//! `HYDROPLOT_CA_BUNDLE` (the option's variable), else every one of
+//! `SSL_CERT_FILE`, `REQUESTS_CA_BUNDLE`, `CURL_CA_BUNDLE` set, and the
+//! system store (pointed at a temp
 //! directory through `SSL_CERT_DIR`, never /etc). One test, so no other
 //! thread of this process reads the environment while it changes.
 
@@ -80,15 +81,21 @@ fn the_environment_names_the_agency_root_like_curl_and_requests() {
         trusted_with(&server, &[("SSL_CERT_DIR", &store)]),
         "a root added to the system store is not trusted"
     );
-    // The first variable set wins, as in the documented order.
-    assert!(!trusted_with(
+    // Every variable set counts: conda sets SSL_CERT_FILE to its own
+    // bundle while the agency root is in REQUESTS_CA_BUNDLE.
+    assert!(trusted_with(
         &server,
         &[("SSL_CERT_FILE", &wrong), ("REQUESTS_CA_BUNDLE", &root)]
     ));
-    assert!(!trusted_with(
+    assert!(trusted_with(
         &server,
         &[("REQUESTS_CA_BUNDLE", &wrong), ("CURL_CA_BUNDLE", &root)]
     ));
+    assert!(!trusted_with(
+        &server,
+        &[("REQUESTS_CA_BUNDLE", &wrong), ("CURL_CA_BUNDLE", &wrong)]
+    ));
+    // The option (here its variable) is the one bundle when set.
     assert!(trusted_with(
         &server,
         &[("HYDROPLOT_CA_BUNDLE", &root), ("SSL_CERT_FILE", &wrong)]

@@ -9,10 +9,11 @@
 use crate::context::Context;
 use crate::crs::{Transformer, DEFAULT_CRS};
 use crate::error::{Error, Result};
-use crate::http::{redact_url, Service};
+use crate::http::Service;
 use crate::parallel::adaptive_map;
 use crate::services::batch::throttled;
 use crate::trace::Trace;
+use crate::url::redact_url;
 
 /// The directions the process accepts; the first is the default.
 pub const DIRECTIONS: [&str; 3] = ["down", "up", "none"];

@@ -3,7 +3,8 @@
 
 use crate::context::Context;
 use crate::feature::{from_geojson_feature, Feature};
-use crate::http::{encode_component, redact_url, with_query, Service};
+use crate::http::{encode_component, with_query, Service};
+use crate::url::redact_url;
 use crate::{Error, Result};
 
 /// The feature `source`/`id` (e.g. `nwissite`/`USGS-05427718`): the first
