@@ -883,3 +883,27 @@ fn boxes_small_and_large_read_the_rows_a_file_without_its_index_reads() {
         "{through_index} / {by_pass}"
     );
 }
+
+#[test]
+fn nad83_in_esri_wkt_reads_as_nad83() {
+    // ArcGIS writes NAD83 as organization ESRI with its own WKT spelling
+    // (`D_North_American_1983` on `GRS_1980`); gdalsrsinfo reads it as
+    // EPSG:4269, and so does the reader: the same rows, the same vertices.
+    let dir = Scratch::new("esri-wkt");
+    let path = dir.join("esri.gpkg");
+    std::fs::copy(data("yahara_sample.gpkg"), &path).unwrap();
+    rusqlite::Connection::open(&path)
+        .unwrap()
+        .execute_batch(
+            r#"INSERT INTO gpkg_spatial_ref_sys VALUES ('GCS_North_American_1983', 104269, 'ESRI', 4269,
+                 'GEOGCS["GCS_North_American_1983",DATUM["D_North_American_1983",SPHEROID["GRS_1980",6378137.0,298.257222101]],PRIMEM["Greenwich",0.0],UNIT["Degree",0.0174532925199433]]', NULL);
+               UPDATE gpkg_geometry_columns SET srs_id = 104269;
+               UPDATE gpkg_contents SET srs_id = 104269;"#,
+        )
+        .unwrap();
+    let esri = GeoPackage::open(&path).unwrap();
+    let got = esri.read_all(Collection::FlowlineNetwork).unwrap();
+    let expected = yahara().read_all(Collection::FlowlineNetwork).unwrap();
+    assert_eq!(got.len(), expected.len());
+    assert_eq!(got.geometries().row_xy(0), expected.geometries().row_xy(0));
+}

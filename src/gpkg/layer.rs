@@ -206,9 +206,19 @@ fn source_crs(conn: &Connection, srs_id: i64) -> Result<Option<String>> {
     let geographic = ["GEOGCS[", "GEOGCRS[", "GEODCRS[", "GEOGRAPHICCRS["]
         .iter()
         .any(|p| wkt.starts_with(p));
-    let lonlat_datum = ["GRS80", "GRS 1980", "WGS 84", "WGS_1984", "WGS84"]
-        .iter()
-        .any(|d| wkt.contains(d));
+    // EPSG, OGC and ESRI spellings (ESRI's WKT: `D_North_American_1983`
+    // on `GRS_1980`, as ArcGIS writes NAD83).
+    let lonlat_datum = [
+        "GRS80",
+        "GRS 1980",
+        "GRS_1980",
+        "NORTH_AMERICAN_1983",
+        "WGS 84",
+        "WGS_1984",
+        "WGS84",
+    ]
+    .iter()
+    .any(|d| wkt.contains(d));
     if geographic && lonlat_datum && wkt.contains("DEGREE") {
         return Ok(None);
     }
