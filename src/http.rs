@@ -416,6 +416,12 @@ impl HttpClient {
             });
         }
         if (200..300).contains(&status) {
+            if let Some(encoding) = unasked_encoding(&headers) {
+                return Attempt::Fail(Error::Service(format!(
+                    "{what} sent its body in the {encoding:?} encoding, which was not asked \
+                     for (Accept-Encoding: gzip) and cannot be read"
+                )));
+            }
             return match read_capped(response.body_mut(), self.max_body) {
                 Ok(body) => Attempt::Done(Response {
                     status,
@@ -453,6 +459,15 @@ impl HttpClient {
             _ => Attempt::Fail(Error::Http { status, message }),
         }
     }
+}
+
+/// A `Content-Encoding` other than the gzip asked for (which ureq decodes,
+/// spelled exactly so) or none: its body would read as garbage ("not
+/// JSON"), so it is named instead.
+fn unasked_encoding(headers: &[(String, String)]) -> Option<&str> {
+    let (_, encoding) = headers.iter().find(|(k, _)| k == "content-encoding")?;
+    let encoding = encoding.trim();
+    (!matches!(encoding, "" | "gzip" | "identity")).then_some(encoding)
 }
 
 /// Where a redirect answer sends `request`, if `status` is one: `Moved`
@@ -972,6 +987,18 @@ mod tests {
             http_date_seconds("Tue, 29 Feb 2028 12:00:00 GMT"),
             Some(1_835_438_400)
         );
+    }
+
+    #[test]
+    fn bodies_in_an_encoding_not_asked_for_are_named() {
+        let encoded = |e: &str| vec![("content-encoding".to_string(), e.to_string())];
+        for fine in ["gzip", "identity", " "] {
+            assert_eq!(unasked_encoding(&encoded(fine)), None, "{fine}");
+        }
+        assert_eq!(unasked_encoding(&[]), None);
+        for unasked in ["br", "deflate", "x-gzip", "GZIP"] {
+            assert_eq!(unasked_encoding(&encoded(unasked)), Some(unasked));
+        }
     }
 
     #[test]
