@@ -137,6 +137,30 @@ fn the_integer_comid_set_returns_exactly_those_with_one_post() {
     assert_eq!(body["args"][1].as_array().unwrap().len(), 3);
 }
 
+/// A comid set has its catchments by id (R3): they are not fetched again by
+/// the box, where a service could hold more than `max_features` of them.
+#[test]
+fn a_comid_set_fetches_its_catchments_once() {
+    let server = MockServer::start();
+    let mut config = context(&server).config.clone();
+    config.set("max_features", "12").unwrap();
+    let ctx = hydroplot::Context::new(config).unwrap();
+    let req = PlotRequest {
+        comid_set: Some(vec![13293970, 13293750]),
+        actually_plot: false,
+        ..Default::default()
+    };
+    let d = plot_hydro(&ctx, &req, None).unwrap().data;
+    assert_eq!(d.layer(Layer::Catchment).len(), 2);
+    assert!(!d.layer(Layer::OffNetworkWtbd).is_empty());
+    let catchments: Vec<String> = (server.requests().iter())
+        .filter(|r| r.path.ends_with("/catchmentsp/items"))
+        .map(|r| format!("{} {}", r.method, r.query))
+        .collect();
+    assert_eq!(catchments.len(), 1, "{catchments:?}");
+    assert!(catchments[0].starts_with("POST "), "{catchments:?}");
+}
+
 #[test]
 fn a_bbox_over_several_pages_of_an_unordered_service_returns_every_feature_once() {
     let server = MockServer::start();
@@ -167,10 +191,12 @@ fn a_bbox_over_several_pages_of_an_unordered_service_returns_every_feature_once(
         );
         // Published: 10 network + 43 off-network. The download splits them by
         // the filtered flowlines' wbareacomi (the service filters by stream
-        // order), so only the total is the published one here; the local
-        // mode, which sees every flowline in the box, gives 10 + 43.
-        let waterbodies = d.layer(Layer::NetworkWtbd).len() + d.layer(Layer::OffNetworkWtbd).len();
-        assert_eq!(waterbodies, 10 + 43, "round {round}");
+        // order): 4 + 49 (`tests/streamorder.rs` has it by SQL), and only
+        // the total is the published one here; the local mode, which sees
+        // every flowline in the box, gives 10 + 43.
+        let network = d.layer(Layer::NetworkWtbd).len();
+        let waterbodies = network + d.layer(Layer::OffNetworkWtbd).len();
+        assert_eq!((network, waterbodies), (4, 10 + 43), "round {round}");
         let pages = server
             .requests()
             .iter()

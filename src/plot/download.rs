@@ -3,7 +3,9 @@
 
 use super::outlets::{linked_data_id, outlet_point, Resolved};
 use super::request::{Outlet, PlotRequest};
-use super::subset::{extent, retain_keys, union_basin, Basins, Subset};
+use super::subset::{
+    extent, flowlines_of_order, ids_of, left_out, retain_keys, union_basin, Basins, Subset,
+};
 use super::thinning::Thinning;
 use crate::collection::Collection;
 use crate::context::Context;
@@ -103,20 +105,16 @@ fn upstream_of_outlets(ctx: &Context, req: &PlotRequest) -> Result<Subset> {
         table: flowlines,
         mut warnings,
     } = flowlines_in(ctx, req, bbox, thinning.streamorder)?;
-    let reaches = reaches_of(&flowlines);
     let outlet_comids: Vec<i64> = resolved.iter().map(|o| o.comid).collect();
-    for o in &resolved {
-        if !reaches.iter().any(|r| r.comid == o.comid) {
-            warnings.push(ctx.warn(format!(
-                "outlet {}/{} (comid {}) is not among the flowlines fetched (stream order filter?); nothing is drawn upstream of it",
-                o.source, o.id, o.comid
-            )));
-        }
-    }
-    let upstream: HashSet<i64> = upstream_comids(&reaches, &outlet_comids)
+    let upstream: HashSet<i64> = upstream_comids(&reaches_of(&flowlines), &outlet_comids)
         .into_iter()
         .collect();
     let flowlines = retain_keys(&flowlines, "comid", &upstream);
+    warnings.extend(
+        left_out(&resolved, &upstream, "fetched")
+            .into_iter()
+            .map(|w| ctx.warn(w)),
+    );
 
     let mut subset = Subset {
         outlets: resolved,
@@ -126,68 +124,77 @@ fn upstream_of_outlets(ctx: &Context, req: &PlotRequest) -> Result<Subset> {
         ..Default::default()
     };
     if !thinning.flowline_only {
-        add_bbox_layers(ctx, req, &mut subset, bbox)?;
+        add_bbox_layers(ctx, req, &mut subset, bbox, &BOX_LAYERS)?;
         subset.catchments = retain_keys(&subset.catchments, "featureid", &upstream);
     }
     Ok(subset)
 }
 
-/// The integer comid set: exactly these flowlines (R3) and catchments; the
-/// basin is the union of the catchments.
+/// The integer comid set: exactly these flowlines (R3) of the stream order
+/// or more, and their catchments; the basin is the union of the catchments
+/// of the whole set (what an automatic stream order follows), fetched
+/// whatever is drawn, as a local read folds them into its basin.
 fn comid_set(ctx: &Context, req: &PlotRequest, comids: &[i64]) -> Result<Subset> {
-    let Items {
-        table: flowlines,
-        warnings,
-    } = fabric::items_table(
-        ctx,
-        Collection::FlowlineNetwork,
-        &ItemsQuery::In {
-            property: "comid",
-            ids: comids,
-        },
-        properties(req, Collection::FlowlineNetwork).as_deref(),
-        "flowline",
-    )?;
-    if flowlines.is_empty() {
+    let flowlines = by_ids(ctx, req, Collection::FlowlineNetwork, comids, "flowline")?;
+    if flowlines.table.is_empty() {
         return Err(Error::not_found(format!(
             "none of the {} comids of the comid set is a network flowline",
             comids.len()
         )));
     }
-    let mut subset = Subset {
-        flowlines,
+    let Items {
+        table: mut catchments,
         warnings,
+    } = by_ids(ctx, req, Collection::Catchment, comids, "catchment")?;
+    let mut subset = Subset {
+        flowlines: flowlines.table,
+        warnings: [flowlines.warnings, warnings].concat(),
         ..Default::default()
     };
-    if !req.flowline_only.unwrap_or(false) {
-        let catchments = fabric::items_table(
-            ctx,
-            Collection::Catchment,
-            &ItemsQuery::In {
-                property: "featureid",
-                ids: comids,
-            },
-            properties(req, Collection::Catchment).as_deref(),
-            "catchment",
-        )?;
-        subset.warnings.extend(catchments.warnings);
-        subset.catchments = catchments.table;
-        if !subset.catchments.is_empty() {
-            let mut basins = Basins::default();
-            basins.push(union_basin(&subset.catchments).as_ref(), None)?;
-            subset.basins = basins.finish()?;
-        }
-        let bbox = extent(subset.catchments.bbox(), &subset.flowlines).ok_or_else(|| {
-            Error::Service(
-                "neither the network flowlines of the comid set nor their catchments have a geometry in the fabric service's answer"
-                    .into(),
-            )
-        })?;
-        let catchments = std::mem::take(&mut subset.catchments);
-        add_bbox_layers(ctx, req, &mut subset, bbox)?;
-        subset.catchments = catchments;
+    if !catchments.is_empty() {
+        let mut basins = Basins::default();
+        basins.push(union_basin(&catchments).as_ref(), None)?;
+        subset.basins = basins.finish()?;
     }
+    let catchment_bbox = catchments.bbox();
+    let thinning = Thinning::decide(req, &subset.basins);
+    if let Some(n) = thinning.streamorder {
+        subset.flowlines = flowlines_of_order(&subset.flowlines, n);
+        let drawn = ids_of(&subset.flowlines, "comid");
+        let warnings = left_out(&[], &drawn, "fetched").into_iter();
+        subset.warnings.extend(warnings.map(|w| ctx.warn(w)));
+        // The catchments of the flowlines drawn, as upstream of outlets.
+        catchments = retain_keys(&catchments, "featureid", &drawn);
+    }
+    if thinning.flowline_only {
+        return Ok(subset);
+    }
+    let bbox = extent(catchment_bbox, &subset.flowlines).ok_or_else(|| {
+        Error::Service(
+            "neither the network flowlines of the comid set nor their catchments have a geometry in the fabric service's answer"
+                .into(),
+        )
+    })?;
+    subset.catchments = catchments;
+    // Its catchments it has by id: only the other layers by the box.
+    add_bbox_layers(ctx, req, &mut subset, bbox, &BOX_LAYERS[1..])?;
     Ok(subset)
+}
+
+/// R3: the features of `collection` whose id property is one of `ids`.
+fn by_ids(
+    ctx: &Context,
+    req: &PlotRequest,
+    collection: Collection,
+    ids: &[i64],
+    stage: &str,
+) -> Result<Items> {
+    let query = ItemsQuery::In {
+        property: collection.id_property(),
+        ids,
+    };
+    let properties = properties(req, collection);
+    fabric::items_table(ctx, collection, &query, properties.as_deref(), stage)
 }
 
 /// Everything in a box (R4), no navigation and no basin.
@@ -201,7 +208,7 @@ fn in_bbox(ctx: &Context, req: &PlotRequest, bbox: [f64; 4]) -> Result<Subset> {
         ..Default::default()
     };
     if !req.flowline_only.unwrap_or(false) {
-        add_bbox_layers(ctx, req, &mut subset, bbox)?;
+        add_bbox_layers(ctx, req, &mut subset, bbox, &BOX_LAYERS)?;
     }
     Ok(subset)
 }
@@ -228,19 +235,24 @@ fn properties(req: &PlotRequest, collection: Collection) -> Option<String> {
     req.properties.query_value(collection)
 }
 
-/// Catchments, waterbodies, NHDArea and non-network flowlines by the same bbox.
+/// The layers read by the flowlines' bbox, with their progress stages;
+/// the catchments first.
+const BOX_LAYERS: [(Collection, &str); 4] = [
+    (Collection::Catchment, "catchment"),
+    (Collection::Waterbody, "waterbody"),
+    (Collection::Area, "nhdarea"),
+    (Collection::FlowlineNonNetwork, "flowline_nonnetwork"),
+];
+
+/// The `layers` (of [`BOX_LAYERS`]) by the same bbox.
 fn add_bbox_layers(
     ctx: &Context,
     req: &PlotRequest,
     subset: &mut Subset,
     bbox: [f64; 4],
+    layers: &[(Collection, &str)],
 ) -> Result<()> {
-    for (collection, stage) in [
-        (Collection::Catchment, "catchment"),
-        (Collection::Waterbody, "waterbody"),
-        (Collection::Area, "nhdarea"),
-        (Collection::FlowlineNonNetwork, "flowline_nonnetwork"),
-    ] {
+    for &(collection, stage) in layers {
         let query = ItemsQuery::BBox { bbox, filter: None };
         let properties = properties(req, collection);
         let table = match fabric::items_table(ctx, collection, &query, properties.as_deref(), stage)

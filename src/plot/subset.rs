@@ -30,7 +30,9 @@ pub struct Subset {
     pub areas: Table,
     pub nonnetwork: Table,
     pub gages: Table,
-    /// `wbareacomi` values marking network waterbodies; `None` = those of `flowlines`.
+    /// `wbareacomi` values marking network waterbodies; `None` = those of
+    /// `flowlines`. A local box sets it to every flowline's in the box,
+    /// whatever the stream order (nhdplusTools' published split).
     pub network_wbareacomi: Option<HashSet<i64>>,
     /// The area asked for (bbox requests), NAD83 lon/lat.
     pub requested_bbox: Option<[f64; 4]>,
@@ -114,11 +116,53 @@ pub fn extent(catchments: Option<[f64; 4]>, flowlines: &Table) -> Option<[f64; 4
 
 /// The non-zero `wbareacomi` values of flowlines (read from that column).
 pub fn wbareacomi_of(flowlines: &Table) -> HashSet<i64> {
-    let Some(column) = flowlines.column("wbareacomi") else {
+    let mut wbareacomi = ids_of(flowlines, "wbareacomi");
+    wbareacomi.remove(&0);
+    wbareacomi
+}
+
+/// The flowlines of stream order `n` or more (read from their `streamorde`
+/// column; a row without one is left out), as the services' filter
+/// `streamorde > n-1` (R4) returns them.
+pub fn flowlines_of_order(flowlines: &Table, n: i32) -> Table {
+    let order = flowlines.column("streamorde");
+    let mask: Vec<bool> = (0..flowlines.len())
+        .map(|r| {
+            order
+                .and_then(|c| c.i64(r))
+                .is_some_and(|s| s >= i64::from(n))
+        })
+        .collect();
+    flowlines.filter(&mask)
+}
+
+/// The values of the integer `key` column of `table` (none without it).
+pub fn ids_of(table: &Table, key: &str) -> HashSet<i64> {
+    let Some(column) = table.column(key) else {
         return HashSet::new();
     };
-    (column.i64_values().into_iter().flatten())
-        .filter(|&c| c != 0)
+    column.i64_values().into_iter().flatten().collect()
+}
+
+/// The warnings for what the stream order filter left out of the flowlines
+/// `drawn` (their comids), `got` as they were got ("fetched", "read"): each
+/// outlet whose own flowline is not among them, since nothing upstream of
+/// it is drawn then, or, without outlets (a comid set), the whole set when
+/// none of it is left.
+pub fn left_out(outlets: &[Resolved], drawn: &HashSet<i64>, got: &str) -> Vec<String> {
+    if outlets.is_empty() && drawn.is_empty() {
+        return vec![format!(
+            "none of the flowlines {got} for the comid set is of the stream order asked or more; no flowline is drawn"
+        )];
+    }
+    (outlets.iter())
+        .filter(|o| !drawn.contains(&o.comid))
+        .map(|o| {
+            format!(
+                "outlet {}/{} (comid {}) is not among the flowlines {got} (stream order filter?); nothing is drawn upstream of it",
+                o.source, o.id, o.comid
+            )
+        })
         .collect()
 }
 
