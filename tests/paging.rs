@@ -1,14 +1,21 @@
-//! Paging always ends, through plot_hydro, against mock fabric services that
-//! page differently from pygeoapi's offsets: by an opaque cursor (offset
-//! ignored, no `numberMatched`), by `next` links that lead back to the
-//! first page forever, and without `sortby` (a 400, as pygeoapi answers for
-//! a provider that cannot sort). Counts are the published nhdplusTools
-//! figures for the Yahara sample; pages of 20 make every query page. The
-//! last test runs the `hydroplot` command line against the same servers.
+//! Paging always ends, and never ends early, through plot_hydro, against
+//! mock fabric services that page differently from pygeoapi's offsets: by
+//! an opaque cursor (offset ignored, no `numberMatched`), by `next` links
+//! that lead back to the first page forever (with or without feature ids),
+//! without `sortby` (a 400, as pygeoapi answers for a provider that cannot
+//! sort), without any `next` link or count, and with a `numberMatched` too
+//! low. Counts are the published nhdplusTools figures for the Yahara
+//! sample, or counted in the mock's data; pages of 20 make every query
+//! page. The last tests run the `hydroplot` command line against the same
+//! servers.
 
+use geo::Intersects;
+use hydroplot::collection::Collection;
 use hydroplot::context::{LogLevel, Observer};
 use hydroplot::plot::{plot_hydro, Layer, Outlet, PlotData, PlotRequest};
+use hydroplot::services::fabric::{self, ItemsQuery};
 use hydroplot::{Context, Error};
+use hydroplot_mock::data::Data;
 use hydroplot_mock::{context, LoggedRequest, MockServer, Paging};
 use std::collections::{HashMap, HashSet};
 use std::process::{Command, Output};
@@ -22,11 +29,16 @@ const BUDGET: u64 = 400;
 /// A server with `paging`, a request budget, and a context on it with pages
 /// of 20 whose warnings land in the returned list.
 fn setup(paging: Paging) -> (MockServer, Context, Arc<Warnings>) {
+    setup_with_pages(paging, 20)
+}
+
+/// The same with pages of `page_size`.
+fn setup_with_pages(paging: Paging, page_size: usize) -> (MockServer, Context, Arc<Warnings>) {
     let server = MockServer::start();
     server.set_paging(paging);
     server.set_request_budget(BUDGET);
     let mut config = context(&server).config.clone();
-    config.set("page_size", "20").unwrap();
+    config.set("page_size", &page_size.to_string()).unwrap();
     let warnings = Arc::new(Warnings::default());
     let ctx = Context::new(config)
         .unwrap()
@@ -68,6 +80,49 @@ fn bbox_at_stream_order_2() -> PlotRequest {
         actually_plot: false,
         ..Default::default()
     }
+}
+
+/// The box of [`bbox_at_stream_order_2`].
+const YAHARA_BOX: [f64; 4] = [-89.56684, 42.99816, -89.24681, 43.17192];
+
+/// The flowlines the mock serves that meet `bbox`, counted in its data.
+fn flowlines_in(bbox: [f64; 4]) -> usize {
+    let rect = geo::Rect::new((bbox[0], bbox[1]), (bbox[2], bbox[3]));
+    Data::shared()
+        .unwrap()
+        .layer(Collection::FlowlineNetwork)
+        .iter()
+        .filter(|item| {
+            item.feature
+                .geometry
+                .as_ref()
+                .is_some_and(|g| g.intersects(&rect))
+        })
+        .count()
+}
+
+/// Every flowline meeting `bbox`, by the library's pager, asserting that
+/// each comid occurs once.
+fn flowlines_by_pager(ctx: &Context, bbox: [f64; 4]) -> usize {
+    let query = ItemsQuery::BBox { bbox, filter: None };
+    let features = fabric::items(ctx, Collection::FlowlineNetwork, &query, "flowline").unwrap();
+    let ids: HashSet<i64> = features
+        .iter()
+        .map(|f| f.get_i64("comid").unwrap())
+        .collect();
+    assert_eq!(ids.len(), features.len(), "duplicates");
+    ids.len()
+}
+
+/// The `offset` of each query in `queries`.
+fn offsets(queries: &[&str]) -> Vec<usize> {
+    queries
+        .iter()
+        .map(|q| {
+            let pair = q.split('&').find_map(|p| p.strip_prefix("offset="));
+            pair.unwrap().parse().unwrap()
+        })
+        .collect()
 }
 
 /// The number of features of `layer`, asserting that each comid (or
@@ -237,5 +292,96 @@ fn the_command_line_prints_the_warning_of_a_server_that_cannot_sort() {
     assert!(
         unsorted.iter().any(|l| l.contains("nhdflowline_network")),
         "{stderr}"
+    );
+}
+
+#[test]
+fn a_server_without_next_links_or_counts_is_paged_while_pages_come_back_full() {
+    let (server, ctx, _) = setup(Paging::Unlinked);
+    server.set_number_matched(false);
+    let expected = flowlines_in(YAHARA_BOX);
+    assert_eq!(expected, 159, "the audit's figure for this box");
+    assert_eq!(flowlines_by_pager(&ctx, YAHARA_BOX), expected);
+    // Pages of 20 at offsets 0, 20, ... until the short one (19 features).
+    let log = server.requests();
+    let pages = flowline_queries(&log);
+    let want: Vec<usize> = (0..=expected / 20).map(|k| k * 20).collect();
+    assert_eq!(offsets(&pages), want, "{pages:#?}");
+
+    // Every layer of a plot, with the published counts.
+    assert_bbox_counts(&plot(&ctx, &bbox_at_stream_order_2()));
+
+    // One page exactly full: the next offset is asked for, and its empty
+    // page ends the query.
+    let (server, exact, _) = setup_with_pages(Paging::Unlinked, expected);
+    server.set_number_matched(false);
+    assert_eq!(flowlines_by_pager(&exact, YAHARA_BOX), expected);
+    let log = server.requests();
+    assert_eq!(offsets(&flowline_queries(&log)), [0, expected]);
+}
+
+#[test]
+fn next_links_are_followed_past_a_number_matched_too_low() {
+    let expected = flowlines_in(YAHARA_BOX);
+    // Pages of 20 under a numberMatched of 79: offsets up to 60 fetched
+    // together, then the last one's next links; pages of 100 (the audit's):
+    // the first page's next link. Each page once.
+    for page_size in [20, 100] {
+        let (server, ctx, warnings) = setup_with_pages(Paging::Undercounted, page_size);
+        assert_eq!(flowlines_by_pager(&ctx, YAHARA_BOX), expected);
+        let log = server.requests();
+        let mut got = offsets(&flowline_queries(&log));
+        got.sort_unstable();
+        let want: Vec<usize> = (0..expected.div_ceil(page_size))
+            .map(|k| k * page_size)
+            .collect();
+        assert_eq!(got, want, "pages of {page_size}");
+        let said = format!(
+            "matches {} features but its pages held {expected}",
+            expected / 2
+        );
+        let warned = warnings.0.lock().unwrap().clone();
+        assert!(warned.iter().any(|w| w.contains(&said)), "{warned:#?}");
+    }
+    let (_server, ctx, _) = setup(Paging::Undercounted);
+    assert_bbox_counts(&plot(&ctx, &bbox_at_stream_order_2()));
+}
+
+#[test]
+fn a_next_link_back_to_a_page_already_requested_stops_at_once() {
+    // Features without ids cannot repeat: only the link tells the circle.
+    for counted in [false, true] {
+        let (server, ctx, _) = setup(Paging::EndlessWithoutIds);
+        server.set_number_matched(counted);
+        let e = plot_hydro(&ctx, &bbox_at_stream_order_2(), None)
+            .err()
+            .unwrap();
+        assert!(matches!(e, Error::Service(_)), "{e:?}");
+        let message = e.to_string();
+        let log = server.requests();
+        let pages = flowline_queries(&log);
+        // The first page, then its next link, whose next link is itself.
+        assert_eq!(pages.len(), 2, "numberMatched {counted}: {pages:#?}");
+        let repeated = format!("{}{}?{}", server.base_url(), log[1].path, pages[1]);
+        assert!(
+            message.contains(&repeated) && message.contains("already requested"),
+            "{message}"
+        );
+        assert_eq!(log.len(), 2, "nothing requested after the failure");
+    }
+}
+
+#[test]
+fn a_cursor_server_with_one_full_page_gives_it_with_a_warning() {
+    // Neither a next link nor a count: the full page asks for the next
+    // offset, which a cursor server ignores, answering the same features.
+    let expected = flowlines_in(YAHARA_BOX);
+    let (server, ctx, warnings) = setup_with_pages(Paging::Cursor, expected);
+    assert_eq!(flowlines_by_pager(&ctx, YAHARA_BOX), expected);
+    assert_eq!(flowline_queries(&server.requests()).len(), 2);
+    let warned = warnings.0.lock().unwrap().clone();
+    assert!(
+        warned.iter().any(|w| w.contains("not to page by offset")),
+        "{warned:#?}"
     );
 }

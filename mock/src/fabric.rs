@@ -20,8 +20,9 @@
 //!
 //! How pages are cut is the server's [`Paging`]: by `offset` (pygeoapi), by
 //! an opaque `cursor` in the `next` link (offset ignored, no
-//! `numberMatched`), or, broken, by `next` links that lead back to the
-//! first page forever.
+//! `numberMatched`), or with hints missing or wrong: no `next` links, a
+//! `numberMatched` too low, or `next` links that lead back to the first
+//! page forever (with or without feature ids).
 
 use super::data::{wire_json, Data, Item};
 use super::wire::{Reply, Request};
@@ -98,6 +99,17 @@ pub enum Paging {
     /// Broken: `offset` is ignored and every `next` link leads to the same
     /// first page again, forever.
     Endless,
+    /// [`Paging::Endless`] with features that carry no `id` (a provider
+    /// without an id field): only the repeated link shows the circle.
+    EndlessWithoutIds,
+    /// By `offset`, but no page has a `next` link (a provider or proxy
+    /// that drops them); with `numberMatched` off, a client sees no hint
+    /// at all and must go on while pages come back full.
+    Unlinked,
+    /// By `offset` with `next` links, but `numberMatched` is half the
+    /// true count (an estimate, a capped total): the `next` links tell the
+    /// truth.
+    Undercounted,
 }
 
 /// How the server answers items requests.
@@ -244,8 +256,8 @@ pub(super) fn items(
                 "unknown query parameter \"cursor\"",
             )
         }
-        (Paging::Offset, None) => query.offset,
-        (Paging::Cursor | Paging::Endless, None) => 0,
+        (Paging::Offset | Paging::Unlinked | Paging::Undercounted, None) => query.offset,
+        (Paging::Cursor | Paging::Endless | Paging::EndlessWithoutIds, None) => 0,
     };
     let select = || -> Vec<usize> {
         let mut matched: Vec<usize> = (0..items.len())
@@ -280,8 +292,13 @@ pub(super) fn items(
         (None, None) => Arc::new(Selection::new(select(), &query)),
     };
     let matched = selection.order.len();
+    let anonymous = serving.paging == Paging::EndlessWithoutIds;
     let page: Vec<Cow<str>> = (start..matched.min(start.saturating_add(query.limit)))
         .map(|at| feature_text(&items[selection.order[at]], &query, selection.texts.get(at)))
+        .map(|text| match anonymous {
+            true => Cow::Owned(without_id(&text)),
+            false => text,
+        })
         .collect();
     let self_url = format!("{base_url}{}", request.path);
     let pairs: Vec<(&str, &str)> = request
@@ -295,20 +312,22 @@ pub(super) fn items(
         "href": with_query(&self_url, &self_pairs),
     })];
     let end = start + query.limit;
-    if end < matched {
-        let (offset, cursor) = (end.to_string(), cursor_token(end));
-        let next_pairs = match serving.paging {
-            Paging::Offset => with_param(&self_pairs, "offset", &offset),
-            Paging::Cursor => {
-                let pairs: Vec<_> = self_pairs
-                    .iter()
-                    .copied()
-                    .filter(|&(k, _)| k != "offset")
-                    .collect();
-                with_param(&pairs, "cursor", &cursor)
-            }
-            Paging::Endless => self_pairs.clone(),
-        };
+    let (offset, cursor) = (end.to_string(), cursor_token(end));
+    let next_pairs = match serving.paging {
+        _ if end >= matched => None,
+        Paging::Offset | Paging::Undercounted => Some(with_param(&self_pairs, "offset", &offset)),
+        Paging::Cursor => {
+            let pairs: Vec<_> = self_pairs
+                .iter()
+                .copied()
+                .filter(|&(k, _)| k != "offset")
+                .collect();
+            Some(with_param(&pairs, "cursor", &cursor))
+        }
+        Paging::Endless | Paging::EndlessWithoutIds => Some(self_pairs.clone()),
+        Paging::Unlinked => None,
+    };
+    if let Some(next_pairs) = next_pairs {
         links.push(json!({
             "type": "application/geo+json", "rel": "next", "title": "items (next)",
             "href": with_query(&self_url, &next_pairs),
@@ -318,15 +337,25 @@ pub(super) fn items(
         "type": "application/json", "title": title, "rel": "collection",
         "href": format!("{base_url}/fabric/pygeoapi/collections/{name}"),
     }));
+    let stated = match serving.paging {
+        Paging::Cursor => None,
+        Paging::Undercounted => Some(matched / 2),
+        _ => serving.number_matched.then_some(matched),
+    };
     Reply::json_bytes(
         200,
         "application/geo+json",
-        page_body(
-            &page,
-            (serving.number_matched && serving.paging != Paging::Cursor).then_some(matched),
-            &Value::Array(links),
-        ),
+        page_body(&page, stated, &Value::Array(links)),
     )
+}
+
+/// A feature's text without its `id` member.
+fn without_id(text: &str) -> String {
+    let mut feature: Value = serde_json::from_str(text).expect("the mock's own feature text");
+    if let Some(members) = feature.as_object_mut() {
+        members.remove("id");
+    }
+    feature.to_string()
 }
 
 /// The opaque token of the cursor at `position`.

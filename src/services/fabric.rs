@@ -9,14 +9,23 @@
 //! different scans could skip or repeat features. When the first page
 //! states `numberMatched` and its `next` link (if any) is the offset the
 //! pages predict, the remaining offsets are fetched concurrently, stepping
-//! by the first page's `numberReturned` (pygeoapi silently clamps `limit`).
-//! Otherwise pages are requested one after the other: by offset while the
-//! service's `next` link agrees, by the `next` link itself when it does not
-//! (a server paging by cursor). Features are deduplicated by id across
-//! pages; a page that adds no new feature stops the query with an error
-//! naming its URL (`next` links that go round in a circle), and a final
-//! count that differs from `numberMatched` is an error rather than a silent
-//! truncation.
+//! by the features the first page holds (pygeoapi silently clamps
+//! `limit`). Otherwise pages are requested one after the other: by offset
+//! while the service's `next` link agrees, by the `next` link itself when
+//! it does not (a server paging by cursor).
+//!
+//! Paging never stops while the service shows there is more: a `next`
+//! link is followed even past `numberMatched` (a count may be an estimate
+//! or capped), a count not yet reached asks for the next offset, and a
+//! service that gives neither links nor a count is asked for the next
+//! offset while its pages come back full (as many features as the `limit`
+//! asked), as the reference clients do: there, a short page ends it. An
+//! empty page always does.
+//! Features are deduplicated by id across pages; a `next` link to a page
+//! already requested, or a page that adds no new feature, stops the query
+//! with an error naming its URL (`next` links that go round in a circle),
+//! and fewer features than `numberMatched` is an error rather than a
+//! silent truncation.
 //!
 //! A service that refuses `sortby` (400, as pygeoapi does for providers
 //! that cannot sort) is asked again without it, and its pages are then
@@ -33,11 +42,13 @@
 use crate::collection::Collection;
 use crate::context::Context;
 use crate::feature::Feature;
-use crate::http::{redact_url, with_query, Service};
+use crate::http::{with_query, Service};
 use crate::parallel::parallel_map;
 use crate::table::decode::decode_page;
 use crate::table::Table;
+use crate::url::redact_url;
 use crate::{Error, Result};
+use std::cmp::Ordering;
 use std::collections::HashSet;
 
 /// Ids per POST of an `in` query; longer lists are split into several
@@ -211,7 +222,8 @@ fn bbox_param(b: &[f64; 4]) -> String {
 struct Page {
     table: Table,
     number_matched: Option<u64>,
-    /// Features on this page (`numberReturned`, else the count).
+    /// Features on this page, counted (a `numberReturned` of 0 beside
+    /// features is not believed: offsets step by what a page holds).
     returned: u64,
     /// The `href` of the page's `rel=next` link.
     next: Option<String>,
@@ -236,7 +248,7 @@ fn parse_page(body: &[u8], url: &str) -> Result<Page> {
         return Err(not_items(format!("its type is {:?}", page.kind)));
     }
     Ok(Page {
-        returned: page.number_returned.unwrap_or(page.table.len() as u64),
+        returned: page.table.len() as u64,
         table: page.table,
         number_matched: page.number_matched,
         next: page.next,
@@ -268,10 +280,17 @@ struct Gathered {
     first_url: String,
     /// Whether the pages carry `sortby`.
     sorted: bool,
-    /// The warning given when the service refused `sortby`.
-    unsorted: Option<String>,
+    /// Warnings about the answer (the service refused `sortby`, its
+    /// `numberMatched` was too low, ...).
+    warnings: Vec<String>,
     /// `numberMatched` of the first page.
     matched: Option<u64>,
+    /// Whether a page had a `next` link: the service pages by links, so a
+    /// page without one is its last, full or not.
+    linked: bool,
+    /// The URLs requested, so that a `next` link back to one of them stops
+    /// the query at once, even when the features carry no id to repeat.
+    asked: HashSet<String>,
     /// The distinct features so far.
     out: Unique,
     /// Pages fetched so far.
@@ -285,6 +304,57 @@ impl Gathered {
             redact_url(&self.first_url),
         ))
     }
+}
+
+/// The last page fetched, which tells whether paging goes on.
+struct Tail {
+    /// Its URL (its `limit` tells whether the page came back full).
+    url: String,
+    /// Its `next` link.
+    next: Option<String>,
+    /// Its features.
+    returned: u64,
+    /// The offset of the page after it.
+    offset: u64,
+}
+
+/// Why paging goes on past a page.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Onward {
+    /// The page has a `next` link (followed even past `numberMatched`: a
+    /// count can be an estimate; a link is the service's word).
+    Link,
+    /// `numberMatched` is not reached yet.
+    Count,
+    /// The service gives neither links nor a count, and the page was full:
+    /// the next offset is asked for, as the reference clients do.
+    Full,
+}
+
+/// Why paging goes on after `tail`, or `None` when the query is complete:
+/// an empty page, a last link, `numberMatched` reached, or, with no hint
+/// at all, a page shorter than the `limit` asked.
+fn onward(tail: &Tail, g: &Gathered) -> Option<Onward> {
+    if tail.returned == 0 {
+        return None;
+    }
+    match (&tail.next, g.matched) {
+        (Some(_), _) => Some(Onward::Link),
+        (None, Some(matched)) => ((g.out.rows as u64) < matched).then_some(Onward::Count),
+        (None, None) => {
+            let full = limit_asked(&tail.url).is_some_and(|limit| tail.returned >= limit);
+            (full && !g.linked).then_some(Onward::Full)
+        }
+    }
+}
+
+/// The `limit` a page's URL asked for (none on a first page that leaves
+/// it to the service).
+fn limit_asked(url: &str) -> Option<u64> {
+    path_and_query(url)
+        .1
+        .split('&')
+        .find_map(|pair| pair.strip_prefix("limit=")?.parse().ok())
 }
 
 impl Pager<'_> {
@@ -313,10 +383,12 @@ impl Pager<'_> {
             answer => (sorted_url, answer?, None),
         };
         let gathered = Gathered {
+            asked: HashSet::from([first_url.clone()]),
             first_url,
             sorted: unsorted.is_none(),
-            unsorted,
+            warnings: unsorted.into_iter().collect(),
             matched: page.number_matched,
+            linked: page.next.is_some(),
             out: Unique::default(),
             pages: 1,
         };
@@ -327,8 +399,9 @@ impl Pager<'_> {
     ///
     /// Fast path: a sorted query whose first page states `numberMatched`
     /// and whose `next` link (if any) is the offset the pages predict gets
-    /// its remaining offsets concurrently. Otherwise pages are fetched one
-    /// after the other ([`Pager::follow`]).
+    /// its remaining offsets concurrently; a `next` link on the last of
+    /// them (a count too low) is followed on. Otherwise pages are fetched
+    /// one after the other ([`Pager::follow`]).
     fn fetch_all(&self, url_for: &UrlFor) -> Result<Items> {
         let ctx = self.ctx;
         let max = ctx.config.max_features;
@@ -340,99 +413,173 @@ impl Pager<'_> {
                 redact_url(&g.first_url),
             )));
         }
-        let more = first.next.is_some() || g.matched.is_some_and(|m| m > step);
         let predictable = first
             .next
             .as_deref()
             .is_none_or(|href| agrees(href, &url_for(Some(step), g.sorted), step));
-        let next = first.next;
+        let tail = Tail {
+            url: g.first_url.clone(),
+            next: first.next,
+            returned: step,
+            offset: step,
+        };
         add_unique(&mut g.out, first.table);
         if g.out.rows as u64 > max {
             return Err(g.over_limit(max));
         }
         match g.matched {
-            Some(matched) if more && step > 0 && g.sorted && predictable => {
-                let offsets: Vec<u64> = (1..)
-                    .map(|k| k * step)
-                    .take_while(|&o| o < matched)
-                    .collect();
-                let total = offsets.len() as u64 + 1;
-                ctx.progress(self.stage, 1, total);
-                let mut done = 1;
-                let pages = parallel_map(
-                    ctx.config.concurrency,
-                    &offsets,
-                    |&offset| self.request(&url_for(Some(offset), true)),
-                    |_, _| {
-                        done += 1;
-                        ctx.progress(self.stage, done, total);
-                    },
-                );
-                for page in pages {
-                    add_unique(&mut g.out, page?.table);
+            Some(matched) if matched > step && step > 0 && g.sorted && predictable => {
+                let last = self.fetch_offsets(url_for, &mut g, step, matched)?;
+                if last.next.is_some() {
+                    self.follow(url_for, &mut g, last)?;
                 }
             }
-            Some(_) if !more => ctx.progress(self.stage, 1, 1),
-            _ => self.follow(url_for, &mut g, next, step)?,
+            Some(_) if onward(&tail, &g).is_none() => ctx.progress(self.stage, 1, 1),
+            _ => self.follow(url_for, &mut g, tail)?,
         }
-        if let Some(matched) = g.matched {
-            let got = g.out.rows as u64;
-            if got != matched {
-                return Err(Error::Service(format!(
-                    "the fabric service said {} matches {matched} features but its pages held {got} distinct ones; the result would be incomplete",
-                    redact_url(&g.first_url)
-                )));
-            }
-        }
+        self.check_count(&mut g)?;
         Ok(Items {
             table: concat(&g.out.tables)?,
-            warnings: g.unsorted.into_iter().collect(),
+            warnings: g.warnings,
         })
     }
 
-    /// Fetches the pages after the first one at a time: the offset the
-    /// pages predict while the service's `next` link agrees with it, the
-    /// `next` link itself when it does not (a cursor). Ends when a page has
-    /// no `next` link (and `numberMatched`, when stated, is reached) or is
-    /// empty; a page that adds no new feature is an error naming its URL,
-    /// so a service whose links go round in a circle cannot keep the client
-    /// requesting forever.
-    fn follow(
+    /// Fetches the pages at offsets `step`, `2 step`, ... below `matched`
+    /// concurrently and returns the last of them.
+    fn fetch_offsets(
         &self,
         url_for: &UrlFor,
         g: &mut Gathered,
-        mut next: Option<String>,
-        mut returned: u64,
-    ) -> Result<()> {
+        step: u64,
+        matched: u64,
+    ) -> Result<Tail> {
+        let ctx = self.ctx;
+        let urls: Vec<(u64, String)> = (1..)
+            .map(|k| k * step)
+            .take_while(|&o| o < matched)
+            .map(|o| (o, url_for(Some(o), true)))
+            .collect();
+        let total = urls.len() as u64 + 1;
+        ctx.progress(self.stage, 1, total);
+        let mut done = 1;
+        let pages = parallel_map(
+            ctx.config.concurrency,
+            &urls,
+            |(_, url)| self.request(url),
+            |_, _| {
+                done += 1;
+                ctx.progress(self.stage, done, total);
+            },
+        );
+        g.pages = total;
+        let mut last = None;
+        for ((offset, url), page) in urls.into_iter().zip(pages) {
+            let page = page?;
+            g.asked.insert(url.clone());
+            last = Some(Tail {
+                url,
+                next: page.next,
+                returned: page.returned,
+                offset: offset + page.returned,
+            });
+            add_unique(&mut g.out, page.table);
+        }
+        Ok(last.expect("matched > step: at least one offset"))
+    }
+
+    /// Fetches the pages after `tail` one at a time, while [`onward`] says
+    /// there are more: the offset the pages predict while the service's
+    /// `next` link agrees with it, the `next` link itself when it does not
+    /// (a cursor). So that a service whose links go round in a circle
+    /// cannot keep the client requesting, a link to a page already
+    /// requested, or a page that adds no new feature, is an error naming
+    /// its URL. A page asked for only because the one before was full that
+    /// brings nothing new shows a service that ignores `offset` (a cursor
+    /// server whose features fill exactly one page): the query ends there,
+    /// with a warning.
+    fn follow(&self, url_for: &UrlFor, g: &mut Gathered, mut tail: Tail) -> Result<()> {
         let (ctx, max) = (self.ctx, self.ctx.config.max_features);
-        let mut offset = returned;
         ctx.progress(self.stage, g.pages, 0);
-        let short = |g: &Gathered| g.matched.is_some_and(|m| (g.out.rows as u64) < m);
-        while returned > 0 && (next.is_some() || short(g)) {
-            let predicted = url_for(Some(offset), g.sorted);
-            let url = match next {
-                Some(href) if !agrees(&href, &predicted, offset) => {
-                    followable(&href, &ctx.config.fabric_url)?
-                }
-                _ => predicted,
-            };
+        while let Some(why) = onward(&tail, g) {
+            let url = self.next_url(url_for, g, &tail)?;
             let page = self.request(&url)?;
             g.pages += 1;
             ctx.progress(self.stage, g.pages, 0);
-            if add_unique(&mut g.out, page.table) == 0 && page.returned > 0 {
-                return Err(Error::Service(format!(
-                    "the fabric service's page {} repeats only features of earlier pages: its next links do not advance, so paging stopped after {} requests",
-                    redact_url(&url),
-                    g.pages
-                )));
+            g.linked |= page.next.is_some();
+            let returned = page.returned;
+            if add_unique(&mut g.out, page.table) == 0 && returned > 0 {
+                return match why {
+                    Onward::Full => {
+                        g.warnings.push(ctx.warn(format!(
+                            "the fabric service's page {} repeats only features of earlier pages; its pages have no next link or numberMatched, so the service seems not to page by offset and the {} features received may not be all",
+                            redact_url(&url),
+                            g.out.rows
+                        )));
+                        Ok(())
+                    }
+                    Onward::Link | Onward::Count => Err(Error::Service(format!(
+                        "the fabric service's page {} repeats only features of earlier pages: its next links do not advance, so paging stopped after {} requests",
+                        redact_url(&url),
+                        g.pages
+                    ))),
+                };
             }
             if g.out.rows as u64 > max {
                 return Err(g.over_limit(max));
             }
-            (next, returned) = (page.next, page.returned);
-            offset += returned;
+            tail = Tail {
+                url,
+                next: page.next,
+                returned,
+                offset: tail.offset + returned,
+            };
         }
         Ok(())
+    }
+
+    /// The URL of the page after `tail`: the offset the pages predict,
+    /// unless the service's `next` link says otherwise. A URL this query
+    /// has already requested is an error.
+    fn next_url(&self, url_for: &UrlFor, g: &mut Gathered, tail: &Tail) -> Result<String> {
+        let predicted = url_for(Some(tail.offset), g.sorted);
+        let url = match &tail.next {
+            Some(href) if !agrees(href, &predicted, tail.offset) => {
+                followable(href, &self.ctx.config.fabric_url)?
+            }
+            _ => predicted,
+        };
+        if !g.asked.insert(url.clone()) {
+            return Err(Error::Service(format!(
+                "the fabric service's next link repeats {}, a page already requested: its next links go round in a circle, so paging stopped after {} requests",
+                redact_url(&url),
+                g.pages
+            )));
+        }
+        Ok(url)
+    }
+
+    /// Fewer distinct features than `numberMatched` is an error (the result
+    /// would be incomplete); more is a warning: the count was too low and
+    /// the service's `next` links were followed past it.
+    fn check_count(&self, g: &mut Gathered) -> Result<()> {
+        let (Some(matched), got) = (g.matched, g.out.rows as u64) else {
+            return Ok(());
+        };
+        let said = format!(
+            "the fabric service said {} matches {matched} features but its pages held {got} distinct ones",
+            redact_url(&g.first_url)
+        );
+        match got.cmp(&matched) {
+            Ordering::Less => Err(Error::Service(format!(
+                "{said}; the result would be incomplete"
+            ))),
+            Ordering::Greater => {
+                g.warnings
+                    .push(self.ctx.warn(format!("{said}; all of them were kept")));
+                Ok(())
+            }
+            Ordering::Equal => Ok(()),
+        }
     }
 }
 
@@ -545,6 +692,64 @@ mod tests {
         assert!(!agrees(&no_offset, PREDICTED, 500));
         let elsewhere = PYGEOAPI_NEXT.replace("nhdflowline_network", "catchmentsp");
         assert!(!agrees(&elsewhere, PREDICTED, 500), "another path");
+    }
+
+    /// A query that has gathered `rows` features, with `matched` and
+    /// `linked` as given.
+    fn gathered(rows: usize, matched: Option<u64>, linked: bool) -> Gathered {
+        Gathered {
+            first_url: String::new(),
+            sorted: true,
+            warnings: Vec::new(),
+            matched,
+            linked,
+            asked: HashSet::new(),
+            out: Unique {
+                rows,
+                ..Unique::default()
+            },
+            pages: 1,
+        }
+    }
+
+    /// The last page: `returned` features at `url`, with a `next` link or not.
+    fn tail(url: &str, returned: u64, next: bool) -> Tail {
+        Tail {
+            url: url.to_string(),
+            next: next.then(|| format!("{url}&cursor=1")),
+            returned,
+            offset: returned,
+        }
+    }
+
+    #[test]
+    fn paging_goes_on_while_a_link_a_count_or_a_full_page_says_so() {
+        // The last page at `url` with `returned` features and a next link
+        // or not, after `rows` features, numberMatched, earlier links.
+        let at = |url, returned, next, rows, matched, linked| {
+            onward(&tail(url, returned, next), &gathered(rows, matched, linked))
+        };
+        let page = "https://h/items?bbox=1,2,3,4&limit=100&offset=0";
+        // A next link goes on past numberMatched; an empty page never does.
+        assert_eq!(
+            at(page, 100, true, 100, Some(100), true),
+            Some(Onward::Link)
+        );
+        assert_eq!(at(page, 0, true, 0, None, true), None);
+        // Without a link, numberMatched decides, full page or not.
+        assert_eq!(
+            at(page, 100, false, 100, Some(150), false),
+            Some(Onward::Count)
+        );
+        assert_eq!(at(page, 100, false, 100, Some(100), false), None);
+        // Without either, a full page asks for the next offset.
+        assert_eq!(at(page, 100, false, 100, None, false), Some(Onward::Full));
+        assert_eq!(at(page, 99, false, 99, None, false), None);
+        // ... unless earlier pages had links (this one is the last), or
+        // the page asked for no limit (the catchment lookup's first page).
+        assert_eq!(at(page, 100, false, 300, None, true), None);
+        let no_limit = "https://h/items?bbox=1,2,1,2&skipGeometry=true";
+        assert_eq!(at(no_limit, 10, false, 10, None, false), None);
     }
 
     #[test]
