@@ -14,8 +14,7 @@
 
 use crate::config::{Config, ProxySetting};
 use crate::observer::LogLevel;
-pub use crate::url::redact_url;
-use crate::url::{host_of, split_url};
+use crate::url::{host_of, redact_url, split_url};
 use crate::{Error, Result};
 use std::collections::hash_map::RandomState;
 use std::collections::HashMap;

@@ -20,6 +20,14 @@ pub fn split_url(url: &str) -> (&str, &str, &str) {
     (scheme, host, tail)
 }
 
+/// The URL without its `user:password@`, everything else as it is: what a
+/// page may hand a browser (which refuses credentials in the URLs of a
+/// page's images anyway), query keys included, since tiles need them.
+pub fn without_credentials(url: &str) -> String {
+    let (scheme, host, tail) = split_url(url);
+    format!("{scheme}{host}{tail}")
+}
+
 /// The URL without credentials: no `user:password@`, and the values of
 /// key/token query parameters replaced by `***`.
 pub fn redact_url(url: &str) -> String {
@@ -88,6 +96,10 @@ mod tests {
 
     #[test]
     fn hosts_are_shown_without_credentials() {
+        assert_eq!(
+            without_credentials("https://u:p@t.example/{z}/{x}/{y}.png?key=k"),
+            "https://t.example/{z}/{x}/{y}.png?key=k"
+        );
         assert_eq!(
             host_of("http://agent:hunter2@127.0.0.1:8080/t/{z}.png"),
             "127.0.0.1:8080"

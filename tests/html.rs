@@ -32,8 +32,14 @@ const YAHARA_COUNTS: [(&str, u64); 6] = [
 /// Plot data of the Yahara sample for `COMID`, tiles from the mock, flowlines
 /// 3 px wide so that a screenshot has pixels of their pure colour.
 fn yahara(server: &MockServer) -> Plot {
-    let ctx = mock::context(server);
-    let mut req = PlotRequest {
+    let mut req = yahara_request();
+    req.styles.set("flowline", "lwd", "3").unwrap();
+    plot_hydro(&mock::context(server), &req, None).unwrap()
+}
+
+/// The data of the Yahara sample upstream of `COMID`, read from the file.
+fn yahara_request() -> PlotRequest {
+    PlotRequest {
         outlets: vec![Outlet::Comid(COMID)],
         hydro_data: Some(
             PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/yahara_sample.gpkg"),
@@ -41,9 +47,7 @@ fn yahara(server: &MockServer) -> Plot {
         actually_plot: false,
         cache: CacheSetting::Disabled,
         ..PlotRequest::default()
-    };
-    req.styles.set("flowline", "lwd", "3").unwrap();
-    plot_hydro(&ctx, &req, None).unwrap()
+    }
 }
 
 /// A point inside the catchment of `comid` in the mock's data.
@@ -442,4 +446,22 @@ fn c_api_pages_of_plot_data() {
     hydroplot_plot_data_free(pd);
     hydroplot_plot_request_free(req);
     hydroplot_context_free(ctx);
+}
+
+#[test]
+fn tile_credentials_stay_out_of_the_page() {
+    // Browsers refuse credentials in the URLs of a page's images, and the
+    // page is for anyone to read: the template keeps its path and query
+    // (tiles need their key), never the user and password.
+    let server = MockServer::start();
+    let mut config = mock::context(&server).config;
+    let with_password = server.tile_url().replace("://", "://agent:hunter2@");
+    config.tile_url = Some(with_password);
+    let ctx = hydroplot::Context::new(config).unwrap();
+    let data = plot_hydro(&ctx, &yahara_request(), None).unwrap();
+    let page = plot_data_html(&data.data, &data.drawing, &HtmlOptions::default()).unwrap();
+    assert!(!page.html.contains("hunter2"), "credentials in the page");
+    let embedded = page_data(&page.html);
+    assert_eq!(embedded["basemap"]["template"], server.tile_url());
+    assert_eq!(embedded["basemap"]["attribution"], "Tiles: 127.0.0.1");
 }

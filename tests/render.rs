@@ -16,16 +16,23 @@
 
 mod support;
 
+use hydroplot::config::Config;
 use hydroplot::crs::Transformer;
 use hydroplot::feature::Feature;
 use hydroplot::plot::{plot_hydro, Layer, Outlet, PlotData, PlotRequest};
 use hydroplot::render::style::PlotStyles;
+use hydroplot::render::tile_cache::{TileCache, DEFAULT_MAX_BYTES};
 use hydroplot::render::tiles::{tile_range, zoom_for, TILE_PX};
 use hydroplot::render::view::HALF_WORLD_M;
 use hydroplot::render::{Map, MapSpec, TileCacheMode};
 use hydroplot::Context;
 use hydroplot_mock::{self as mock, Fault, FaultKind, MockServer};
+use std::io::{BufRead, BufReader, Write};
+use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
 use support::georef::rgba;
 
 const YAHARA_OUTLET: i64 = 13293970;
@@ -367,6 +374,217 @@ fn a_failing_tile_is_a_warning_and_a_blank_area() {
     .unwrap();
     assert!(warnings[0].starts_with(&format!("{total} of {total}")));
     assert!(map.png().is_ok());
+}
+
+/// A loopback tile server answering every request with `tile`, or, when
+/// `None`, reading requests and never answering (a black-holed tile host).
+/// Returns its `tile_url` template and the count of requests it has read.
+fn loopback_tiles(tile: Option<Vec<u8>>) -> (String, Arc<AtomicUsize>) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!(
+        "http://{}/{{z}}/{{x}}/{{y}}.png",
+        listener.local_addr().unwrap()
+    );
+    let requests = Arc::new(AtomicUsize::new(0));
+    let (counter, tile) = (requests.clone(), Arc::new(tile));
+    // Detached: the threads end with the test process.
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(stream) = stream else { continue };
+            let (counter, tile) = (counter.clone(), tile.clone());
+            std::thread::spawn(move || answer_tiles(stream, tile.as_deref(), &counter));
+        }
+    });
+    (url, requests)
+}
+
+/// Serves one connection until the client closes it: counts each request
+/// (a head; tile requests have no body) and answers it with `tile`, if any.
+fn answer_tiles(stream: TcpStream, tile: Option<&[u8]>, requests: &AtomicUsize) {
+    let mut reader = BufReader::new(stream.try_clone().unwrap());
+    let mut writer = stream;
+    let (mut line, mut head_lines) = (String::new(), 0);
+    loop {
+        line.clear();
+        if reader.read_line(&mut line).unwrap_or(0) == 0 {
+            return;
+        }
+        if !line.trim().is_empty() {
+            head_lines += 1;
+            continue;
+        }
+        if head_lines == 0 {
+            continue;
+        }
+        head_lines = 0;
+        requests.fetch_add(1, Ordering::SeqCst);
+        if let Some(tile) = tile {
+            let head = format!(
+                "HTTP/1.1 200 OK\r\nContent-Type: image/png\r\nContent-Length: {}\r\n\r\n",
+                tile.len()
+            );
+            if writer.write_all(head.as_bytes()).is_err() || writer.write_all(tile).is_err() {
+                return;
+            }
+        }
+    }
+}
+
+/// A `side` x `side` PNG of one colour.
+fn solid_png(side: u32, color: [u8; 3]) -> Vec<u8> {
+    let mut out = Vec::new();
+    let mut enc = png::Encoder::new(&mut out, side, side);
+    enc.set_color(png::ColorType::Rgb);
+    enc.set_depth(png::BitDepth::Eight);
+    let pixels = color.repeat((side * side) as usize);
+    enc.write_header()
+        .unwrap()
+        .write_image_data(&pixels)
+        .unwrap();
+    out
+}
+
+/// The leading count of the warning `w` ("3 of 20 basemap tiles ...").
+fn leading_count(w: &str) -> i64 {
+    w.split(' ').next().unwrap().parse().unwrap()
+}
+
+/// Tile servers send 256 or 512 pixels a side, 1,024 for the `@2x` of
+/// 512-pixel tiles; a server sending more (a few KB of PNG that decodes to
+/// tens of MiB) has every such tile refused and left blank, with one
+/// warning, while the map is still made.
+#[test]
+fn tiles_larger_than_tile_servers_send_are_refused_and_left_blank() {
+    let bbox = [-89.56684, 42.99816, -89.24681, 43.17192];
+    let draw = |side: u32, color: [u8; 3]| {
+        let (tile_url, requests) = loopback_tiles(Some(solid_png(side, color)));
+        let ctx = Context::new(Config {
+            tile_url: Some(tile_url),
+            retries: 0,
+            ..Config::default()
+        })
+        .unwrap();
+        let mut warnings = Vec::new();
+        let map = Map::new(
+            &ctx,
+            bbox,
+            "EPSG:4269",
+            (600, 400),
+            "OpenStreetMap",
+            None,
+            &TileCacheMode::Off,
+            &mut warnings,
+        )
+        .unwrap();
+        let view = *map.view();
+        let (x0, x1, y0, y1) = tile_range(&view, zoom_for(view.resolution(), TILE_PX, 19));
+        let total = (x1 - x0 + 1) * (y1 - y0 + 1);
+        assert_eq!(requests.load(Ordering::SeqCst) as i64, total);
+        (map, warnings, total)
+    };
+    let centre = (300.0, 200.0);
+
+    let (map, warnings, _) = draw(1024, [30, 160, 90]);
+    assert!(warnings.is_empty(), "{warnings:?}");
+    assert_eq!(rgb(&map, centre.0, centre.1), [30, 160, 90]);
+
+    let (map, warnings, total) = draw(2048, [200, 30, 30]);
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert!(
+        warnings[0].starts_with(&format!("{total} of {total} basemap tiles")),
+        "{}",
+        warnings[0]
+    );
+    assert!(warnings[0].contains("2048x2048 pixels"), "{}", warnings[0]);
+    assert_eq!(rgb(&map, centre.0, centre.1), [255, 255, 255]);
+    assert!(map.png().is_ok());
+}
+
+/// A tile host that accepts connections and never answers: the tiles asked
+/// for time out, and once the basemap's time budget (twice `timeout_s`) is
+/// spent the others are not asked for at all, except that the tile cache
+/// still serves; each group is one warning, and the map is still made.
+#[test]
+fn a_tile_host_that_never_answers_costs_the_basemap_its_time_budget_only() {
+    let (tile_url, requests) = loopback_tiles(None);
+    let timeout = Duration::from_millis(200);
+    let ctx = Context::new(Config {
+        tile_url: Some(tile_url.clone()),
+        timeout,
+        connect_timeout: timeout,
+        retries: 0,
+        concurrency: 1,
+        ..Config::default()
+    })
+    .unwrap();
+    let bbox = [-89.56684, 42.99816, -89.24681, 43.17192];
+    let view = *map_without_basemap(&ctx, bbox, "EPSG:4269", (1024, 768)).view();
+    let z = zoom_for(view.resolution(), TILE_PX, 19);
+    let (x0, x1, y0, y1) = tile_range(&view, z);
+    let total = (x1 - x0 + 1) * (y1 - y0 + 1);
+    // The last tile fetched (one at a time, row by row) is in the cache.
+    let cache_dir = temp_dir("budget");
+    let magenta = [255, 0, 255];
+    let last = tile_url
+        .replace("{z}", &z.to_string())
+        .replace("{x}", &x1.to_string())
+        .replace("{y}", &y1.to_string());
+    let max_age = [("cache-control".to_string(), "max-age=3600".to_string())];
+    TileCache::open(&cache_dir, DEFAULT_MAX_BYTES)
+        .unwrap()
+        .put(&last, &max_age, &solid_png(256, magenta))
+        .unwrap();
+
+    let mut warnings = Vec::new();
+    let map = Map::new(
+        &ctx,
+        bbox,
+        "EPSG:4269",
+        (1024, 768),
+        "OpenStreetMap",
+        None,
+        &TileCacheMode::Dir(cache_dir.clone()),
+        &mut warnings,
+    )
+    .unwrap();
+    assert_eq!(*map.view(), view);
+    assert_eq!(warnings.len(), 2, "{warnings:?}");
+    let (failed, skipped) = (leading_count(&warnings[0]), leading_count(&warnings[1]));
+    assert!(
+        warnings[0].starts_with(&format!(
+            "{failed} of {total} basemap tiles could not be used"
+        )) && warnings[0].contains("timed out"),
+        "{}",
+        warnings[0]
+    );
+    assert!(
+        warnings[1].starts_with(&format!(
+            "{skipped} of {total} basemap tiles were not requested"
+        )) && warnings[1].contains("time budget"),
+        "{}",
+        warnings[1]
+    );
+    assert_eq!(failed + skipped + 1, total);
+    assert!(failed >= 1 && skipped >= 1, "{warnings:?}");
+    // The tiles given up on never reached the server.
+    assert!(requests.load(Ordering::SeqCst) as i64 <= failed);
+    assert_eq!(rgb(&map, 512.0, 384.0), [255, 255, 255]);
+    // The cached tile is drawn: the middle of its part of the canvas.
+    let size = 2.0 * HALF_WORLD_M / f64::from(1u32 << z);
+    let corner = |x: i64, y: i64| {
+        view.to_px(
+            x as f64 * size - HALF_WORLD_M,
+            HALF_WORLD_M - y as f64 * size,
+        )
+    };
+    let ((left, top), (right, bottom)) = (corner(x1, y1), corner(x1 + 1, y1 + 1));
+    let (right, bottom) = (right.min(1024.0), bottom.min(768.0));
+    assert!(right - left > 8.0 && bottom - top > 8.0);
+    assert_eq!(
+        rgb(&map, (left + right) / 2.0, (top + bottom) / 2.0),
+        magenta
+    );
+    std::fs::remove_dir_all(&cache_dir).unwrap();
 }
 
 #[test]

@@ -356,7 +356,7 @@ fn tile_origins(source: &TileSource) -> Vec<String> {
         let (scheme, rest) = url.split_once("://").unwrap_or(("https", url));
         format!("{scheme}://{}", rest.split('/').next().unwrap_or(rest))
     };
-    let template = origin(&source.template);
+    let template = origin(&crate::url::without_credentials(&source.template));
     if template.contains("{s}") {
         source
             .subdomains
@@ -414,7 +414,7 @@ fn write_config<W: Write + ?Sized>(
 ) -> io::Result<()> {
     let basemap = basemap.map(|b| {
         json!({
-            "template": b.template,
+            "template": crate::url::without_credentials(&b.template),
             "subdomains": b.subdomains,
             "maxZoom": b.max_zoom,
             "attribution": escape_html(&b.attribution),

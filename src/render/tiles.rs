@@ -4,10 +4,14 @@
 
 use super::tile_cache::{Entry, TileCache, TileCacheMode, DEFAULT_MAX_BYTES};
 use super::view::{View, HALF_WORLD_M};
+use crate::config::Config;
 use crate::context::Context;
-use crate::http::{redact_url, Service};
+use crate::http::Service;
 use crate::parallel::parallel_map;
+use crate::url::redact_url;
 use crate::{Error, Result};
+use std::sync::{Mutex, PoisonError};
+use std::time::{Duration, Instant};
 use tiny_skia::{FilterQuality, IntSize, Pixmap, PixmapPaint, Transform};
 
 /// The default basemap provider.
@@ -163,13 +167,17 @@ impl TileSource {
     }
 }
 
-/// The host of a URL, without scheme, port or path.
+/// The host of a URL, without scheme, credentials (`user:password@`),
+/// port, path or query ([`crate::url::host_of`], then the port dropped):
+/// all the attribution shows, since it is drawn on the map and written
+/// into the HTML page for anyone to read.
 fn host_of(url: &str) -> &str {
-    let rest = url.split_once("://").map_or(url, |(_, r)| r);
-    let authority = rest.split('/').next().unwrap_or(rest);
-    authority
-        .rsplit_once(':')
-        .map_or(authority, |(host, _)| host)
+    let host_port = crate::url::host_of(url);
+    match host_port.find(']') {
+        // An IPv6 literal, `[::1]:8080`: its colons are no port.
+        Some(end) if host_port.starts_with('[') => &host_port[..=end],
+        _ => host_port.split(':').next().unwrap_or(host_port),
+    }
 }
 
 /// The zoom whose tiles best match `resolution` (3857 metres per device
@@ -196,13 +204,106 @@ pub fn tile_range(view: &View, z: u8) -> (i64, i64, i64, i64) {
     (col(x0), col(x1 - 1e-6), row(y1), row(y0 + 1e-6))
 }
 
+/// The basemap as a whole may take this many times `timeout_s` (two
+/// minutes at the default): a server that answers delivers even the
+/// largest map's [`MAX_TILES`] in seconds, while one that accepts
+/// connections and never answers would cost every tile its timeout and
+/// retries in turn (25 minutes at the defaults) for an optional background.
+/// Once it is spent no tile is asked of the server (the tile cache still
+/// serves); a request in flight still ends by its own timeout. A multiple
+/// of `timeout_s` rather than a constant, so that a user who allows a slow
+/// link more time per request allows the basemap more too.
+const BUDGET_TIMEOUTS: u32 = 2;
+
+/// The time a basemap may take (see [`BUDGET_TIMEOUTS`]), from its start.
+struct Budget {
+    start: Instant,
+    length: Duration,
+}
+
+impl Budget {
+    /// The budget of a basemap starting now under `config`.
+    fn start(config: &Config) -> Budget {
+        Budget {
+            start: Instant::now(),
+            length: config.timeout.saturating_mul(BUDGET_TIMEOUTS),
+        }
+    }
+
+    /// Whether it is spent: no more tile is asked of the server.
+    fn spent(&self) -> bool {
+        self.start.elapsed() >= self.length
+    }
+}
+
+/// A tile as [`fetch_tile`] got it.
 struct Fetched {
     pixmap: Result<Pixmap>,
     cache_error: Option<Error>,
 }
 
+/// What became of a tile that was asked for: drawn into the mosaic or why
+/// not, and whether caching it failed. Holds no pixels, so the decoded
+/// tiles never pile up while the others are fetched.
+struct Outcome {
+    drawn: Result<()>,
+    cache_error: Option<Error>,
+}
+
+/// The tiles of a basemap: zoom `z`, columns `x0..=x1` (unwrapped) and rows
+/// `y0..=y1`, each `tile_px` pixels a side in the mosaic.
+struct Grid {
+    z: u8,
+    x0: i64,
+    x1: i64,
+    y0: i64,
+    y1: i64,
+    tile_px: u32,
+}
+
+impl Grid {
+    /// The tiles, row by row.
+    fn tiles(&self) -> Vec<(i64, i64)> {
+        let (x0, x1) = (self.x0, self.x1);
+        (self.y0..=self.y1)
+            .flat_map(|y| (x0..=x1).map(move |x| (x, y)))
+            .collect()
+    }
+
+    /// The column of `x` within the world (`x` may run past the antimeridian).
+    fn wrap(&self, x: i64) -> u32 {
+        x.rem_euclid(1i64 << self.z) as u32
+    }
+
+    /// The blank mosaic holding every tile; `None` when it cannot be allocated.
+    fn mosaic(&self) -> Option<Pixmap> {
+        let cols = (self.x1 - self.x0 + 1) as u32;
+        let rows = (self.y1 - self.y0 + 1) as u32;
+        Pixmap::new(cols * self.tile_px, rows * self.tile_px)
+    }
+
+    /// Draws `tile` into the mosaic at its place, scaled to `tile_px` a side
+    /// (a server may send another size than asked for).
+    fn paste(&self, mosaic: &Mutex<Pixmap>, (x, y): (i64, i64), tile: &Pixmap) {
+        let px = self.tile_px as f32;
+        let t = Transform::from_row(
+            px / tile.width() as f32,
+            0.0,
+            0.0,
+            px / tile.height() as f32,
+            (x - self.x0) as f32 * px,
+            (y - self.y0) as f32 * px,
+        );
+        let mut mosaic = mosaic.lock().unwrap_or_else(PoisonError::into_inner);
+        mosaic.draw_pixmap(0, 0, tile.as_ref(), &PixmapPaint::default(), t, None);
+    }
+}
+
 /// Draws the basemap of `source` under `view` onto `canvas`. Tiles that
-/// cannot be fetched or decoded are left blank and summed up in `warnings`.
+/// cannot be fetched or decoded, or are not asked of the server once the
+/// [`Budget`] is spent, are left blank and summed up in `warnings`.
+/// Each tile is drawn into the mosaic as soon as it is decoded, so at most
+/// one decoded tile per download thread is held at a time.
 pub fn draw_basemap(
     ctx: &Context,
     canvas: &mut Pixmap,
@@ -214,6 +315,62 @@ pub fn draw_basemap(
 ) {
     let retina = source.retina(view.scale);
     let tile_px = if retina { 2 * TILE_PX } else { TILE_PX };
+    let z = basemap_zoom(ctx, view, source, zoom, tile_px, warnings);
+    let (x0, x1, y0, y1) = tile_range(view, z);
+    let grid = Grid {
+        z,
+        x0,
+        x1,
+        y0,
+        y1,
+        tile_px,
+    };
+    let Some(mosaic) = grid.mosaic() else {
+        return;
+    };
+    let mosaic = Mutex::new(mosaic);
+    let tile_cache = open_cache(ctx, cache, warnings);
+    let tiles = grid.tiles();
+    let total = tiles.len() as u64;
+    let mut done = 0;
+    let budget = Budget::start(&ctx.config);
+    let outcomes = parallel_map(
+        ctx.config.concurrency,
+        &tiles,
+        |&(x, y)| {
+            let url = source.url(z, grid.wrap(x), y as u32, retina);
+            let fetched = fetch_tile(ctx, tile_cache.as_ref(), &url, &budget)?;
+            Some(Outcome {
+                drawn: fetched
+                    .pixmap
+                    .map(|tile| grid.paste(&mosaic, (x, y), &tile)),
+                cache_error: fetched.cache_error,
+            })
+        },
+        |_, _| {
+            done += 1;
+            ctx.progress("tiles", done, total);
+        },
+    );
+    if let Some(c) = &tile_cache {
+        c.evict();
+    }
+    report(ctx, &grid, &tiles, outcomes, budget.length, warnings);
+    let mosaic = mosaic.into_inner().unwrap_or_else(PoisonError::into_inner);
+    place(canvas, view, &grid, &mosaic);
+}
+
+/// The zoom of the basemap: `zoom` if given, else the one matching the
+/// view's resolution; at most the provider's, and lowered until the view
+/// needs at most [`MAX_TILES`] (a warning when a given zoom is lowered).
+fn basemap_zoom(
+    ctx: &Context,
+    view: &View,
+    source: &TileSource,
+    zoom: Option<u8>,
+    tile_px: u32,
+    warnings: &mut Vec<String>,
+) -> u8 {
     let mut z = zoom
         .unwrap_or_else(|| zoom_for(view.resolution(), tile_px, source.max_zoom))
         .min(source.max_zoom);
@@ -232,7 +389,17 @@ pub fn draw_basemap(
             source.max_zoom
         )));
     }
-    let tile_cache = match cache {
+    z
+}
+
+/// The tile cache of `cache`, if any; one that cannot be opened is a
+/// warning, and the tiles are fetched without it.
+fn open_cache(
+    ctx: &Context,
+    cache: &TileCacheMode,
+    warnings: &mut Vec<String>,
+) -> Option<TileCache> {
+    match cache {
         TileCacheMode::Off => None,
         TileCacheMode::Dir(dir) => match TileCache::open(dir, DEFAULT_MAX_BYTES) {
             Ok(c) => Some(c),
@@ -241,52 +408,31 @@ pub fn draw_basemap(
                 None
             }
         },
-    };
-    let (x0, x1, y0, y1) = tile_range(view, z);
-    let n = 1i64 << z;
-    let tiles: Vec<(i64, i64)> = (y0..=y1)
-        .flat_map(|y| (x0..=x1).map(move |x| (x, y)))
-        .collect();
-    let total = tiles.len() as u64;
-    let mut done = 0;
-    let fetched = parallel_map(
-        ctx.config.concurrency,
-        &tiles,
-        |&(x, y)| {
-            let url = source.url(z, x.rem_euclid(n) as u32, y as u32, retina);
-            fetch_tile(ctx, tile_cache.as_ref(), &url)
-        },
-        |_, _| {
-            done += 1;
-            ctx.progress("tiles", done, total);
-        },
-    );
-    if let Some(c) = &tile_cache {
-        c.evict();
     }
-    let cols = (x1 - x0 + 1) as u32;
-    let rows = (y1 - y0 + 1) as u32;
-    let Some(mut mosaic) = Pixmap::new(cols * tile_px, rows * tile_px) else {
-        return;
-    };
+}
+
+/// Sums up in `warnings` the tiles left blank (those that failed, those not
+/// asked for once the `budget` was spent: `None`) and those not cached,
+/// one warning each, naming the first failure.
+fn report(
+    ctx: &Context,
+    grid: &Grid,
+    tiles: &[(i64, i64)],
+    outcomes: Vec<Option<Outcome>>,
+    budget: Duration,
+    warnings: &mut Vec<String>,
+) {
     let mut failures = Vec::new();
     let mut cache_errors = Vec::new();
-    for (&(x, y), f) in tiles.iter().zip(fetched) {
-        cache_errors.extend(f.cache_error);
-        match f.pixmap {
-            Ok(tile) => {
-                let k = tile_px as f32 / tile.width() as f32;
-                let t = Transform::from_row(
-                    k,
-                    0.0,
-                    0.0,
-                    tile_px as f32 / tile.height() as f32,
-                    ((x - x0) as u32 * tile_px) as f32,
-                    ((y - y0) as u32 * tile_px) as f32,
-                );
-                mosaic.draw_pixmap(0, 0, tile.as_ref(), &PixmapPaint::default(), t, None);
-            }
-            Err(e) => failures.push(format!("tile {z}/{}/{y}: {e}", x.rem_euclid(n))),
+    let mut skipped = 0;
+    for (&(x, y), outcome) in tiles.iter().zip(outcomes) {
+        let Some(outcome) = outcome else {
+            skipped += 1;
+            continue;
+        };
+        cache_errors.extend(outcome.cache_error);
+        if let Err(e) = outcome.drawn {
+            failures.push(format!("tile {}/{}/{y}: {e}", grid.z, grid.wrap(x)));
         }
     }
     if let Some(first) = failures.first() {
@@ -296,19 +442,30 @@ pub fn draw_basemap(
             tiles.len()
         )));
     }
+    if skipped > 0 {
+        warnings.push(ctx.warn(format!(
+            "{skipped} of {} basemap tiles were not requested and are left blank: the \
+             basemap's time budget ({budget:?}, {BUDGET_TIMEOUTS} times timeout_s) was spent",
+            tiles.len()
+        )));
+    }
     if let Some(e) = cache_errors.first() {
         warnings.push(ctx.warn(format!(
             "{} basemap tiles could not be cached; the first: {e}",
             cache_errors.len()
         )));
     }
-    // Place the mosaic: its top-left corner is tile (x0, y0).
-    let size = 2.0 * HALF_WORLD_M / n as f64;
+}
+
+/// Draws the `mosaic` of `grid` onto `canvas`, scaled to the view: its
+/// top-left corner is tile (x0, y0).
+fn place(canvas: &mut Pixmap, view: &View, grid: &Grid, mosaic: &Pixmap) {
+    let size = 2.0 * HALF_WORLD_M / (1i64 << grid.z) as f64;
     let (left, top) = view.to_px(
-        x0 as f64 * size - HALF_WORLD_M,
-        HALF_WORLD_M - y0 as f64 * size,
+        grid.x0 as f64 * size - HALF_WORLD_M,
+        HALF_WORLD_M - grid.y0 as f64 * size,
     );
-    let k = (size / tile_px as f64 / view.resolution()) as f32;
+    let k = (size / grid.tile_px as f64 / view.resolution()) as f32;
     let paint = PixmapPaint {
         quality: FilterQuality::Bilinear,
         ..PixmapPaint::default()
@@ -326,21 +483,30 @@ pub fn draw_basemap(
 /// One tile: from the cache when fresh (or, in offline mode, whatever its
 /// age); when expired, revalidated with the server (`304 Not Modified`
 /// renews the entry, no download); else fetched from the server (then cached).
-fn fetch_tile(ctx: &Context, cache: Option<&TileCache>, url: &str) -> Fetched {
+/// `None` when the server would be asked once the `budget` is spent.
+fn fetch_tile(
+    ctx: &Context,
+    cache: Option<&TileCache>,
+    url: &str,
+    budget: &Budget,
+) -> Option<Fetched> {
     let cached = cache.and_then(|c| c.lookup(url));
     let stale = match cached {
         Some(entry) if entry.is_fresh() || ctx.config.offline => match decode(&entry.body) {
-            Ok(p) => return fetched(Ok(p), None),
+            Ok(p) => return Some(fetched(Ok(p), None)),
             Err(_) => None,
         },
         other => other,
     };
+    if budget.spent() {
+        return None;
+    }
     let validators = stale.as_ref().map(Entry::validators).unwrap_or_default();
     let mut response = ctx.get_conditional(Service::Tiles, url, &validators);
     if let (Ok(r), Some(entry), Some(c)) = (&response, stale, cache) {
         if r.status == 304 {
             if let Ok(p) = decode(&entry.body) {
-                return fetched(Ok(p), c.refresh(url, &r.headers, entry).err());
+                return Some(fetched(Ok(p), c.refresh(url, &r.headers, entry).err()));
             }
             // The kept copy is unreadable: fetch the tile afresh.
             response = ctx.get(Service::Tiles, url);
@@ -348,14 +514,14 @@ fn fetch_tile(ctx: &Context, cache: Option<&TileCache>, url: &str) -> Fetched {
     }
     let response = match response {
         Ok(r) => r,
-        Err(e) => return fetched(Err(e), None),
+        Err(e) => return Some(fetched(Err(e), None)),
     };
     let pixmap = decode(&response.body).map_err(|e| e.context(&redact_url(url)));
     let cache_error = match (&pixmap, cache) {
         (Ok(_), Some(c)) => c.put(url, &response.headers, &response.body).err(),
         _ => None,
     };
-    fetched(pixmap, cache_error)
+    Some(fetched(pixmap, cache_error))
 }
 
 fn fetched(pixmap: Result<Pixmap>, cache_error: Option<Error>) -> Fetched {
@@ -387,22 +553,34 @@ pub fn decode(bytes: &[u8]) -> Result<Pixmap> {
     Pixmap::from_vec(data, size).ok_or_else(|| bad("wrong pixel count"))
 }
 
-/// Tiles larger than this a side are refused (a tile is 256 or 512 pixels).
-const MAX_TILE_SIDE: u32 = 4096;
+/// Tiles larger than this a side are refused from the image header, before
+/// any pixel is decoded. Tile servers send 256 or 512 pixels, and 1,024 for
+/// the `@2x` of 512-pixel tiles (Mapbox, MapTiler): a tile decodes to at
+/// most 4 MiB. At 4,096 a tile decoded to 64 MiB, and a map of them took
+/// gigabytes from a server that sends 70 KB PNGs.
+const MAX_TILE_SIDE: u32 = 1024;
+
+/// Refuses an image of `w` x `h` pixels larger than a tile (see [`MAX_TILE_SIDE`]).
+fn check_tile_size(w: u32, h: u32) -> std::result::Result<(), String> {
+    if w > MAX_TILE_SIDE || h > MAX_TILE_SIDE {
+        return Err(format!(
+            "{w}x{h} pixels; a tile has at most {MAX_TILE_SIDE} a side"
+        ));
+    }
+    Ok(())
+}
 
 fn decode_png(bytes: &[u8]) -> std::result::Result<(u32, u32, Vec<u8>), String> {
     let mut decoder = png::Decoder::new(std::io::Cursor::new(bytes));
     decoder.set_transformations(png::Transformations::EXPAND | png::Transformations::STRIP_16);
     let mut reader = decoder.read_info().map_err(|e| e.to_string())?;
     let (w, h) = (reader.info().width, reader.info().height);
-    if w > MAX_TILE_SIDE || h > MAX_TILE_SIDE {
-        return Err(format!("{w}x{h} pixels is too large for a tile"));
-    }
+    check_tile_size(w, h)?;
     let mut buf = vec![0; reader.output_buffer_size().ok_or("image too large")?];
     let frame = reader.next_frame(&mut buf).map_err(|e| e.to_string())?;
-    let buf = &buf[..frame.buffer_size()];
+    buf.truncate(frame.buffer_size());
     let rgba = match frame.color_type {
-        png::ColorType::Rgba => buf.to_vec(),
+        png::ColorType::Rgba => buf,
         png::ColorType::Rgb => buf
             .chunks_exact(3)
             .flat_map(|p| [p[0], p[1], p[2], 255])
@@ -422,9 +600,7 @@ fn decode_jpeg(bytes: &[u8]) -> std::result::Result<(u32, u32, Vec<u8>), String>
     decoder.read_info().map_err(|e| e.to_string())?;
     let info = decoder.info().ok_or("no image header")?;
     let (w, h) = (info.width as u32, info.height as u32);
-    if w > MAX_TILE_SIDE || h > MAX_TILE_SIDE {
-        return Err(format!("{w}x{h} pixels is too large for a tile"));
-    }
+    check_tile_size(w, h)?;
     let pixels = decoder.decode().map_err(|e| e.to_string())?;
     let rgba = match info.pixel_format {
         jpeg_decoder::PixelFormat::RGB24 => pixels
@@ -467,6 +643,37 @@ mod tests {
         assert_eq!(o.attribution, "Tiles: 127.0.0.1");
         let e = provider("Stamen.Toner").unwrap_err();
         assert!(e.to_string().contains("Stamen.Toner") && e.to_string().contains("OpenStreetMap"));
+    }
+
+    #[test]
+    fn the_attribution_shows_the_host_and_no_credentials() {
+        let cases = [
+            (
+                "http://agent:hunter2@127.0.0.1:9/{z}/{x}/{y}.png",
+                "127.0.0.1",
+            ),
+            (
+                "https://agent@tiles.example/{z}/{x}/{y}.png",
+                "tiles.example",
+            ),
+            (
+                "https://a:b@c@tiles.example:8443/{z}/{x}/{y}.png",
+                "tiles.example",
+            ),
+            (
+                "https://tiles.example?apikey=s3cret&t={z}/{x}/{y}",
+                "tiles.example",
+            ),
+            ("https://tiles.example#u:p@evil.example", "tiles.example"),
+            ("http://u:p@[::1]:8080/{z}/{x}/{y}.png", "[::1]"),
+            ("http://[::1]/{z}/{x}/{y}.png", "[::1]"),
+        ];
+        for (template, host) in cases {
+            let s = TileSource::new("OpenStreetMap", Some(template)).unwrap();
+            assert_eq!(s.attribution, format!("Tiles: {host}"), "{template}");
+            // The fetch keeps what it needs.
+            assert_eq!(s.template, template);
+        }
     }
 
     #[test]
@@ -545,5 +752,39 @@ mod tests {
         ));
         assert!(decode(b"\x89PNG\r\n\x1a\ntruncated").is_err());
         assert!(decode(&[0xFF, 0xD8, 0xFF, 0x00]).is_err());
+    }
+
+    /// A PNG chunk: length, type, data, CRC.
+    fn chunk(kind: &[u8; 4], data: &[u8]) -> Vec<u8> {
+        let mut crc = crc32fast::Hasher::new();
+        crc.update(kind);
+        crc.update(data);
+        let mut out = (data.len() as u32).to_be_bytes().to_vec();
+        out.extend_from_slice(kind);
+        out.extend_from_slice(data);
+        out.extend_from_slice(&crc.finalize().to_be_bytes());
+        out
+    }
+
+    #[test]
+    fn tiles_larger_than_servers_send_are_refused_from_the_header() {
+        // Up to 1,024 pixels a side: the `@2x` of a 512-pixel tile.
+        let wide = decode(&png_bytes(1024, 1, png::ColorType::Grayscale, &[9; 1024])).unwrap();
+        assert_eq!((wide.width(), wide.height()), (1024, 1));
+        for (w, h) in [(1025, 1), (1, 1025)] {
+            let bytes = png_bytes(w, h, png::ColorType::Grayscale, &vec![9; (w * h) as usize]);
+            let e = decode(&bytes).unwrap_err().to_string();
+            assert!(e.contains(&format!("{w}x{h} pixels")), "{e}");
+        }
+        // A 2048 x 2048 RGBA header over pixel data that does not inflate:
+        // refused for its size, so no pixel was decoded (nor 16 MiB allocated).
+        let mut ihdr = 2048u32.to_be_bytes().repeat(2);
+        ihdr.extend_from_slice(&[8, 6, 0, 0, 0]);
+        let mut bytes = b"\x89PNG\r\n\x1a\n".to_vec();
+        bytes.extend(chunk(b"IHDR", &ihdr));
+        bytes.extend(chunk(b"IDAT", b"not zlib"));
+        bytes.extend(chunk(b"IEND", b""));
+        let e = decode(&bytes).unwrap_err().to_string();
+        assert!(e.contains("2048x2048 pixels"), "{e}");
     }
 }
