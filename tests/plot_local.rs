@@ -165,11 +165,9 @@ fn automatic_stream_order_thins_a_large_basin() {
 /// tables and the R*Tree indexes stored in it, none of the library's
 /// reader, navigation or subsetting code.
 mod sql {
-    use rusqlite::{Connection, OpenFlags};
+    use rusqlite::Connection;
 
-    pub fn open() -> Connection {
-        Connection::open_with_flags(super::sample(), OpenFlags::SQLITE_OPEN_READ_ONLY).unwrap()
-    }
+    pub use crate::support::{sample_sql as open, sql_ids as ids};
 
     /// The flowlines upstream of `outlet` through FromNode/ToNode, the outlet included.
     const UPSTREAM: &str = "WITH RECURSIVE up(comid, fromnode) AS (
@@ -179,18 +177,6 @@ mod sql {
     /// `sql` after the upstream CTE, one integer column, sorted.
     pub fn upstream_ids(db: &Connection, outlet: i64, sql: &str) -> Vec<i64> {
         ids(db, &format!("{UPSTREAM} {sql}"), rusqlite::params![outlet])
-    }
-
-    /// The rows of one integer column, sorted.
-    pub fn ids(db: &Connection, sql: &str, params: impl rusqlite::Params) -> Vec<i64> {
-        let mut stmt = db.prepare(sql).unwrap();
-        let mut out: Vec<i64> = stmt
-            .query_map(params, |r| r.get(0))
-            .unwrap()
-            .map(Result::unwrap)
-            .collect();
-        out.sort_unstable();
-        out
     }
 
     /// `COMID`s of `table` whose R*Tree envelope meets `?1..?4` (xmin, ymin,

@@ -25,12 +25,13 @@ use hydroplot::services::fabric::{self, ItemsQuery};
 use hydroplot::services::{flowtrace, index};
 use hydroplot::trace::Trace;
 use hydroplot::{Context, Error};
+use loopback::Loopback;
 use serde_json::Value;
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpListener;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
+
+#[path = "support/loopback.rs"]
+mod loopback;
 
 fn path(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -393,64 +394,26 @@ fn the_recorded_trace_has_its_seven_fields() {
 
 /// A loopback HTTP server answering every request with `200` and one body.
 /// It records each request's method, path and query, and the request body.
-struct Replay {
-    base: String,
-    requests: Arc<Mutex<Vec<(String, String, String)>>>,
-}
+struct Replay(Loopback);
 
 impl Replay {
     /// Serves `body` until the test process ends (the thread is detached).
     fn serve(body: Vec<u8>) -> Replay {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let base = format!("http://{}", listener.local_addr().unwrap());
-        let requests = Arc::new(Mutex::new(Vec::new()));
-        let log = requests.clone();
-        std::thread::spawn(move || {
-            for stream in listener.incoming() {
-                let Ok(mut stream) = stream else { continue };
-                let mut reader = BufReader::new(stream.try_clone().unwrap());
-                let mut line = String::new();
-                reader.read_line(&mut line).unwrap();
-                let mut parts = line.split_whitespace();
-                let method = parts.next().unwrap_or_default().to_string();
-                let target = parts.next().unwrap_or_default().to_string();
-                let mut length = 0;
-                loop {
-                    let mut header = String::new();
-                    reader.read_line(&mut header).unwrap();
-                    if header.trim().is_empty() {
-                        break;
-                    }
-                    if let Some((k, v)) = header.split_once(':') {
-                        if k.eq_ignore_ascii_case("content-length") {
-                            length = v.trim().parse().unwrap();
-                        }
-                    }
-                }
-                let mut request_body = vec![0; length];
-                reader.read_exact(&mut request_body).unwrap();
-                log.lock().unwrap().push((
-                    method,
-                    target,
-                    String::from_utf8_lossy(&request_body).into_owned(),
-                ));
-                let head = format!(
-                    "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
-                    body.len()
-                );
-                stream.write_all(head.as_bytes()).unwrap();
-                stream.write_all(&body).unwrap();
-            }
-        });
-        Replay { base, requests }
+        Replay(Loopback::start(move |_| {
+            let head = format!(
+                "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+                body.len()
+            );
+            [head.as_bytes(), &body].concat()
+        }))
     }
 
     /// A context whose services all live on this server, under the paths of
     /// the real services (SOURCES.md: `/nldi`, `/fabric/pygeoapi`).
     fn context(&self) -> Context {
         Context::new(Config {
-            index_url: format!("{}/nldi", self.base),
-            fabric_url: format!("{}/fabric/pygeoapi", self.base),
+            index_url: format!("{}/nldi", self.0.base),
+            fabric_url: format!("{}/fabric/pygeoapi", self.0.base),
             timeout: Duration::from_secs(20),
             retries: 0,
             ..Config::default()
@@ -460,13 +423,11 @@ impl Replay {
 
     /// The requests so far as (method, path, query, body).
     fn requests(&self) -> Vec<(String, String, String, String)> {
-        self.requests
-            .lock()
-            .unwrap()
-            .iter()
-            .map(|(m, target, body)| {
-                let (p, q) = target.split_once('?').unwrap_or((target, ""));
-                (m.clone(), p.to_string(), q.to_string(), body.clone())
+        (self.0.requests().into_iter())
+            .map(|r| {
+                let (p, q) = r.target.split_once('?').unwrap_or((&r.target, ""));
+                let body = String::from_utf8_lossy(&r.body).into_owned();
+                (r.method, p.to_string(), q.to_string(), body)
             })
             .collect()
     }

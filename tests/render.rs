@@ -124,6 +124,28 @@ fn dist_to_lines(map: &Map, p: (f32, f32), features: &[&Feature]) -> f32 {
 }
 
 /// A map of `bbox` in `crs` with no basemap and no tile cache.
+/// A map of `bbox` (NAD83) on the OpenStreetMap basemap, its tiles as the
+/// context's `tile_url` says.
+fn osm_map(
+    ctx: &hydroplot::Context,
+    bbox: [f64; 4],
+    size: (u32, u32),
+    cache: &TileCacheMode,
+    warnings: &mut Vec<String>,
+) -> Map {
+    Map::new(
+        ctx,
+        bbox,
+        "EPSG:4269",
+        size,
+        "OpenStreetMap",
+        None,
+        cache,
+        warnings,
+    )
+    .unwrap()
+}
+
 fn map_without_basemap(
     ctx: &hydroplot::Context,
     bbox: [f64; 4],
@@ -234,17 +256,7 @@ fn tile_mosaic_is_placed_right_and_cached() {
     let cache = TileCacheMode::Dir(cache_dir.clone());
     let bbox = [-89.56684, 42.99816, -89.24681, 43.17192];
     let mut warnings = Vec::new();
-    let map = Map::new(
-        &ctx,
-        bbox,
-        "EPSG:4269",
-        (1024, 768),
-        "OpenStreetMap",
-        None,
-        &cache,
-        &mut warnings,
-    )
-    .unwrap();
+    let map = osm_map(&ctx, bbox, (1024, 768), &cache, &mut warnings);
     assert!(warnings.is_empty(), "{warnings:?}");
     let view = *map.view();
     let z = zoom_for(view.resolution(), TILE_PX, 19);
@@ -275,17 +287,7 @@ fn tile_mosaic_is_placed_right_and_cached() {
 
     // The same map again comes from the cache: no tile request.
     server.clear_requests();
-    let again = Map::new(
-        &ctx,
-        bbox,
-        "EPSG:4269",
-        (1024, 768),
-        "OpenStreetMap",
-        None,
-        &cache,
-        &mut warnings,
-    )
-    .unwrap();
+    let again = osm_map(&ctx, bbox, (1024, 768), &cache, &mut warnings);
     assert_eq!(tile_requests(&server), 0);
     assert_eq!(again.pixmap().data(), map.pixmap().data());
     let cached = std::fs::read_dir(&cache_dir).unwrap().count() as i64;
@@ -293,17 +295,7 @@ fn tile_mosaic_is_placed_right_and_cached() {
 
     // cache_data = FALSE: fetched again, nothing new written.
     std::fs::remove_dir_all(&cache_dir).unwrap();
-    Map::new(
-        &ctx,
-        bbox,
-        "EPSG:4269",
-        (1024, 768),
-        "OpenStreetMap",
-        None,
-        &TileCacheMode::Off,
-        &mut warnings,
-    )
-    .unwrap();
+    osm_map(&ctx, bbox, (1024, 768), &TileCacheMode::Off, &mut warnings);
     assert!(tile_requests(&server) > 0);
     assert!(!cache_dir.exists());
 }
@@ -324,17 +316,7 @@ fn a_failing_tile_is_a_warning_and_a_blank_area() {
         times: None,
     });
     let mut warnings = Vec::new();
-    let map = Map::new(
-        &ctx,
-        bbox,
-        "EPSG:4269",
-        (600, 400),
-        "OpenStreetMap",
-        None,
-        &TileCacheMode::Off,
-        &mut warnings,
-    )
-    .unwrap();
+    let map = osm_map(&ctx, bbox, (600, 400), &TileCacheMode::Off, &mut warnings);
     assert_eq!(warnings.len(), 1, "{warnings:?}");
     let total = (x1 - x0 + 1) * (y1 - y0 + 1);
     assert!(
@@ -361,17 +343,7 @@ fn a_failing_tile_is_a_warning_and_a_blank_area() {
         times: None,
     });
     let mut warnings = Vec::new();
-    let map = Map::new(
-        &ctx,
-        bbox,
-        "EPSG:4269",
-        (600, 400),
-        "OpenStreetMap",
-        None,
-        &TileCacheMode::Off,
-        &mut warnings,
-    )
-    .unwrap();
+    let map = osm_map(&ctx, bbox, (600, 400), &TileCacheMode::Off, &mut warnings);
     assert!(warnings[0].starts_with(&format!("{total} of {total}")));
     assert!(map.png().is_ok());
 }
@@ -465,17 +437,7 @@ fn tiles_larger_than_tile_servers_send_are_refused_and_left_blank() {
         })
         .unwrap();
         let mut warnings = Vec::new();
-        let map = Map::new(
-            &ctx,
-            bbox,
-            "EPSG:4269",
-            (600, 400),
-            "OpenStreetMap",
-            None,
-            &TileCacheMode::Off,
-            &mut warnings,
-        )
-        .unwrap();
+        let map = osm_map(&ctx, bbox, (600, 400), &TileCacheMode::Off, &mut warnings);
         let view = *map.view();
         let (x0, x1, y0, y1) = tile_range(&view, zoom_for(view.resolution(), TILE_PX, 19));
         let total = (x1 - x0 + 1) * (y1 - y0 + 1);
@@ -536,17 +498,13 @@ fn a_tile_host_that_never_answers_costs_the_basemap_its_time_budget_only() {
         .unwrap();
 
     let mut warnings = Vec::new();
-    let map = Map::new(
+    let map = osm_map(
         &ctx,
         bbox,
-        "EPSG:4269",
         (1024, 768),
-        "OpenStreetMap",
-        None,
         &TileCacheMode::Dir(cache_dir.clone()),
         &mut warnings,
-    )
-    .unwrap();
+    );
     assert_eq!(*map.view(), view);
     assert_eq!(warnings.len(), 2, "{warnings:?}");
     let (failed, skipped) = (leading_count(&warnings[0]), leading_count(&warnings[1]));

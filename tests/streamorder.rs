@@ -13,7 +13,7 @@ mod support;
 
 use hydroplot::plot::{plot_hydro, Layer, Outlet, PlotData, PlotRequest};
 use hydroplot_mock::{context, MockServer};
-use rusqlite::{Connection, OpenFlags, ToSql};
+use rusqlite::{Connection, ToSql};
 use support::{offline, sample};
 
 /// `req` downloaded from the mock, and read from the sample.
@@ -92,21 +92,7 @@ struct Want {
 mod sql {
     use super::*;
 
-    pub fn open() -> Connection {
-        Connection::open_with_flags(sample(), OpenFlags::SQLITE_OPEN_READ_ONLY).unwrap()
-    }
-
-    /// The rows of one integer column, sorted.
-    pub fn ids(db: &Connection, sql: &str, params: impl rusqlite::Params) -> Vec<i64> {
-        let mut stmt = db.prepare(sql).unwrap();
-        let mut out: Vec<i64> = stmt
-            .query_map(params, |r| r.get(0))
-            .unwrap()
-            .map(Result::unwrap)
-            .collect();
-        out.sort_unstable();
-        out
-    }
+    pub use crate::support::{sample_sql as open, sql_ids as ids};
 
     /// The layers for the CTEs `drawn(comid)` (the flowlines drawn) and
     /// `box(x0, y0, x1, y1)` (where the other layers are read), and the

@@ -49,6 +49,25 @@ pub fn sample() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/yahara_sample.gpkg")
 }
 
+/// The sample opened read-only with plain SQLite, for the independent side
+/// of a comparison.
+pub fn sample_sql() -> rusqlite::Connection {
+    let flags = rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY;
+    rusqlite::Connection::open_with_flags(sample(), flags).unwrap()
+}
+
+/// The rows of `sql`'s one integer column, sorted.
+pub fn sql_ids(db: &rusqlite::Connection, sql: &str, params: impl rusqlite::Params) -> Vec<i64> {
+    let mut stmt = db.prepare(sql).unwrap();
+    let mut out: Vec<i64> = stmt
+        .query_map(params, |r| r.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    out.sort_unstable();
+    out
+}
+
 /// A context whose services are unreachable: any request would fail, so
 /// local mode is seen to need none.
 pub fn offline() -> Context {
