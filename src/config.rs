@@ -74,7 +74,8 @@ pub const OPTION_KEYS: &[&str] = &[
 /// Which proxy requests go through (option `proxy`).
 #[derive(Clone, PartialEq, Eq)]
 pub enum ProxySetting {
-    /// `HTTPS_PROXY` / `HTTP_PROXY` / `ALL_PROXY` and `NO_PROXY`, when set (the default).
+    /// The first set of `HTTPS_PROXY`, `ALL_PROXY`, `HTTP_PROXY`, and `NO_PROXY`
+    /// (the default; read as curl reads them, `http::proxy`).
     Environment,
     /// No proxy, whatever the environment says (`proxy` = `none`).
     Off,
