@@ -605,8 +605,10 @@ enum hydroplot_status hydroplot_context_set_option(struct hydroplot_context *ctx
 
 /**
  * Sets, or with `fn` NULL removes, the log callback of a context. It is
- * called on the thread that made the call, with every retry, warning and
- * stage.
+ * called on the thread that made the call, with every retry and warning
+ * (the stages of a call go to the progress callback). `fn` must return
+ * normally: no C++ exception or `longjmp` may leave it (nothing can unwind
+ * through the library), and it must not change or free `ctx`.
  *
  * \param ctx  The context.
  * \param fn   The callback, or NULL to remove it.
@@ -635,7 +637,9 @@ enum hydroplot_status hydroplot_context_set_log_callback(struct hydroplot_contex
 
 /**
  * Sets, or with `fn` NULL removes, the progress callback of a context, called
- * on the thread that made the call.
+ * on the thread that made the call. `fn` must return normally: no C++
+ * exception or `longjmp` may leave it, and it must not change or free
+ * `ctx`.
  *
  * \param ctx  The context.
  * \param fn   The callback, or NULL to remove it.
@@ -870,8 +874,9 @@ const char *hydroplot_status_str(int status);
  * \param ctx       The context; only read.
  * \param xmin      The west edge of the box.
  * \param ymin      The south edge.
- * \param xmax      The east edge, > `xmin`.
- * \param ymax      The north edge, > `ymin`.
+ * \param xmax      The east edge, >= `xmin` (equal edges: a map of at
+ *                  least a kilometre around them).
+ * \param ymax      The north edge, >= `ymin`.
  * \param crs       The CRS of the box, or NULL for `"EPSG:4326"`.
  * \param width_px  The width in pixels, up to 16384; 0 (either side): 1024 x 768.
  * \param height_px The height in pixels, up to 16384; 0 (either side): 1024 x 768.
@@ -885,8 +890,9 @@ const char *hydroplot_status_str(int status);
  *
  * \par Errors
  * - `HYDROPLOT_ERR_NULL_ARGUMENT`: `ctx` or `out` is NULL.
- * - `HYDROPLOT_ERR_INVALID_ARGUMENT`: an unknown basemap, an empty or inverted
- *   box, a side over 16384 pixels, or a string that is not UTF-8.
+ * - `HYDROPLOT_ERR_INVALID_ARGUMENT`: an unknown basemap, an inverted or
+ *   non-finite box, a side over 16384 pixels, or a string that is not
+ *   UTF-8.
  * - `HYDROPLOT_ERR_CRS`: `crs` is unknown or the box cannot be transformed.
  * - `HYDROPLOT_ERR_RENDER`: the image cannot be made.
  *
@@ -925,7 +931,8 @@ enum hydroplot_status hydroplot_map_new(const struct hydroplot_context *ctx,
  * \param lwd     The line width in R's units (1 = one pixel), finite and >= 0.
  *
  * \return `HYDROPLOT_OK`, or an error status below. The map is unchanged by an invalid
- * argument.
+ * argument; on `HYDROPLOT_ERR_CRS` the features before the one that failed
+ * stay drawn.
  *
  * \par Errors
  * - `HYDROPLOT_ERR_NULL_ARGUMENT`: `map` is NULL, or `geojson` is NULL and

@@ -32,8 +32,13 @@ impl Context {
 
     /// The same context reporting to `observer`.
     pub fn with_observer(mut self, observer: Option<Arc<dyn Observer>>) -> Context {
-        self.observer = observer;
+        self.observe(observer);
         self
+    }
+
+    /// Reports to `observer` from now on (`None`: to nobody).
+    pub fn observe(&mut self, observer: Option<Arc<dyn Observer>>) {
+        self.observer = observer;
     }
 
     /// The files this context reads, each with where it was named: the CA

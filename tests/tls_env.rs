@@ -9,6 +9,8 @@
 mod private_ca;
 
 use hydroplot::config::Config;
+use hydroplot::ffi::context::*;
+use hydroplot::ffi::hydroplot_status::HYDROPLOT_OK;
 use hydroplot::services::index;
 use hydroplot::Context;
 use hydroplot_mock::{self as mock, MockServer};
@@ -100,7 +102,27 @@ fn the_environment_names_the_agency_root_like_curl_and_requests() {
         &server,
         &[("HYDROPLOT_CA_BUNDLE", &root), ("SSL_CERT_FILE", &wrong)]
     ));
+    // A callback set after a variable changed keeps the context as it was
+    // built: only set_option rebuilds it (and reads the variables again).
     for var in VARIABLES {
         std::env::remove_var(var);
     }
+    let mut ctx = std::ptr::null_mut();
+    assert_eq!(hydroplot_context_new(&mut ctx), HYDROPLOT_OK);
+    std::env::set_var("SSL_CERT_FILE", dir.join("gone.pem"));
+    let status = hydroplot_context_set_log_callback(ctx, Some(ignore), std::ptr::null_mut());
+    assert_eq!(status, HYDROPLOT_OK);
+    let status = hydroplot_context_set_progress_callback(ctx, None, std::ptr::null_mut());
+    assert_eq!(status, HYDROPLOT_OK);
+    hydroplot_context_free(ctx);
+    for var in VARIABLES {
+        std::env::remove_var(var);
+    }
+}
+
+unsafe extern "C" fn ignore(
+    _user: *mut std::ffi::c_void,
+    _level: i32,
+    _message: *const std::ffi::c_char,
+) {
 }

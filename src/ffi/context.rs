@@ -73,10 +73,19 @@ impl FfiContext {
         Ok(FfiContext { core, callbacks })
     }
 
-    /// Rebuilds the core context after a change of settings or callbacks.
-    fn rebuild(&mut self, config: Config, callbacks: Callbacks) -> crate::Result<()> {
-        *self = FfiContext::new(config, callbacks)?;
+    /// Rebuilds the core context after a change of settings.
+    fn rebuild(&mut self, config: Config) -> crate::Result<()> {
+        *self = FfiContext::new(config, *self.callbacks)?;
         Ok(())
+    }
+
+    /// Changes the callbacks alone: the HTTP client (its connections, rate
+    /// limit slot and `Retry-After` holds) stays, and nothing is read again
+    /// from the environment, so this cannot fail.
+    fn set_callbacks(&mut self, callbacks: Callbacks) {
+        self.callbacks = Arc::new(callbacks);
+        let observer: Arc<dyn Observer> = self.callbacks.clone();
+        self.core.observe(Some(observer));
     }
 }
 
@@ -183,14 +192,15 @@ pub extern "C" fn hydroplot_context_set_option(
         let value = unsafe { arg_str(value, "value") }?;
         let mut config = ctx.core.config.clone();
         config.set(key, value)?;
-        let callbacks = *ctx.callbacks;
-        Ok(ctx.rebuild(config, callbacks)?)
+        Ok(ctx.rebuild(config)?)
     })
 }
 
 /// Sets, or with `fn` NULL removes, the log callback of a context. It is
-/// called on the thread that made the call, with every retry, warning and
-/// stage.
+/// called on the thread that made the call, with every retry and warning
+/// (the stages of a call go to the progress callback). `fn` must return
+/// normally: no C++ exception or `longjmp` may leave it (nothing can unwind
+/// through the library), and it must not change or free `ctx`.
 ///
 /// \param ctx  The context.
 /// \param fn   The callback, or NULL to remove it.
@@ -220,18 +230,19 @@ pub extern "C" fn hydroplot_context_set_log_callback(
 ) -> hydroplot_status {
     boundary(|| {
         let ctx = unsafe { arg_mut(ctx, "ctx") }?;
-        let callbacks = Callbacks {
+        ctx.set_callbacks(Callbacks {
             log: r#fn,
             log_user: user,
             ..*ctx.callbacks
-        };
-        let config = ctx.core.config.clone();
-        Ok(ctx.rebuild(config, callbacks)?)
+        });
+        Ok(())
     })
 }
 
 /// Sets, or with `fn` NULL removes, the progress callback of a context, called
-/// on the thread that made the call.
+/// on the thread that made the call. `fn` must return normally: no C++
+/// exception or `longjmp` may leave it, and it must not change or free
+/// `ctx`.
 ///
 /// \param ctx  The context.
 /// \param fn   The callback, or NULL to remove it.
@@ -261,13 +272,12 @@ pub extern "C" fn hydroplot_context_set_progress_callback(
 ) -> hydroplot_status {
     boundary(|| {
         let ctx = unsafe { arg_mut(ctx, "ctx") }?;
-        let callbacks = Callbacks {
+        ctx.set_callbacks(Callbacks {
             progress: r#fn,
             progress_user: user,
             ..*ctx.callbacks
-        };
-        let config = ctx.core.config.clone();
-        Ok(ctx.rebuild(config, callbacks)?)
+        });
+        Ok(())
     })
 }
 

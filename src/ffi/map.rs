@@ -37,8 +37,9 @@ impl Opaque for hydroplot_map {
 /// \param ctx       The context; only read.
 /// \param xmin      The west edge of the box.
 /// \param ymin      The south edge.
-/// \param xmax      The east edge, > `xmin`.
-/// \param ymax      The north edge, > `ymin`.
+/// \param xmax      The east edge, >= `xmin` (equal edges: a map of at
+///                  least a kilometre around them).
+/// \param ymax      The north edge, >= `ymin`.
 /// \param crs       The CRS of the box, or NULL for `"EPSG:4326"`.
 /// \param width_px  The width in pixels, up to 16384; 0 (either side): 1024 x 768.
 /// \param height_px The height in pixels, up to 16384; 0 (either side): 1024 x 768.
@@ -52,8 +53,9 @@ impl Opaque for hydroplot_map {
 ///
 /// \par Errors
 /// - `HYDROPLOT_ERR_NULL_ARGUMENT`: `ctx` or `out` is NULL.
-/// - `HYDROPLOT_ERR_INVALID_ARGUMENT`: an unknown basemap, an empty or inverted
-///   box, a side over 16384 pixels, or a string that is not UTF-8.
+/// - `HYDROPLOT_ERR_INVALID_ARGUMENT`: an unknown basemap, an inverted or
+///   non-finite box, a side over 16384 pixels, or a string that is not
+///   UTF-8.
 /// - `HYDROPLOT_ERR_CRS`: `crs` is unknown or the box cannot be transformed.
 /// - `HYDROPLOT_ERR_RENDER`: the image cannot be made.
 ///
@@ -125,7 +127,8 @@ pub extern "C" fn hydroplot_map_new(
 /// \param lwd     The line width in R's units (1 = one pixel), finite and >= 0.
 ///
 /// \return `HYDROPLOT_OK`, or an error status below. The map is unchanged by an invalid
-/// argument.
+/// argument; on `HYDROPLOT_ERR_CRS` the features before the one that failed
+/// stay drawn.
 ///
 /// \par Errors
 /// - `HYDROPLOT_ERR_NULL_ARGUMENT`: `map` is NULL, or `geojson` is NULL and

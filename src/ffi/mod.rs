@@ -84,7 +84,10 @@ pub(crate) fn record(error: FfiError) -> hydroplot_status {
         ),
     };
     let message = CString::new(message.replace('\0', " ")).unwrap_or_default();
-    LAST_ERROR.with(|l| {
+    // `try_with`: a thread that is exiting (a host's thread-local or
+    // pthread-key destructor calling in) has no storage left; the status
+    // is still returned. `with` would panic where nothing may unwind.
+    let _ = LAST_ERROR.try_with(|l| {
         *l.borrow_mut() = LastError {
             message,
             http_status,
@@ -93,14 +96,20 @@ pub(crate) fn record(error: FfiError) -> hydroplot_status {
     status
 }
 
+/// What [`last_error_ptr`] answers on a thread whose storage is gone.
+const EXITING: &std::ffi::CStr =
+    c"hydroplot: this thread is exiting, and its last error went with it";
+
 /// Pointer to this thread's last error message; valid until the next failure on this thread.
 pub(crate) fn last_error_ptr() -> *const c_char {
-    LAST_ERROR.with(|l| l.borrow().message.as_ptr())
+    LAST_ERROR
+        .try_with(|l| l.borrow().message.as_ptr())
+        .unwrap_or(EXITING.as_ptr())
 }
 
 /// HTTP status of this thread's last failure, 0 when none.
 pub(crate) fn last_http_status() -> i32 {
-    LAST_ERROR.with(|l| l.borrow().http_status)
+    LAST_ERROR.try_with(|l| l.borrow().http_status).unwrap_or(0)
 }
 
 fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {

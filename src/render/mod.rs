@@ -102,6 +102,20 @@ impl Map {
         cache: &TileCacheMode,
         warnings: &mut Vec<String>,
     ) -> Result<Map> {
+        // Checked before the transform, which orders the corners.
+        let [xmin, ymin, xmax, ymax] = spec.bbox;
+        if spec.bbox.iter().any(|v| !v.is_finite()) {
+            return Err(Error::InvalidArgument(format!(
+                "the map's box {:?} is not finite",
+                spec.bbox
+            )));
+        }
+        if xmin > xmax || ymin > ymax {
+            return Err(Error::InvalidArgument(format!(
+                "the map's box {:?} is inverted: give xmin <= xmax and ymin <= ymax",
+                spec.bbox
+            )));
+        }
         let bbox = (Transformer::new(spec.crs, MAP_CRS)?.bbox(spec.bbox)).map_err(|e| {
             Error::Crs(format!(
                 "the map's box {:?} in {} cannot be drawn in Web Mercator (EPSG:3857 holds \
