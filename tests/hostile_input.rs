@@ -148,6 +148,14 @@ fn invalid_utf8_is_an_invalid_argument_in_every_string_position() {
         HYDROPLOT_ERR_INVALID_ARGUMENT,
         "UTF-8",
     );
+    // A prefix with no site number would ask the service for "USGS-".
+    for site in ["USGS-", " ", "05428500/basin"] {
+        expect(
+            hydroplot_plot_request_add_site(req, c(site).as_ptr()),
+            HYDROPLOT_ERR_INVALID_ARGUMENT,
+            "gauge site",
+        );
+    }
     expect(
         hydroplot_plot_request_add_feature(req, bad_utf8(), ok.as_ptr()),
         HYDROPLOT_ERR_INVALID_ARGUMENT,

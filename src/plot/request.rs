@@ -451,9 +451,16 @@ fn check_outlet(outlet: &Outlet) -> Result<()> {
     let bad = |m: String| Err(Error::InvalidArgument(m));
     match outlet {
         Outlet::Comid(c) if *c <= 0 => bad(format!("comid {c} is not a positive integer")),
-        Outlet::Site(s) if s.trim().is_empty() || s.contains('/') => bad(format!(
-            "gauge site {s:?} must be a non-empty id without '/'"
-        )),
+        Outlet::Site(s)
+            if s.trim().is_empty()
+                || s.contains('/')
+                || super::outlets::site_number(s.trim()).is_empty() =>
+        {
+            bad(format!(
+                "gauge site {s:?} must be a non-empty id (a site number after any \
+                 agency prefix) without '/'"
+            ))
+        }
         Outlet::Feature { source, id }
             if source.trim().is_empty()
                 || id.trim().is_empty()
