@@ -52,8 +52,18 @@ pub fn check_outputs(
         .try_for_each(|(_, path)| check_target(path, overwrite))
 }
 
-/// The part of [`check_target`] that looks only at `path` itself.
+/// The part of [`check_target`] that looks only at `path` itself. A
+/// symbolic link is refused: the rename that writes the file would replace
+/// the link itself (a file the user made) and leave the file it points to
+/// as it was.
 fn check_kind(path: &Path, overwrite: bool) -> Result<()> {
+    if let Ok(to) = std::fs::read_link(path) {
+        return Err(Error::Io(format!(
+            "{} is a symbolic link (to {}); not replacing it: give the path of the file itself",
+            path.display(),
+            to.display()
+        )));
+    }
     match std::fs::metadata(path) {
         Ok(meta) if !meta.is_file() => Err(Error::Io(format!(
             "{} exists and is not a regular file; not replacing it",

@@ -307,11 +307,38 @@ fn bad_arguments_are_refused_before_any_request_without_a_panic() {
             &["plot", "--sample", "--gpkg", ".gpkg"],
             "no name before .gpkg",
         ),
+        // A value forgotten is not a file named after the next flag.
+        (
+            &["plot", "--sample", "--out", "--geojson", "x.json"],
+            "--out needs a value (got the flag --geojson)",
+        ),
+        // `-` is not stdout here, and not a file of that name either.
+        (
+            &["plot", "--sample", "--no-plot", "--geojson", "-"],
+            "--geojson -: outputs go to files",
+        ),
+        (
+            &["trace", "--points", "p.csv", "--geojson", "-"],
+            "--geojson -: outputs go to files",
+        ),
+        // A map named and none drawn: one of the two is a mistake.
+        (
+            &["plot", "--sample", "--no-plot", "--out", "x.png"],
+            "--no-plot draws none",
+        ),
     ] {
         let (ok, _, stderr) = hydroplot(&dir, args, &[]);
         assert!(!ok && stderr.contains(want), "{args:?}: {stderr}");
     }
     assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0);
+    // Each command's --help is the help, not a value or a file name.
+    for command in ["plot", "trace", "comid", "index"] {
+        let (ok, stdout, stderr) = hydroplot(&dir, &[command, "--help"], &[]);
+        assert!(
+            ok && stdout.contains("hydroplot trace --points"),
+            "{command}: {stderr}"
+        );
+    }
     // An empty variable is an unset one, as for SSL_CERT_FILE.
     let (ok, _, stderr) = hydroplot(
         &dir,
@@ -374,4 +401,79 @@ fn no_overwrite_keeps_the_outputs_of_every_command() {
     assert!(std::fs::read_to_string(dir.join("c.csv"))
         .unwrap()
         .starts_with("point_index"));
+}
+
+#[test]
+fn a_symbolic_link_as_an_output_is_refused_and_left_as_it_is() {
+    // The rename that writes an output would replace the link with a file
+    // and leave its target as it was (a link to /dev/stdout as root
+    // replaced the system's); the link and its target stay untouched.
+    let dir = tmpdir("symlink");
+    std::fs::write(dir.join("real.json"), "mine").unwrap();
+    std::os::unix::fs::symlink("real.json", dir.join("link.json")).unwrap();
+    std::fs::write(dir.join("p.csv"), "lon,lat\n-89.2158,42.9561\n").unwrap();
+    for args in [
+        &["plot", "--sample", "--no-plot", "--geojson", "link.json"][..],
+        &["plot", "--sample", "--out", "link.json"],
+        &["trace", "--points", "p.csv", "--geojson", "link.json"],
+    ] {
+        let (ok, _, stderr) = hydroplot(&dir, args, &[]);
+        assert!(
+            !ok && stderr.contains("symbolic link"),
+            "{args:?}: {stderr}"
+        );
+        assert!(dir
+            .join("link.json")
+            .symlink_metadata()
+            .unwrap()
+            .is_symlink());
+        assert_eq!(
+            std::fs::read_to_string(dir.join("real.json")).unwrap(),
+            "mine"
+        );
+    }
+    // The last of a flag given twice counts in the batch commands too, as
+    // in `plot`: a bad last one is not hidden by a good first one.
+    let twice = [
+        "trace",
+        "--points",
+        "p.csv",
+        "--direction",
+        "up",
+        "--direction",
+        "bogus",
+    ];
+    let (ok, _, stderr) = hydroplot(&dir, &[&twice[..], &["--geojson", "t.json"]].concat(), &[]);
+    assert!(!ok && stderr.contains("direction"), "{stderr}");
+    assert!(!dir.join("t.json").exists());
+}
+
+#[test]
+fn a_closed_stdout_or_stderr_still_gets_every_file_written() {
+    // `hydroplot ... | head -c 10`: the reader is gone before the summary
+    // is printed; the outputs are written all the same, without a panic.
+    use std::process::Stdio;
+    let dir = tmpdir("closed-pipe");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_hydroplot"))
+        .args([
+            "plot",
+            "--sample",
+            "--out",
+            "p.png",
+            "--geojson",
+            "p.json",
+            "--world-file",
+        ])
+        .current_dir(&dir)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    drop(child.stderr.take());
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(0));
+    for file in ["p.png", "p.json", "p.pgw", "p.png.aux.xml"] {
+        assert!(dir.join(file).is_file(), "{file} not written");
+    }
 }

@@ -20,6 +20,35 @@ use hydroplot::{Context, Error, Result};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+/// `println!`, `print!`, `eprintln!` and `eprint!` that go on when the
+/// stream is closed (`hydroplot ... | head`, a log reader gone): the files
+/// asked for are still written, since a pipe's reader leaving early does
+/// not take them back. `std`'s would panic there.
+macro_rules! say {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stdout(), $($arg)*);
+    }};
+}
+macro_rules! say_part {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = write!(std::io::stdout(), $($arg)*);
+    }};
+}
+macro_rules! note {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), $($arg)*);
+    }};
+}
+macro_rules! note_part {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = write!(std::io::stderr(), $($arg)*);
+    }};
+}
+
 #[path = "hydroplot/batch.rs"]
 mod batch;
 
@@ -97,21 +126,27 @@ fn main() -> ExitCode {
     let args = match utf8_args() {
         Ok(args) => args,
         Err(e) => {
-            eprintln!("hydroplot: {e}");
+            note!("hydroplot: {e}");
             return ExitCode::FAILURE;
         }
     };
+    // `hydroplot plot --help` (or -h) anywhere: the help, not a flag's value.
+    let asked_help = args.iter().skip(1).any(|a| a == "--help" || a == "-h");
     let result = match args.first().map(String::as_str) {
+        Some(_) if asked_help => {
+            say_part!("{HELP}");
+            Ok(())
+        }
         Some("plot") => plot(&args[1..]),
         Some("trace") => trace(&args[1..]),
         Some("comid") => comid(&args[1..]),
         Some("index") => index(&args[1..]),
         Some("version" | "--version" | "-V") => {
-            println!("hydroplot {}", hydroplot::VERSION);
+            say!("hydroplot {}", hydroplot::VERSION);
             Ok(())
         }
         Some("help" | "--help" | "-h") | None => {
-            print!("{HELP}");
+            say_part!("{HELP}");
             Ok(())
         }
         Some(other) => Err(Error::InvalidArgument(format!(
@@ -121,7 +156,7 @@ fn main() -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("hydroplot: {e}");
+            note!("hydroplot: {e}");
             ExitCode::FAILURE
         }
     }
@@ -172,9 +207,15 @@ impl Flags {
             let value = if Self::SWITCHES.contains(&flag.as_str()) {
                 String::new()
             } else {
-                it.next()
-                    .ok_or_else(|| bad(&format!("{flag} needs a value")))?
-                    .clone()
+                // `--out --geojson x` is a value forgotten, not a file
+                // named "--geojson".
+                match it.next() {
+                    Some(v) if !v.starts_with("--") => v.clone(),
+                    next => {
+                        let got = next.map_or(String::new(), |v| format!(" (got the flag {v})"));
+                        return Err(bad(&format!("{flag} needs a value{got}")));
+                    }
+                }
             };
             out.push((flag.clone(), value));
         }
@@ -354,6 +395,11 @@ fn plot(args: &[String]) -> Result<()> {
     // The core writes the map; the other outputs are checked here against
     // it, the inputs and the cache, and written below (before any request).
     let out = match out {
+        Some(_) if !req.actually_plot => {
+            return Err(bad(
+                "--out names the map, and --no-plot draws none; leave one out",
+            ))
+        }
         Some(out) => out,
         None => default_map(req.actually_plot)?,
     };
@@ -370,28 +416,28 @@ fn plot(args: &[String]) -> Result<()> {
     check_outputs(&files, &outputs, req.overwrite)?;
     let Plot { data, map, drawing } = plot_hydro(&ctx, &req, None)?;
     for w in &data.warnings {
-        eprintln!("warning: {w}");
+        note!("warning: {w}");
     }
     let listed: &[Layer] = match req.layers {
         Layers::All | Layers::Counted => &Layer::ALL,
         Layers::Drawn => &Layer::DRAWN,
     };
     for &layer in listed {
-        println!(
+        say!(
             "{:<20} {:>7} features",
             layer.name(),
             data.layer(layer).len()
         );
     }
     if let Some(map) = &map {
-        println!("map        {}", out.display());
+        say!("map        {}", out.display());
         write_world_files(map, &out, &sidecars)?;
     }
     if let Some(path) = geojson {
         hydroplot::output::write_atomically_with(&path, req.overwrite, |w| {
             write_layers_json(w, &data)
         })?;
-        println!("geojson    {}", path.display());
+        say!("geojson    {}", path.display());
     }
     if let Some(path) = html {
         let page = hydroplot::html::plot_data_page(&data, &drawing, &html_options)?;
@@ -484,7 +530,7 @@ fn trace(args: &[String]) -> Result<()> {
     check_outputs(&read, &outputs, overwrite)?;
     let t = raindrop_trace(&ctx, x, y, crs.as_deref(), direction.as_deref())?;
     for f in &t.features {
-        println!(
+        say!(
             "{:<20} comid {:<10} {:<20} {} vertices",
             f.id,
             f.comid.map_or("-".into(), |c| c.to_string()),
@@ -496,11 +542,11 @@ fn trace(args: &[String]) -> Result<()> {
         let mut warnings = Vec::new();
         let map = trace_map(&ctx, &t, &spec, &cache, &mut warnings)?;
         for w in &warnings {
-            eprintln!("warning: {w}");
+            note!("warning: {w}");
         }
         let png = map.png()?;
         hydroplot::output::write_atomically_with(&path, overwrite, |w| w.write_all(&png))?;
-        println!("map        {}", path.display());
+        say!("map        {}", path.display());
         write_world_files(&map, &path, &sidecars)?;
     }
     if let Some(path) = geojson {
@@ -567,7 +613,19 @@ fn check_outputs(
         .iter()
         .filter_map(|(flag, path)| Some((*flag, (*path)?)))
         .collect();
-    hydroplot::output::check_outputs(others, &given, overwrite)
+    check_files(others, &given, overwrite)
+}
+
+/// The library's check of `outputs` against `others`
+/// ([`hydroplot::output::check_outputs`]), after refusing `-`, which would
+/// otherwise become a file of that name where a user expects stdout.
+fn check_files(others: &[(&str, &Path)], outputs: &[(&str, &Path)], overwrite: bool) -> Result<()> {
+    if let Some((flag, _)) = outputs.iter().find(|(_, p)| p.as_os_str() == "-") {
+        return Err(bad(&format!(
+            "{flag} -: outputs go to files, not to standard output; give a file name"
+        )));
+    }
+    hydroplot::output::check_outputs(others, outputs, overwrite)
 }
 
 /// The world file and `.aux.xml` that `--world-file` asks for beside the PNG
@@ -585,7 +643,7 @@ fn world_files(flags: &Flags, png: Option<&Path>) -> Result<Vec<PathBuf>> {
 fn write_world_files(map: &hydroplot::render::Map, png: &Path, sidecars: &[PathBuf]) -> Result<()> {
     if !sidecars.is_empty() {
         for path in map.write_georeference(png)? {
-            println!("world file {}", path.display());
+            say!("world file {}", path.display());
         }
     }
     Ok(())
@@ -597,10 +655,10 @@ fn index(args: &[String]) -> Result<()> {
     };
     match create_topology_index(Path::new(file))? {
         IndexOutcome::Created { name, table } => {
-            println!("created index {name} on {table} in {file}")
+            say!("created index {name} on {table} in {file}")
         }
         IndexOutcome::Existing { name, table } => {
-            println!("{file} already has the topology index {name} on {table}; nothing changed")
+            say!("{file} already has the topology index {name} on {table}; nothing changed")
         }
     }
     Ok(())
@@ -609,10 +667,10 @@ fn index(args: &[String]) -> Result<()> {
 /// The warnings of the page written at `path`, then its name and size.
 fn report_html(path: &Path, warnings: &[String]) {
     for w in warnings {
-        eprintln!("warning: {w}");
+        note!("warning: {w}");
     }
     let bytes = std::fs::metadata(path).map_or(0, |m| m.len());
-    println!("html       {} ({bytes} bytes)", path.display());
+    say!("html       {} ({bytes} bytes)", path.display());
 }
 
 /// The embedded sample written to a temporary file of its own, removed on drop.

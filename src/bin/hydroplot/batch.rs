@@ -56,18 +56,19 @@ impl Batch {
         let read = ctx.files_read();
         let mut inputs: Vec<(&str, &Path)> = vec![("--points", &file)];
         inputs.extend(hydroplot::paths::as_pairs(&read));
+        // The last of a flag given twice counts, as in `Batch::flag`.
+        let last = |name: &str| mine.iter().rfind(|(f, _): &&(String, String)| f == name);
         let mut targets: Vec<(&str, &Path)> = Vec::new();
-        for (flag, v) in &mine {
-            if outputs.contains(&flag.as_str()) {
-                targets.push((flag.as_str(), Path::new(v)));
-            } else if flag == "--hydro-data" {
-                inputs.push((flag.as_str(), Path::new(v)));
-            }
+        for (flag, v) in outputs.iter().filter_map(|name| last(name)) {
+            targets.push((flag.as_str(), Path::new(v)));
+        }
+        if let Some((flag, v)) = last("--hydro-data") {
+            inputs.push((flag.as_str(), Path::new(v)));
         }
         if let Some(e) = &errors {
             targets.push(("--errors", e));
         }
-        hydroplot::output::check_outputs(&inputs, &targets, overwrite)?;
+        super::check_files(&inputs, &targets, overwrite)?;
         let points = PointFile::read(&file)?;
         Ok(Batch {
             ctx,
@@ -79,10 +80,11 @@ impl Batch {
         })
     }
 
+    /// The value of flag `name`: the last one given, as for `plot`.
     fn flag(&self, name: &str) -> Option<&str> {
         self.own
             .iter()
-            .find(|(f, _)| f == name)
+            .rfind(|(f, _)| f == name)
             .map(|(_, v)| v.as_str())
     }
 
@@ -98,11 +100,11 @@ impl Batch {
             })?,
             None => {
                 for (i, message) in failures {
-                    eprintln!("point {i}: {message}");
+                    note!("point {i}: {message}");
                 }
             }
         }
-        eprintln!("{done}, {} failed", failures.len());
+        note!("{done}, {} failed", failures.len());
         Ok(())
     }
 }
@@ -188,15 +190,15 @@ impl Observer for Terminal {
     fn log(&self, level: LogLevel, message: &str) {
         if level <= LogLevel::Warning {
             self.clear_line();
-            eprintln!("warning: {message}");
+            note!("warning: {message}");
         }
     }
 
     fn progress(&self, stage: &str, done: u64, total: u64) {
         if self.tty {
-            eprint!("\r{stage}: {done} of {total}");
+            note_part!("\r{stage}: {done} of {total}");
             if done == total {
-                eprintln!();
+                note!();
             }
         }
     }
@@ -205,7 +207,7 @@ impl Observer for Terminal {
 impl Terminal {
     fn clear_line(&self) {
         if self.tty {
-            eprint!("\r\x1b[K");
+            note_part!("\r\x1b[K");
         }
     }
 }
