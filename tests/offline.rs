@@ -185,7 +185,7 @@ fn the_cli_fails_at_once_with_hydroplot_offline() {
         .env("HYDROPLOT_OFFLINE", "1")
         .args(["plot", "--comid", "13293970", "--no-plot", "--no-cache"])
         .args(["--option", &format!("index_url={}", server.index_url())])
-        .args(["--out", dir.join("map.png").to_str().unwrap()])
+        .current_dir(&dir)
         .output()
         .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
