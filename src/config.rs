@@ -177,8 +177,16 @@ impl Config {
     /// The defaults, then every `HYDROPLOT_<KEY>` environment variable that is set.
     /// An invalid value in the environment is an error naming the variable.
     pub fn from_env() -> Result<Config> {
+        Config::from_env_and(&[])
+    }
+
+    /// [`Config::from_env`], then the `options` given (key, value) in order.
+    /// A key given here is not read from the environment: an option a user
+    /// names overrides a bad `HYDROPLOT_<KEY>` instead of failing on it.
+    pub fn from_env_and(options: &[(&str, &str)]) -> Result<Config> {
         let mut config = Config::default();
-        for key in OPTION_KEYS {
+        let given = |key: &str| options.iter().any(|(k, _)| *k == key);
+        for key in OPTION_KEYS.iter().filter(|key| !given(key)) {
             let var = format!("HYDROPLOT_{}", key.to_ascii_uppercase());
             // An empty variable is an unset one (`HYDROPLOT_OFFLINE= cmd`),
             // as for SSL_CERT_FILE and the proxy variables.
@@ -190,6 +198,9 @@ impl Config {
                     .set(key, &value)
                     .map_err(|e| e.context(&format!("environment variable {var}")))?;
             }
+        }
+        for (key, value) in options {
+            config.set(key, value)?;
         }
         Ok(config)
     }

@@ -339,6 +339,15 @@ fn bad_arguments_are_refused_before_any_request_without_a_panic() {
             "{command}: {stderr}"
         );
     }
+    // An option named on the command line overrides a bad variable of the
+    // same key instead of failing on it; unnamed, the variable is refused.
+    let bad_timeout = [("HYDROPLOT_TIMEOUT_S", "abc")];
+    let args = ["plot", "--sample", "--no-plot"];
+    let (ok, _, stderr) = hydroplot(&dir, &args, &bad_timeout);
+    assert!(!ok && stderr.contains("HYDROPLOT_TIMEOUT_S"), "{stderr}");
+    let with_option = [&args[..], &["--option", "timeout_s=5"]].concat();
+    let (ok, _, stderr) = hydroplot(&dir, &with_option, &bad_timeout);
+    assert!(ok, "{stderr}");
     // An empty variable is an unset one, as for SSL_CERT_FILE.
     let (ok, _, stderr) = hydroplot(
         &dir,

@@ -268,17 +268,18 @@ fn size(value: &str) -> Result<(u32, u32)> {
         .ok_or_else(|| bad(&format!("--size takes WxH in pixels, not {value:?}")))
 }
 
+/// The context of `--option KEY=VALUE` flags over the `HYDROPLOT_*`
+/// environment (a key given as an option is not read from it).
 fn context(flags: &Flags) -> Result<Context> {
-    let mut config = Config::from_env()?;
-    for (flag, value) in &flags.0 {
-        if flag == "--option" {
-            let (k, v) = value
+    let options = (flags.0.iter())
+        .filter(|(flag, _)| flag == "--option")
+        .map(|(_, value)| {
+            value
                 .split_once('=')
-                .ok_or_else(|| bad("--option takes KEY=VALUE"))?;
-            config.set(k, v)?;
-        }
-    }
-    Context::new(config)
+                .ok_or_else(|| bad("--option takes KEY=VALUE"))
+        })
+        .collect::<Result<Vec<(&str, &str)>>>()?;
+    Context::new(Config::from_env_and(&options)?)
 }
 
 fn plot(args: &[String]) -> Result<()> {
