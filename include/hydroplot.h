@@ -190,6 +190,11 @@ typedef enum hydroplot_status {
      */
     HYDROPLOT_ERR_RENDER = 400,
     /**
+     * The call was cancelled (`hydroplot_context_cancel`) before it
+     * finished; no output of it was left partly written.
+     */
+    HYDROPLOT_ERR_CANCELLED = 500,
+    /**
      * A bug, including a caught panic.
      */
     HYDROPLOT_ERR_INTERNAL = 999,
@@ -665,6 +670,30 @@ enum hydroplot_status hydroplot_context_set_log_callback(struct hydroplot_contex
 enum hydroplot_status hydroplot_context_set_progress_callback(struct hydroplot_context *ctx,
                                                               hydroplot_progress_fn fn,
                                                               void *user);
+
+/**
+ * Asks every call running with `ctx` to stop: each ends soon (within a
+ * few hundredths of a second, even one waiting on a silent server) with
+ * `HYDROPLOT_ERR_CANCELLED`, and the outputs it was writing are not left,
+ * whole or in part (an output it had finished stays). Calls that start
+ * after it run normally, so a shared context serves on at once.
+ *
+ * What a GUI's Cancel button, an interrupt handler (R's, Python's) or a
+ * watchdog calls. A cancelled request is not retried; the plot-data cache
+ * keeps only entries written whole.
+ *
+ * \param ctx The context, or NULL (a no-op).
+ *
+ * \par Errors
+ * None.
+ *
+ * \par Thread safety
+ * Any thread, at any time while `ctx` is alive, including from a log or
+ * progress callback and from a signal handler (it is one atomic add).
+ *
+ * \since 0.3
+ */
+void hydroplot_context_cancel(const struct hydroplot_context *ctx);
 
 /**
  * Frees a context.

@@ -106,6 +106,9 @@ public:
         check(hydroplot_context_set_option(h_.get(), key.c_str(), value.c_str()));
         return *this;
     }
+    /** Stops the calls running with this context (from any thread): each
+     *  throws hydroplot::error with HYDROPLOT_ERR_CANCELLED; later calls run. */
+    void cancel() const noexcept { hydroplot_context_cancel(h_.get()); }
     const hydroplot_context *get() const noexcept { return h_.get(); }
     hydroplot_context *get() noexcept { return h_.get(); }
 

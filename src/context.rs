@@ -1,6 +1,8 @@
-//! The core context: settings, the HTTP client built from them, and the
-//! observer that receives log lines and progress.
+//! The core context: settings, the HTTP client built from them, the
+//! observer that receives log lines and progress, and the canceller that
+//! stops its calls in flight.
 
+use crate::cancel::{Canceller, Stop};
 use crate::config::Config;
 use crate::http::{HttpClient, Response, Service};
 use crate::observer::deliver;
@@ -11,23 +13,68 @@ use std::sync::Arc;
 
 /// Settings plus the HTTP client and observer built from them. Read-only
 /// while in use: share it between threads freely.
+///
+/// A clone shares the client (its connections, rate limit and holds), the
+/// observer and the canceller. [`Context::cancel`] stops the calls made
+/// with this context or its clones; a call that should not be stopped by
+/// cancels asked for before it began runs with [`Context::for_call`].
+#[derive(Clone)]
 pub struct Context {
     /// The settings this context was built from.
     pub config: Config,
     /// The one HTTP client (one connection pool) of this context.
-    pub http: HttpClient,
+    pub http: Arc<HttpClient>,
     observer: Option<Arc<dyn Observer>>,
+    canceller: Canceller,
+    stop: Stop,
 }
 
 impl Context {
     /// Builds a context from settings.
     pub fn new(config: Config) -> Result<Context> {
-        let http = HttpClient::new(&config)?;
+        let http = Arc::new(HttpClient::new(&config)?);
+        let canceller = Canceller::new();
+        let stop = canceller.stop_for_call();
         Ok(Context {
             config,
             http,
             observer: None,
+            canceller,
+            stop,
         })
+    }
+
+    /// This context for a call that begins now: it shares everything, and
+    /// only cancels asked for from now on stop it.
+    pub fn for_call(&self) -> Context {
+        Context {
+            stop: self.canceller.stop_for_call(),
+            ..self.clone()
+        }
+    }
+
+    /// Asks every call running with this context (or a clone or
+    /// [`Context::for_call`] of it) to stop: each ends at its next
+    /// checkpoint with `Error::Cancelled`, its outputs not written. Any
+    /// thread, at any time.
+    pub fn cancel(&self) {
+        self.canceller.cancel();
+    }
+
+    /// The canceller of this context, for a thread or signal handler that
+    /// holds no context (the CLI's Ctrl-C).
+    pub fn canceller(&self) -> &Canceller {
+        &self.canceller
+    }
+
+    /// What this call's work watches for a cancel.
+    pub fn stop(&self) -> &Stop {
+        &self.stop
+    }
+
+    /// A checkpoint: `Error::Cancelled` once this call was cancelled.
+    pub fn check_stop(&self) -> Result<()> {
+        Ok(self.stop.check()?)
     }
 
     /// The same context reporting to `observer`.
@@ -69,8 +116,8 @@ impl Context {
     /// GET `url` from `service` with this context's client; retry messages
     /// go to the observer.
     pub fn get(&self, service: Service, url: &str) -> Result<Response> {
-        self.http
-            .get(&|level, message| self.log(level, message), service, url)
+        let log = |level, message: &str| self.log(level, message);
+        self.http.get(&log, &self.stop, service, url)
     }
 
     /// A conditional GET (`validators`: `If-None-Match`, `If-Modified-Since`
@@ -82,7 +129,8 @@ impl Context {
         validators: &[(&str, String)],
     ) -> Result<Response> {
         let log = |level, message: &str| self.log(level, message);
-        self.http.get_conditional(&log, service, url, validators)
+        self.http
+            .get_conditional(&log, &self.stop, service, url, validators)
     }
 
     /// POST `body` of `content_type` to `url` of `service`, as [`Context::get`].
@@ -94,7 +142,8 @@ impl Context {
         body: &[u8],
     ) -> Result<Response> {
         let log = |level, message: &str| self.log(level, message);
-        self.http.post(&log, service, url, content_type, body)
+        self.http
+            .post(&log, &self.stop, service, url, content_type, body)
     }
 
     /// Reports progress of a stage to the observer, if any.

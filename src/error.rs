@@ -1,6 +1,8 @@
 //! The one error type of the core. The ffi layer maps each variant to a
 //! `hydroplot_status` in one place (`ffi::status`).
 
+use crate::cancel::Cancelled;
+
 /// Everything that can go wrong in hydroplot. Messages are complete sentences
 /// that name the input, service or file involved; they never contain credentials.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -43,6 +45,10 @@ pub enum Error {
     /// A bug, including a caught panic.
     #[error("{0}")]
     Internal(String),
+    /// The call was cancelled (`Context::cancel`, `hydroplot_context_cancel`,
+    /// an interrupt of the CLI or a binding) before it finished.
+    #[error("{0}")]
+    Cancelled(String),
 }
 
 impl Error {
@@ -63,7 +69,8 @@ impl Error {
         }
     }
 
-    /// Prefixes the message with `context: `, keeping the variant and status.
+    /// Prefixes the message with `context: `, keeping the variant and status
+    /// (a cancel's message stays as it is).
     pub fn context(self, context: &str) -> Error {
         let wrap = |m: String| format!("{context}: {m}");
         match self {
@@ -88,13 +95,26 @@ impl Error {
             Error::Limit(m) => Error::Limit(wrap(m)),
             Error::Render(m) => Error::Render(wrap(m)),
             Error::Internal(m) => Error::Internal(wrap(m)),
+            // A cancel is the caller's, not the input's: said as it is.
+            Error::Cancelled(m) => Error::Cancelled(m),
         }
     }
 }
 
+impl From<Cancelled> for Error {
+    fn from(_: Cancelled) -> Self {
+        Error::Cancelled(Cancelled::MESSAGE.to_string())
+    }
+}
+
 impl From<rusqlite::Error> for Error {
+    /// SQLite's "interrupted" comes only from a connection's progress
+    /// handler, which the library sets to watch a call's [`crate::cancel::Stop`].
     fn from(e: rusqlite::Error) -> Self {
-        Error::Gpkg(format!("SQLite: {e}"))
+        match e.sqlite_error_code() {
+            Some(rusqlite::ErrorCode::OperationInterrupted) => Cancelled.into(),
+            _ => Error::Gpkg(format!("SQLite: {e}")),
+        }
     }
 }
 

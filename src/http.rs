@@ -10,8 +10,10 @@
 //! Transport only: it knows no service's documents and no context. Retry
 //! messages go to the log sink the caller passes (the context's observer,
 //! which relays them to the calling thread when the request runs inside
-//! [`crate::parallel::parallel_map`]).
+//! [`crate::parallel::parallel_map`]); the caller's [`Stop`] ends a request
+//! at once when its call is cancelled, in a wait or on the wire.
 
+use crate::cancel::{Stop, POLL};
 use crate::config::{Config, ProxySetting};
 use crate::observer::LogLevel;
 use crate::url::{host_of, redact_url, split_url};
@@ -19,6 +21,7 @@ use crate::{Error, Result};
 use std::collections::hash_map::RandomState;
 use std::collections::HashMap;
 use std::hash::{BuildHasher, Hasher};
+use std::sync::mpsc::{sync_channel, RecvTimeoutError};
 use std::sync::Mutex;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -109,10 +112,10 @@ struct RateLimit {
 }
 
 impl RateLimit {
-    /// Blocks until this request's slot.
-    fn wait(&self) {
+    /// Blocks until this request's slot, or a cancel.
+    fn wait(&self, stop: &Stop) -> Result<()> {
         let now = Instant::now();
-        std::thread::sleep(self.take_slot(now).saturating_duration_since(now));
+        Ok(stop.sleep(self.take_slot(now).saturating_duration_since(now))?)
     }
 
     /// The start time of a request asked for at `now`: the first free slot,
@@ -147,7 +150,7 @@ struct Request<'a> {
     method: Method,
     url: &'a str,
     /// Extra request headers (conditional GETs); a 304 answers one.
-    headers: &'a [(&'a str, String)],
+    headers: &'a [(String, String)],
     /// Content type and body of a POST.
     body: Option<(&'a str, &'a [u8])>,
 }
@@ -161,6 +164,37 @@ impl Request<'_> {
             self.method.as_str(),
             redact_url(self.url)
         )
+    }
+}
+
+/// A request's parts owned, for an attempt on a thread of its own.
+struct OwnedRequest {
+    service: Service,
+    method: Method,
+    url: String,
+    headers: Vec<(String, String)>,
+    body: Option<(String, Vec<u8>)>,
+}
+
+impl OwnedRequest {
+    fn of(request: &Request) -> OwnedRequest {
+        OwnedRequest {
+            service: request.service,
+            method: request.method,
+            url: request.url.to_string(),
+            headers: request.headers.to_vec(),
+            body: request.body.map(|(t, b)| (t.to_string(), b.to_vec())),
+        }
+    }
+
+    fn view(&self) -> Request<'_> {
+        Request {
+            service: self.service,
+            method: self.method,
+            url: &self.url,
+            headers: &self.headers,
+            body: self.body.as_ref().map(|(t, b)| (t.as_str(), b.as_slice())),
+        }
     }
 }
 
@@ -226,9 +260,10 @@ impl HttpClient {
         self
     }
 
-    /// GET with retries; retry messages go to `log`.
-    pub fn get(&self, log: LogSink, service: Service, url: &str) -> Result<Response> {
-        self.get_conditional(log, service, url, &[])
+    /// GET with retries; retry messages go to `log`; a cancel of `stop`
+    /// ends it with `Error::Cancelled`.
+    pub fn get(&self, log: LogSink, stop: &Stop, service: Service, url: &str) -> Result<Response> {
+        self.get_conditional(log, stop, service, url, &[])
     }
 
     /// A conditional GET with retries: `validators` are request headers
@@ -237,24 +272,30 @@ impl HttpClient {
     pub fn get_conditional(
         &self,
         log: LogSink,
+        stop: &Stop,
         service: Service,
         url: &str,
         validators: &[(&str, String)],
     ) -> Result<Response> {
+        let headers: Vec<(String, String)> = validators
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.clone()))
+            .collect();
         let request = Request {
             service,
             method: Method::Get,
             url,
-            headers: validators,
+            headers: &headers,
             body: None,
         };
-        self.send(&request, log)
+        self.send(&request, log, stop)
     }
 
     /// POST `body` with `content_type`, with retries; retry messages go to `log`.
     pub fn post(
         &self,
         log: LogSink,
+        stop: &Stop,
         service: Service,
         url: &str,
         content_type: &str,
@@ -267,7 +308,7 @@ impl HttpClient {
             headers: &[],
             body: Some((content_type, body)),
         };
-        self.send(&request, log)
+        self.send(&request, log, stop)
     }
 
     /// The retry loop: network errors, 408, 429 and 5xx are retried up to
@@ -275,8 +316,9 @@ impl HttpClient {
     /// Redirects are followed here, not by ureq, which would turn a POST
     /// into a GET without its body (a comid set's query lost, the whole
     /// collection answered): see [`redirect`]. In offline mode nothing is
-    /// sent: an `Error::Network` names the request.
-    fn send(&self, request: &Request, log: LogSink) -> Result<Response> {
+    /// sent: an `Error::Network` names the request. A cancel of `stop`
+    /// ends every wait (hold, rate limit, backoff, the answer) at once.
+    fn send(&self, request: &Request, log: LogSink, stop: &Stop) -> Result<Response> {
         if self.offline {
             return Err(Error::Network(format!(
                 "offline mode is on (option offline, HYDROPLOT_OFFLINE): {} was not sent, \
@@ -288,15 +330,15 @@ impl HttpClient {
         let mut url = request.url.to_string();
         loop {
             let host = host_of(&url).to_ascii_lowercase();
-            self.wait_for_hold(&host, request)?;
+            self.wait_for_hold(&host, request, stop)?;
             if let Some(rate) = &self.rate {
-                rate.wait();
+                rate.wait(stop)?;
             }
             let this = Request {
                 url: &url,
                 ..*request
             };
-            let (error, wait) = match self.attempt(&this) {
+            let (error, wait) = match self.watched_attempt(&this, stop)? {
                 Attempt::Done(response) => return Ok(response),
                 Attempt::Fail(error) => return Err(error),
                 Attempt::Moved(next) if redirects < MAX_REDIRECTS => {
@@ -336,7 +378,7 @@ impl HttpClient {
                     delay.as_secs_f64()
                 ),
             );
-            std::thread::sleep(delay);
+            stop.sleep(delay)?;
         }
     }
 
@@ -344,7 +386,7 @@ impl HttpClient {
     /// longer than [`RETRY_AFTER_CAP`] is an error at once, with nothing
     /// sent (a batch's other requests to a server that asked for an hour's
     /// rest do not each ask again).
-    fn wait_for_hold(&self, host: &str, request: &Request) -> Result<()> {
+    fn wait_for_hold(&self, host: &str, request: &Request, stop: &Stop) -> Result<()> {
         let until = self
             .holds
             .lock()
@@ -362,8 +404,7 @@ impl HttpClient {
                 left.as_secs_f64()
             )));
         }
-        std::thread::sleep(left);
-        Ok(())
+        Ok(stop.sleep(left)?)
     }
 
     /// Holds every request of this client to `host` for `wait` from now (a
@@ -375,88 +416,122 @@ impl HttpClient {
         *hold = (*hold).max(until);
     }
 
-    fn attempt(&self, request: &Request) -> Attempt {
-        let what = request.describe();
-        let result = match request.body {
-            None => request
-                .headers
-                .iter()
-                .fold(self.agent.get(request.url), |r, (k, v)| r.header(*k, v))
-                .call(),
-            Some((content_type, body)) => self
-                .agent
-                .post(request.url)
-                .header("Content-Type", content_type)
-                .send(body),
-        };
-        let mut response = match result {
-            Ok(r) => r,
-            Err(e) => return network_failure(&what, request.url, e, self.max_body),
-        };
-        let status = response.status().as_u16();
-        let headers: Vec<(String, String)> = response
-            .headers()
-            .iter()
-            .map(|(k, v)| {
-                (
-                    k.as_str().to_ascii_lowercase(),
-                    String::from_utf8_lossy(v.as_bytes()).into_owned(),
-                )
-            })
-            .collect();
-        if let Some(attempt) = redirect(request, status, &headers) {
-            return attempt;
+    /// One attempt on a thread of its own while this thread watches
+    /// `stop`: a cancel ends the wait within [`POLL`], even for a server
+    /// that sends nothing (the attempt's thread is left to end by itself,
+    /// at the latest at the timeout, and its answer is dropped). Without a
+    /// thread to spare, the attempt runs here.
+    fn watched_attempt(&self, request: &Request, stop: &Stop) -> Result<Attempt> {
+        stop.check()?;
+        let (agent, max_body) = (self.agent.clone(), self.max_body);
+        let owned = OwnedRequest::of(request);
+        let (answer, answered) = sync_channel(1);
+        let spawned = std::thread::Builder::new()
+            .name("hydroplot-request".to_string())
+            .spawn(move || {
+                // The receiver is gone when the call was cancelled.
+                let _ = answer.send(attempt(&agent, max_body, &owned.view()));
+            });
+        if spawned.is_err() {
+            return Ok(attempt(&self.agent, self.max_body, request));
         }
-        if status == 304 && !request.headers.is_empty() {
-            return Attempt::Done(Response {
+        loop {
+            match answered.recv_timeout(POLL) {
+                Ok(attempt) => return Ok(attempt),
+                Err(RecvTimeoutError::Timeout) => stop.check()?,
+                Err(RecvTimeoutError::Disconnected) => {
+                    return Err(Error::Internal(format!(
+                        "{} ended without an answer",
+                        request.describe()
+                    )))
+                }
+            }
+        }
+    }
+}
+
+/// One attempt of `request` with `agent`, its decoded body read up to
+/// `max_body` bytes.
+fn attempt(agent: &ureq::Agent, max_body: u64, request: &Request) -> Attempt {
+    let what = request.describe();
+    let result = match request.body {
+        None => request
+            .headers
+            .iter()
+            .fold(agent.get(request.url), |r, (k, v)| r.header(k, v))
+            .call(),
+        Some((content_type, body)) => agent
+            .post(request.url)
+            .header("Content-Type", content_type)
+            .send(body),
+    };
+    let mut response = match result {
+        Ok(r) => r,
+        Err(e) => return network_failure(&what, request.url, e, max_body),
+    };
+    let status = response.status().as_u16();
+    let headers: Vec<(String, String)> = response
+        .headers()
+        .iter()
+        .map(|(k, v)| {
+            (
+                k.as_str().to_ascii_lowercase(),
+                String::from_utf8_lossy(v.as_bytes()).into_owned(),
+            )
+        })
+        .collect();
+    if let Some(attempt) = redirect(request, status, &headers) {
+        return attempt;
+    }
+    if status == 304 && !request.headers.is_empty() {
+        return Attempt::Done(Response {
+            status,
+            headers,
+            body: Vec::new(),
+        });
+    }
+    if (200..300).contains(&status) {
+        if let Some(encoding) = unasked_encoding(&headers) {
+            return Attempt::Fail(Error::Service(format!(
+                "{what} sent its body in the {encoding:?} encoding, which was not asked \
+                     for (Accept-Encoding: gzip) and cannot be read"
+            )));
+        }
+        return match read_capped(response.body_mut(), max_body) {
+            Ok(body) => Attempt::Done(Response {
                 status,
                 headers,
-                body: Vec::new(),
-            });
-        }
-        if (200..300).contains(&status) {
-            if let Some(encoding) = unasked_encoding(&headers) {
-                return Attempt::Fail(Error::Service(format!(
-                    "{what} sent its body in the {encoding:?} encoding, which was not asked \
-                     for (Accept-Encoding: gzip) and cannot be read"
-                )));
-            }
-            return match read_capped(response.body_mut(), self.max_body) {
-                Ok(body) => Attempt::Done(Response {
-                    status,
-                    headers,
-                    body,
-                }),
-                Err(e) => network_failure(&what, request.url, e, self.max_body),
-            };
-        }
-        let body = response
-            .body_mut()
-            .with_config()
-            .limit(ERROR_BODY_LIMIT)
-            .read_to_vec()
-            .unwrap_or_default();
-        let reason = response.status().canonical_reason().unwrap_or("");
-        let mut message = format!("{what} answered HTTP {status} {reason}")
-            .trim_end()
-            .to_string();
-        if let Some(detail) = error_detail(&body) {
-            message = format!("{message}: {detail}");
-        }
-        match status {
-            404 => Attempt::Fail(Error::NotFound {
-                http_status: 404,
-                message,
+                body,
             }),
-            408 | 429 | 500..=599 => Attempt::Retry {
-                error: Error::Http { status, message },
-                wait: match status {
-                    429 | 503 => retry_after(&headers, SystemTime::now()),
-                    _ => None,
-                },
+            Err(e) => network_failure(&what, request.url, e, max_body),
+        };
+    }
+    let body = response
+        .body_mut()
+        .with_config()
+        .limit(ERROR_BODY_LIMIT)
+        .read_to_vec()
+        .unwrap_or_default();
+    let reason = response.status().canonical_reason().unwrap_or("");
+    let mut message = format!("{what} answered HTTP {status} {reason}")
+        .trim_end()
+        .to_string();
+    if let Some(detail) = error_detail(&body) {
+        message = format!("{message}: {detail}");
+    }
+    match status {
+        404 => Attempt::Fail(Error::NotFound {
+            http_status: 404,
+            message,
+        }),
+        408 | 429 | 500..=599 => Attempt::Retry {
+            error: Error::Http { status, message },
+            wait: match status {
+                429 | 503 => retry_after(&headers, SystemTime::now()),
+                _ => None,
             },
-            _ => Attempt::Fail(Error::Http { status, message }),
-        }
+        },
+        _ => Attempt::Fail(Error::Http { status, message }),
     }
 }
 

@@ -7,6 +7,7 @@
 
 pub mod arrow;
 pub mod cache;
+pub mod cancel;
 pub mod collection;
 pub mod config;
 pub mod context;

@@ -43,13 +43,18 @@ pub fn comids_at_points(
         .iter()
         .map(|&(x, y)| to_lonlat(&transformer, x, y))
         .collect();
-    match hydro_data {
+    let found = match hydro_data {
         Some(path) => {
             crate::output::check_path_given(path, "hydro_data")?;
-            local(ctx, &GeoPackage::open(path)?, &lonlat)
+            let mut gpkg = GeoPackage::open(path)?;
+            gpkg.watch(ctx.stop());
+            local(ctx, &gpkg, &lonlat)?
         }
-        None => Ok(service(ctx, &lonlat)),
-    }
+        None => service(ctx, &lonlat),
+    };
+    // A cancel ends the whole call, not only the points it reached.
+    ctx.check_stop()?;
+    Ok(found)
 }
 
 /// Checks a point and transforms it to lon/lat.

@@ -7,6 +7,7 @@
 //! killed process left behind are removed by the next write to the same
 //! target ([`TempFile::beside`]), and nothing else ever is.
 
+use crate::cancel::{Cancelled, Stop};
 use crate::error::io_error;
 use crate::{Error, Result};
 use std::io::Write;
@@ -92,19 +93,52 @@ pub fn write_atomically_with(
     overwrite: bool,
     write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
 ) -> Result<()> {
+    write_atomically_until(path, overwrite, &Stop::never(), write)
+}
+
+/// [`write_atomically_with`] for a call that can be cancelled: once `stop`
+/// is, the writing fails at its next buffer written out and nothing is
+/// left (`Error::Cancelled`); a cancel after the last byte still leaves
+/// `path` as it was.
+pub fn write_atomically_until(
+    path: &Path,
+    overwrite: bool,
+    stop: &Stop,
+    write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+) -> Result<()> {
     check_kind(path, overwrite)?;
     let temp = TempFile::beside(path)?;
     let written = std::fs::OpenOptions::new()
         .write(true)
         .truncate(true)
         .open(temp.path())
-        .and_then(|f| {
-            let mut w = std::io::BufWriter::new(f);
+        .and_then(|file| {
+            let mut w = std::io::BufWriter::new(Watched { file, stop });
             write(&mut w)?;
-            w.into_inner().map_err(|e| e.into_error())?.sync_all()
+            w.into_inner().map_err(|e| e.into_error())?.file.sync_all()
         });
+    stop.check()?;
     written.map_err(|e| io_error(path, e))?;
     temp.persist(path, overwrite)
+}
+
+/// A file whose writes fail once its call is cancelled.
+struct Watched<'a> {
+    file: std::fs::File,
+    stop: &'a Stop,
+}
+
+impl Write for Watched<'_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        match self.stop.is_requested() {
+            true => Err(std::io::Error::other(Cancelled::MESSAGE)),
+            false => self.file.write(buf),
+        }
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.file.flush()
+    }
 }
 
 /// A temporary file beside a target, removed when dropped unless persisted.
@@ -283,6 +317,28 @@ mod tests {
         assert!(!std::fs::metadata("/dev/null").unwrap().is_file());
         let dir = std::env::temp_dir();
         assert!(write_atomically(&dir, b"x").is_err());
+    }
+
+    #[test]
+    fn a_cancelled_write_leaves_the_old_file_and_no_temporary() {
+        let dir = fresh_dir("output-cancel");
+        let target = dir.join("big.json");
+        write_atomically(&target, b"old").unwrap();
+        let canceller = crate::cancel::Canceller::new();
+        let stop = canceller.stop_for_call();
+        let e = write_atomically_until(&target, true, &stop, |w| {
+            w.write_all(&[b' '; 100_000])?;
+            canceller.cancel();
+            // More than the buffer holds: the next write out fails.
+            w.write_all(&[b' '; 100_000])
+        })
+        .unwrap_err();
+        assert!(matches!(e, Error::Cancelled(_)), "{e:?}");
+        // A cancel after the last byte: still nothing written.
+        let e = write_atomically_until(&target, true, &stop, |w| w.write_all(b"new")).unwrap_err();
+        assert!(matches!(e, Error::Cancelled(_)), "{e:?}");
+        assert_eq!(std::fs::read(&target).unwrap(), b"old");
+        assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 1);
     }
 
     #[test]

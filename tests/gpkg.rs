@@ -3,6 +3,7 @@
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
+use hydroplot::cancel::Stop;
 use hydroplot::collection::Collection;
 use hydroplot::gpkg::{self, GeoPackage};
 use hydroplot::network::Reach;
@@ -212,6 +213,7 @@ fn round_trip_keeps_features_and_attributes() {
             ("CatchmentSP", &catchments),
         ],
         false,
+        &Stop::never(),
     )
     .unwrap();
     let back = GeoPackage::open(&path).unwrap();
@@ -275,17 +277,17 @@ fn write_refuses_bad_paths_and_existing_files() {
     let first3 = flowlines.take(&[0, 1, 2]);
     let layers: &[(&str, &Table)] = &[("NHDFlowline_Network", &first3)];
     assert!(matches!(
-        gpkg::write(&dir.join("out.sqlite"), layers, true),
+        gpkg::write(&dir.join("out.sqlite"), layers, true, &Stop::never()),
         Err(Error::InvalidArgument(_))
     ));
     let path = dir.join("out.gpkg");
     std::fs::write(&path, b"keep me").unwrap();
     assert!(matches!(
-        gpkg::write(&path, layers, false),
+        gpkg::write(&path, layers, false, &Stop::never()),
         Err(Error::Exists(_))
     ));
     assert_eq!(std::fs::read(&path).unwrap(), b"keep me");
-    gpkg::write(&path, layers, true).unwrap();
+    gpkg::write(&path, layers, true, &Stop::never()).unwrap();
     assert_eq!(
         GeoPackage::open(&path)
             .unwrap()
@@ -296,7 +298,13 @@ fn write_refuses_bad_paths_and_existing_files() {
     );
     // A failure half-way (a layer name SQLite cannot take) leaves nothing behind.
     let failed = dir.join("failed.gpkg");
-    assert!(gpkg::write(&failed, &[("ok", &first3), ("bad\0name", &first3)], true).is_err());
+    assert!(gpkg::write(
+        &failed,
+        &[("ok", &first3), ("bad\0name", &first3)],
+        true,
+        &Stop::never()
+    )
+    .is_err());
     let mut left: Vec<String> = std::fs::read_dir(&dir.0)
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
@@ -314,7 +322,13 @@ fn writing_over_the_open_source_keeps_the_source_readable() {
     let flowlines = source
         .read_by_ids(Collection::FlowlineNetwork, &[13293970, 13294312])
         .unwrap();
-    gpkg::write(&path, &[("NHDFlowline_Network", &flowlines)], true).unwrap();
+    gpkg::write(
+        &path,
+        &[("NHDFlowline_Network", &flowlines)],
+        true,
+        &Stop::never(),
+    )
+    .unwrap();
     // The open handle still reads the old file; the path now holds the new one.
     assert_eq!(source.read_all(Collection::Catchment).unwrap().len(), 266);
     assert_eq!(
@@ -364,7 +378,13 @@ fn broken_files_give_clear_errors() {
     );
     // A GeoPackage without the flowline layer.
     let no_flowlines = dir.join("no_flowlines.gpkg");
-    gpkg::write(&no_flowlines, &[("CatchmentSP", &Table::default())], true).unwrap();
+    gpkg::write(
+        &no_flowlines,
+        &[("CatchmentSP", &Table::default())],
+        true,
+        &Stop::never(),
+    )
+    .unwrap();
     let g = GeoPackage::open(&no_flowlines).unwrap();
     assert!(!g.has_layer(Collection::FlowlineNetwork) && g.has_layer(Collection::Catchment));
     let e = g.read_topology().unwrap_err();
@@ -410,6 +430,7 @@ fn ogrinfo_reads_written_files() {
             ("outlets", &Table::default()),
         ],
         true,
+        &Stop::never(),
     )
     .unwrap();
     let out = std::process::Command::new("ogrinfo")
@@ -500,7 +521,7 @@ fn projected_files_read_as_nad83_with_and_without_rtree() {
     let path = dir.join("albers.gpkg");
     let source = yahara();
     let catchments = source.read_all(Collection::Catchment).unwrap();
-    gpkg::write(&path, &[("CatchmentSP", &catchments)], true).unwrap();
+    gpkg::write(&path, &[("CatchmentSP", &catchments)], true, &Stop::never()).unwrap();
     reproject_to_albers(&path, "CatchmentSP", &catchments);
     let bbox = [-89.56684, 42.99816, -89.24681, 43.17192];
     let expected = source.read_bbox(Collection::Catchment, bbox).unwrap();
@@ -713,7 +734,7 @@ fn written_values_by_column_kind() {
     .unwrap();
     let dir = Scratch::new("values");
     let path = dir.join("values.gpkg");
-    gpkg::write(&path, &[("t", &table)], false).unwrap();
+    gpkg::write(&path, &[("t", &table)], false, &Stop::never()).unwrap();
     let db = rusqlite::Connection::open(&path).unwrap();
     let rows: Vec<(String, String, String, String, String, String)> = db
         .prepare("SELECT typeof(n), typeof(x), b, typeof(s), j, typeof(geom) FROM t ORDER BY fid")

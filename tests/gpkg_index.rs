@@ -5,6 +5,7 @@
 
 mod support;
 
+use hydroplot::cancel::Stop;
 use hydroplot::gpkg::{create_topology_index, GeoPackage, IndexOutcome, TOPOLOGY_INDEX};
 use hydroplot::Error;
 use rusqlite::Connection;
@@ -97,7 +98,7 @@ fn creates_the_index_and_changes_nothing_else() {
     let topology = GeoPackage::open(&path).unwrap().read_topology().unwrap();
     assert!(!topology_plan(&path).contains(TOPOLOGY_INDEX));
 
-    let created = create_topology_index(&path).unwrap();
+    let created = create_topology_index(&path, &Stop::never()).unwrap();
     assert_eq!(
         created,
         IndexOutcome::Created {
@@ -121,7 +122,7 @@ fn creates_the_index_and_changes_nothing_else() {
     // Twice is fine: the index is found, nothing changes.
     let bytes = std::fs::read(&path).unwrap();
     assert_eq!(
-        create_topology_index(&path).unwrap(),
+        create_topology_index(&path, &Stop::never()).unwrap(),
         IndexOutcome::Existing {
             name: TOPOLOGY_INDEX.into(),
             table: "NHDFlowline_Network".into()
@@ -143,7 +144,7 @@ fn runs_at_once_on_one_file_take_turns() {
             .map(|_| {
                 s.spawn(|| {
                     start.wait();
-                    create_topology_index(&path).unwrap()
+                    create_topology_index(&path, &Stop::never()).unwrap()
                 })
             })
             .collect();
@@ -170,7 +171,7 @@ fn an_index_made_by_hand_as_the_readme_said_is_enough() {
         .unwrap();
     let bytes = std::fs::read(&path).unwrap();
     assert_eq!(
-        create_topology_index(&path).unwrap(),
+        create_topology_index(&path, &Stop::never()).unwrap(),
         IndexOutcome::Existing {
             name: "topo".into(),
             table: "NHDFlowline_Network".into()
@@ -186,7 +187,7 @@ fn an_index_made_by_hand_as_the_readme_said_is_enough() {
 fn refused(path: &Path, reason: &str) {
     let before = std::fs::read(path).unwrap();
     let siblings = std::fs::read_dir(path.parent().unwrap()).unwrap().count();
-    match create_topology_index(path) {
+    match create_topology_index(path, &Stop::never()) {
         Err(Error::Gpkg(m)) => {
             assert!(m.contains(reason), "{m}");
             assert!(
@@ -231,7 +232,10 @@ fn files_that_are_not_nhdplus_geopackages_are_refused_untouched() {
     refused(&no_flowlines, "NHDFlowline_Network");
 
     let missing = dir.join("missing.gpkg");
-    assert!(matches!(create_topology_index(&missing), Err(Error::Io(_))));
+    assert!(matches!(
+        create_topology_index(&missing, &Stop::never()),
+        Err(Error::Io(_))
+    ));
     assert!(!missing.exists(), "a missing file is not created");
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -84,7 +84,10 @@ fn the_size_cap_counts_the_decoded_body() {
     let capped = |limit: u64| {
         let config = mock::context(&server).config;
         let mut ctx = Context::new(config.clone()).unwrap();
-        ctx.http = HttpClient::new(&config).unwrap().with_response_limit(limit);
+        ctx.http = HttpClient::new(&config)
+            .unwrap()
+            .with_response_limit(limit)
+            .into();
         ctx.get(Service::Index, &url)
     };
     let e = capped(limit).expect_err("a decoded body over the cap is refused");

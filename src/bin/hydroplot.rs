@@ -51,6 +51,8 @@ macro_rules! note_part {
 
 #[path = "hydroplot/batch.rs"]
 mod batch;
+#[path = "hydroplot/interrupt.rs"]
+mod interrupt;
 
 /// The Yahara sample GeoPackage, embedded so the demo runs offline anywhere.
 const SAMPLE_GPKG: &[u8] = include_bytes!("../../tests/data/yahara_sample.gpkg");
@@ -121,6 +123,10 @@ hydroplot index FILE.gpkg
 hydroplot --version
 ";
 
+/// The exit status of a command stopped by Ctrl-C or SIGTERM: 128 + SIGINT,
+/// as shells report an interrupted program.
+const INTERRUPTED: u8 = 130;
+
 fn main() -> ExitCode {
     return_big_buffers_to_the_system();
     let args = match utf8_args() {
@@ -155,6 +161,10 @@ fn main() -> ExitCode {
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
+        Err(e @ Error::Cancelled(_)) => {
+            note!("hydroplot: {e}");
+            ExitCode::from(INTERRUPTED)
+        }
         Err(e) => {
             note!("hydroplot: {e}");
             ExitCode::FAILURE
@@ -279,7 +289,9 @@ fn context(flags: &Flags) -> Result<Context> {
                 .ok_or_else(|| bad("--option takes KEY=VALUE"))
         })
         .collect::<Result<Vec<(&str, &str)>>>()?;
-    Context::new(Config::from_env_and(&options)?)
+    let ctx = Context::new(Config::from_env_and(&options)?)?;
+    interrupt::cancel_on_signal(ctx.canceller());
+    Ok(ctx)
 }
 
 fn plot(args: &[String]) -> Result<()> {
@@ -435,7 +447,7 @@ fn plot(args: &[String]) -> Result<()> {
         write_world_files(map, &out, &sidecars)?;
     }
     if let Some(path) = geojson {
-        hydroplot::output::write_atomically_with(&path, req.overwrite, |w| {
+        hydroplot::output::write_atomically_until(&path, req.overwrite, ctx.stop(), |w| {
             write_layers_json(w, &data)
         })?;
         say!("geojson    {}", path.display());
@@ -443,7 +455,7 @@ fn plot(args: &[String]) -> Result<()> {
     if let Some(path) = html {
         let page = hydroplot::html::plot_data_page(&data, &drawing, &html_options)?;
         let mut warnings = Vec::new();
-        hydroplot::output::write_atomically_with(&path, req.overwrite, |w| {
+        hydroplot::output::write_atomically_until(&path, req.overwrite, ctx.stop(), |w| {
             warnings = page.write(w)?;
             Ok(())
         })?;
@@ -546,19 +558,23 @@ fn trace(args: &[String]) -> Result<()> {
             note!("warning: {w}");
         }
         let png = map.png()?;
-        hydroplot::output::write_atomically_with(&path, overwrite, |w| w.write_all(&png))?;
+        hydroplot::output::write_atomically_until(&path, overwrite, ctx.stop(), |w| {
+            w.write_all(&png)
+        })?;
         say!("map        {}", path.display());
         write_world_files(&map, &path, &sidecars)?;
     }
     if let Some(path) = geojson {
         let text = t.to_geojson();
-        hydroplot::output::write_atomically_with(&path, overwrite, |w| w.write_all(&text))?;
+        hydroplot::output::write_atomically_until(&path, overwrite, ctx.stop(), |w| {
+            w.write_all(&text)
+        })?;
     }
     if let Some(path) = html {
         let style = hydroplot::html::TraceStyle::default();
         let page =
             hydroplot::html::trace_html(&t, &style, &basemap, ctx.config.tile_url.as_deref())?;
-        hydroplot::output::write_atomically_with(&path, overwrite, |w| {
+        hydroplot::output::write_atomically_until(&path, overwrite, ctx.stop(), |w| {
             w.write_all(page.html.as_bytes())
         })?;
         report_html(&path, &page.warnings);
@@ -654,7 +670,9 @@ fn index(args: &[String]) -> Result<()> {
     let [file] = args else {
         return Err(bad("index takes one argument: the GeoPackage file"));
     };
-    match create_topology_index(Path::new(file))? {
+    let canceller = hydroplot::cancel::Canceller::new();
+    interrupt::cancel_on_signal(&canceller);
+    match create_topology_index(Path::new(file), &canceller.stop_for_call())? {
         IndexOutcome::Created { name, table } => {
             say!("created index {name} on {table} in {file}")
         }

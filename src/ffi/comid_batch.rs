@@ -82,7 +82,7 @@ pub extern "C" fn hydroplot_comid_lookup(
         let points = unsafe { points_arg(xy, n_points) }?;
         let crs = unsafe { arg_opt_str(crs, "crs") }?;
         let hydro_data = unsafe { arg_opt_str(hydro_data, "hydro_data") }?.map(Path::new);
-        let results = comids_at_points(&ctx.core, &points, crs, hydro_data)?;
+        let results = comids_at_points(&ctx.core.for_call(), &points, crs, hydro_data)?;
         let items = results
             .into_iter()
             .map(|r| r.map_err(|e| PointError::new(&e)))

@@ -1,7 +1,9 @@
 //! `hydroplot_context`: services, network settings, caches and callbacks.
 
 use super::hydroplot_status;
-use super::{arg_mut, arg_str, boundary, boundary_or, check_out, take_handle, write_out, Opaque};
+use super::{
+    arg_mut, arg_ref, arg_str, boundary, boundary_or, check_out, take_handle, write_out, Opaque,
+};
 use crate::config::Config;
 use crate::context::{Context, LogLevel, Observer};
 use std::ffi::{c_char, c_void, CString};
@@ -278,6 +280,35 @@ pub extern "C" fn hydroplot_context_set_progress_callback(
             ..*ctx.callbacks
         });
         Ok(())
+    })
+}
+
+/// Asks every call running with `ctx` to stop: each ends soon (within a
+/// few hundredths of a second, even one waiting on a silent server) with
+/// `HYDROPLOT_ERR_CANCELLED`, and the outputs it was writing are not left,
+/// whole or in part (an output it had finished stays). Calls that start
+/// after it run normally, so a shared context serves on at once.
+///
+/// What a GUI's Cancel button, an interrupt handler (R's, Python's) or a
+/// watchdog calls. A cancelled request is not retried; the plot-data cache
+/// keeps only entries written whole.
+///
+/// \param ctx The context, or NULL (a no-op).
+///
+/// \par Errors
+/// None.
+///
+/// \par Thread safety
+/// Any thread, at any time while `ctx` is alive, including from a log or
+/// progress callback and from a signal handler (it is one atomic add).
+///
+/// \since 0.3
+#[no_mangle]
+pub extern "C" fn hydroplot_context_cancel(ctx: *const hydroplot_context) {
+    boundary_or((), || {
+        if let Ok(ctx) = unsafe { arg_ref(ctx, "ctx") } {
+            ctx.core.cancel();
+        }
     })
 }
 

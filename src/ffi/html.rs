@@ -122,7 +122,7 @@ pub extern "C" fn hydroplot_trace_html(
     out: *mut *mut hydroplot_buffer,
 ) -> hydroplot_status {
     boundary(|| {
-        let ctx = &unsafe { arg_ref(ctx, "ctx") }?.core;
+        let ctx = &unsafe { arg_ref(ctx, "ctx") }?.core.for_call();
         let trace = &unsafe { arg_ref(t, "t") }?.core;
         let basemap = unsafe { arg_opt_str(basemap, "basemap") }?
             .unwrap_or(crate::render::tiles::DEFAULT_PROVIDER);

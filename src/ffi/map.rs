@@ -82,7 +82,7 @@ pub extern "C" fn hydroplot_map_new(
     out: *mut *mut hydroplot_map,
 ) -> hydroplot_status {
     boundary(|| {
-        let ctx = &unsafe { arg_ref(ctx, "ctx") }?.core;
+        let ctx = &unsafe { arg_ref(ctx, "ctx") }?.core.for_call();
         check_out(out, "out")?;
         let (crs, basemap, size) = unsafe {
             canvas(
@@ -300,7 +300,7 @@ pub extern "C" fn hydroplot_trace_map(
     out: *mut *mut hydroplot_map,
 ) -> hydroplot_status {
     boundary(|| {
-        let ctx = &unsafe { arg_ref(ctx, "ctx") }?.core;
+        let ctx = &unsafe { arg_ref(ctx, "ctx") }?.core.for_call();
         let trace = &unsafe { arg_ref(t, "t") }?.core;
         check_out(out, "out")?;
         let (crs, basemap, size) = unsafe {

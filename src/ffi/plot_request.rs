@@ -855,7 +855,7 @@ pub extern "C" fn hydroplot_plot(
         } else {
             Some(unsafe { arg_mut(map, "map") }?)
         };
-        let data = crate::plot::plot_hydro(&ctx.core, req, map)?;
+        let data = crate::plot::plot_hydro(&ctx.core.for_call(), req, map)?;
         unsafe {
             write_out(
                 out,

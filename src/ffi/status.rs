@@ -37,12 +37,15 @@ pub enum hydroplot_status {
     HYDROPLOT_ERR_LIMIT = 300,
     /// Drawing or PNG encoding failed; also a PNG asked of data not plotted.
     HYDROPLOT_ERR_RENDER = 400,
+    /// The call was cancelled (`hydroplot_context_cancel`) before it
+    /// finished; no output of it was left partly written.
+    HYDROPLOT_ERR_CANCELLED = 500,
     /// A bug, including a caught panic.
     HYDROPLOT_ERR_INTERNAL = 999,
 }
 
 /// Every status, in numeric order; a new status is added here and in [`name`].
-const ALL: [hydroplot_status; 14] = {
+const ALL: [hydroplot_status; 15] = {
     use hydroplot_status::*;
     [
         HYDROPLOT_OK,
@@ -58,6 +61,7 @@ const ALL: [hydroplot_status; 14] = {
         HYDROPLOT_ERR_EXISTS,
         HYDROPLOT_ERR_LIMIT,
         HYDROPLOT_ERR_RENDER,
+        HYDROPLOT_ERR_CANCELLED,
         HYDROPLOT_ERR_INTERNAL,
     ]
 };
@@ -78,6 +82,7 @@ pub(crate) fn of_error(e: &Error) -> hydroplot_status {
         Error::Limit(_) => HYDROPLOT_ERR_LIMIT,
         Error::Render(_) => HYDROPLOT_ERR_RENDER,
         Error::Internal(_) => HYDROPLOT_ERR_INTERNAL,
+        Error::Cancelled(_) => HYDROPLOT_ERR_CANCELLED,
     }
 }
 
@@ -106,6 +111,7 @@ fn name(s: hydroplot_status) -> &'static CStr {
         HYDROPLOT_ERR_EXISTS => c"HYDROPLOT_ERR_EXISTS",
         HYDROPLOT_ERR_LIMIT => c"HYDROPLOT_ERR_LIMIT",
         HYDROPLOT_ERR_RENDER => c"HYDROPLOT_ERR_RENDER",
+        HYDROPLOT_ERR_CANCELLED => c"HYDROPLOT_ERR_CANCELLED",
         HYDROPLOT_ERR_INTERNAL => c"HYDROPLOT_ERR_INTERNAL",
     }
 }
@@ -119,7 +125,19 @@ mod tests {
         for s in ALL {
             assert_eq!(name_of_code(s as c_int), name(s));
         }
-        for code in [-7, -1, 4, 99, 104, 998, 1000, 12345, c_int::MIN, c_int::MAX] {
+        for code in [
+            -7,
+            -1,
+            4,
+            99,
+            104,
+            501,
+            998,
+            1000,
+            12345,
+            c_int::MIN,
+            c_int::MAX,
+        ] {
             assert_eq!(name_of_code(code), c"unknown status");
         }
     }

@@ -143,7 +143,7 @@ pub extern "C" fn hydroplot_raindrop_trace(
         let ctx = unsafe { arg_ref(ctx, "ctx") }?;
         let crs = unsafe { arg_opt_str(crs, "crs") }?;
         let direction = unsafe { arg_opt_str(direction, "direction") }?;
-        let trace = flowtrace::raindrop_trace(&ctx.core, x, y, crs, direction)?;
+        let trace = flowtrace::raindrop_trace(&ctx.core.for_call(), x, y, crs, direction)?;
         unsafe {
             write_out(
                 out,

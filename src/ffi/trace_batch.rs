@@ -138,7 +138,8 @@ pub extern "C" fn hydroplot_raindrop_trace_batch(
         let points = unsafe { points_arg(xy, n_points) }?;
         let crs = unsafe { arg_opt_str(crs, "crs") }?;
         let direction = unsafe { arg_opt_str(direction, "direction") }?;
-        let results = flowtrace::raindrop_trace_batch(&ctx.core, &points, crs, direction)?;
+        let results =
+            flowtrace::raindrop_trace_batch(&ctx.core.for_call(), &points, crs, direction)?;
         let items = results
             .into_iter()
             .map(|r| {

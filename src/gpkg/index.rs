@@ -11,6 +11,7 @@
 
 use super::layer::{covering_index, quote};
 use super::reader::GeoPackage;
+use crate::cancel::Stop;
 use crate::{Error, Result};
 use rusqlite::{Connection, OpenFlags, TransactionBehavior};
 use std::io::Read;
@@ -33,7 +34,9 @@ pub enum IndexOutcome {
 /// has one already. Idempotent. A file that is not an SQLite database, not a
 /// GeoPackage or without the flowline layer or its topology columns is an
 /// `Error::Gpkg` and is left untouched; an unwritable file is an `Error::Io`.
-pub fn create_topology_index(path: &Path) -> Result<IndexOutcome> {
+/// A cancel of `stop` ends the creation with `Error::Cancelled`, the file
+/// as it was (the transaction rolled back).
+pub fn create_topology_index(path: &Path, stop: &Stop) -> Result<IndexOutcome> {
     let refuse = |why: String| {
         Error::Gpkg(format!(
             "{}; the topology index is only for NHDPlus GeoPackages, nothing was changed.",
@@ -51,17 +54,19 @@ pub fn create_topology_index(path: &Path) -> Result<IndexOutcome> {
         let (table, columns) = gpkg.topology_columns().map_err(|e| refuse(e.to_string()))?;
         (table.to_string(), columns.map(str::to_string))
     };
-    let writable = |e: rusqlite::Error| {
-        Error::Io(format!(
+    let writable = |e: rusqlite::Error| match e.sqlite_error_code() {
+        Some(rusqlite::ErrorCode::OperationInterrupted) => Error::from(e),
+        _ => Error::Io(format!(
             "{}: the topology index cannot be created: {e}",
             path.display()
-        ))
+        )),
     };
     let mut conn = Connection::open_with_flags(
         path,
         OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
     )
     .map_err(writable)?;
+    super::reader::watch_connection(&conn, stop);
     // The look for an index and its creation are one write transaction:
     // two runs at once on one file take turns (the second, within SQLite's
     // busy wait, finds the first's index) instead of both creating it.

@@ -11,6 +11,7 @@ use std::borrow::Cow;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
+use crate::cancel::Stop;
 use geo::{Intersects, Rect};
 use rusqlite::types::ValueRef;
 use rusqlite::{Connection, OpenFlags, Row};
@@ -45,6 +46,9 @@ const SCAN_FRACTION: usize = 8;
 pub struct GeoPackage {
     conn: Connection,
     path: PathBuf,
+    /// The call's stop the connection watches ([`GeoPackage::watch`]);
+    /// a connection of [`GeoPackage::reopen`] watches it too.
+    stop: Option<Stop>,
     /// Each layer found in the file; `Err` when its description failed (for
     /// example an unknown CRS), reported when the layer is used.
     layers: HashMap<Collection, Result<Layer>>,
@@ -64,6 +68,18 @@ fn open_read_only(path: &Path) -> rusqlite::Result<Connection> {
         Some(vfs) => Connection::open_with_flags_and_vfs(path, flags, vfs),
         None => Connection::open_with_flags(path, flags),
     }
+}
+
+/// How many SQLite virtual machine steps pass between two looks at a
+/// call's stop: a few microseconds of work, so a cancel ends a scan of a
+/// national file at once and the look costs nothing measurable.
+const STEPS_PER_LOOK: std::ffi::c_int = 10_000;
+
+/// Makes `conn`'s statements end (SQLite's "interrupted", which the core
+/// reads as `Error::Cancelled`) once `stop` is cancelled.
+pub(crate) fn watch_connection(conn: &Connection, stop: &Stop) {
+    let stop = stop.clone();
+    conn.progress_handler(STEPS_PER_LOOK, Some(move || stop.is_requested()));
 }
 
 impl GeoPackage {
@@ -95,17 +111,30 @@ impl GeoPackage {
         Ok(GeoPackage {
             conn,
             path: path.to_path_buf(),
+            stop: None,
             layers,
         })
+    }
+
+    /// From now on every statement of this connection (and of those
+    /// [`GeoPackage::reopen`] makes) ends with `Error::Cancelled` soon after
+    /// `stop` is cancelled: SQLite calls back every few thousand steps.
+    pub fn watch(&mut self, stop: &Stop) {
+        watch_connection(&self.conn, stop);
+        self.stop = Some(stop.clone());
     }
 
     /// A second connection to the same file, with the same layers (narrowed
     /// as this one is): for reading on another thread.
     pub fn reopen(&self) -> Result<GeoPackage> {
         let conn = open_read_only(&self.path).map_err(|e| self.context(e.into()))?;
+        if let Some(stop) = &self.stop {
+            watch_connection(&conn, stop);
+        }
         Ok(GeoPackage {
             conn,
             path: self.path.clone(),
+            stop: self.stop.clone(),
             layers: self.layers.clone(),
         })
     }
@@ -888,7 +917,7 @@ mod tests {
         assert_eq!(truth.len(), 267);
         for indexed in [false, true] {
             if indexed {
-                super::super::create_topology_index(&path).unwrap();
+                super::super::create_topology_index(&path, &crate::cancel::Stop::never()).unwrap();
             }
             let gpkg = GeoPackage::open(&path).unwrap();
             for shares in [1, 2, 3, 7, 40] {

@@ -19,6 +19,7 @@ use rusqlite::{params, Connection, Statement};
 
 use super::blob;
 use super::layer::quote;
+use crate::cancel::Stop;
 use crate::output::TempFile;
 use crate::table::column::Scalar;
 use crate::table::{Column, Table};
@@ -76,12 +77,15 @@ CREATE TABLE gpkg_extensions (table_name TEXT, column_name TEXT, extension_name 
 /// Errors: `InvalidArgument` when `path` does not end in `.gpkg` or a layer
 /// name is empty, reserved or repeated; `Exists` when the file exists and
 /// `overwrite` is false (the file is left untouched); `Io`/`Gpkg` on failure,
-/// after which no partial file remains.
-pub fn write(path: &Path, layers: &[(&str, &Table)], overwrite: bool) -> Result<()> {
+/// after which no partial file remains. `Cancelled` soon after `stop` is
+/// cancelled, and nothing is left either.
+pub fn write(path: &Path, layers: &[(&str, &Table)], overwrite: bool, stop: &Stop) -> Result<()> {
     check_output_path(path, overwrite)?;
     check_names(layers)?;
     let temp = TempFile::beside(path)?;
-    build(temp.path(), layers).map_err(|e| e.context(&format!("Writing {}", path.display())))?;
+    build(temp.path(), layers, stop)
+        .map_err(|e| e.context(&format!("Writing {}", path.display())))?;
+    stop.check()?;
     temp.persist(path, overwrite)
 }
 
@@ -124,8 +128,9 @@ fn check_names(layers: &[(&str, &Table)]) -> Result<()> {
 }
 
 /// Writes the whole GeoPackage into `file` (created empty) in one transaction.
-fn build(file: &Path, layers: &[(&str, &Table)]) -> Result<()> {
+fn build(file: &Path, layers: &[(&str, &Table)], stop: &Stop) -> Result<()> {
     let mut conn = Connection::open(file)?;
+    super::reader::watch_connection(&conn, stop);
     conn.execute_batch(&format!(
         "PRAGMA application_id = {APPLICATION_ID}; PRAGMA user_version = {USER_VERSION}; PRAGMA journal_mode = OFF;"
     ))?;
@@ -378,7 +383,7 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("hydroplot-case-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join("case.gpkg");
-        write(&path, &[("flowline", &t)], true).unwrap();
+        write(&path, &[("flowline", &t)], true, &Stop::never()).unwrap();
         let conn = Connection::open(&path).unwrap();
         let row: (i64, i64, i64) = conn
             .query_row(

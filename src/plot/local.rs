@@ -24,6 +24,7 @@ use std::path::Path;
 /// Builds the subset of `req` from the GeoPackage at `path`.
 pub fn subset(ctx: &Context, req: &PlotRequest, path: &Path) -> Result<Subset> {
     let mut gpkg = GeoPackage::open(path)?;
+    gpkg.watch(ctx.stop());
     for c in Collection::ALL {
         if let Some(names) = req.properties.names(c) {
             gpkg.narrow(c, &names);

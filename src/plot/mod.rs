@@ -17,6 +17,7 @@ pub use draw::draw_plot_data;
 pub use outlets::site_id;
 pub use request::{CacheSetting, Layers, Outlet, PlotRequest, Properties};
 
+use crate::cancel::Stop;
 use crate::context::Context;
 use crate::render::{Map, TileCacheMode};
 use crate::table::Table;
@@ -35,8 +36,9 @@ pub fn plot_hydro(ctx: &Context, req: &PlotRequest, map: Option<&mut Map>) -> Re
         }
         _ => plot_data(ctx, req)?,
     };
+    ctx.check_stop()?;
     if let Some(out) = &req.gpkg {
-        write_gpkg(&data, out, req.overwrite)?;
+        write_gpkg(&data, out, req.overwrite, ctx.stop())?;
     }
     let drawing = Drawing {
         styles: req.styles.clone(),
@@ -48,7 +50,7 @@ pub fn plot_hydro(ctx: &Context, req: &PlotRequest, map: Option<&mut Map>) -> Re
         _ if !req.actually_plot => None,
         Some(map) => {
             draw_plot_data(map, &data, &req.styles, req.lod)?;
-            write_png(map, req)?;
+            write_png(ctx, map, req)?;
             None
         }
         None => {
@@ -67,7 +69,7 @@ pub fn plot_hydro(ctx: &Context, req: &PlotRequest, map: Option<&mut Map>) -> Re
                 &mut data.warnings,
             )?;
             draw_plot_data(&mut map, &data, &req.styles, req.lod)?;
-            write_png(&map, req)?;
+            write_png(ctx, &map, req)?;
             Some(map)
         }
     };
@@ -76,11 +78,13 @@ pub fn plot_hydro(ctx: &Context, req: &PlotRequest, map: Option<&mut Map>) -> Re
 
 /// Writes `map` to the request's `png_file`, if any, atomically and
 /// honouring `overwrite`.
-fn write_png(map: &Map, req: &PlotRequest) -> Result<()> {
+fn write_png(ctx: &Context, map: &Map, req: &PlotRequest) -> Result<()> {
     match &req.png_file {
         Some(path) => {
             let png = map.png()?;
-            crate::output::write_atomically_with(path, req.overwrite, |w| w.write_all(&png))
+            crate::output::write_atomically_until(path, req.overwrite, ctx.stop(), |w| {
+                w.write_all(&png)
+            })
         }
         None => Ok(()),
     }
@@ -99,7 +103,7 @@ fn plot_data(ctx: &Context, req: &PlotRequest) -> Result<PlotData> {
 /// serve as `hydro_data` again), plus the basins and outlets. The layers are
 /// written from their tables; only the two waterbody layers are joined (copied)
 /// into the one `NHDWaterbody` table.
-fn write_gpkg(data: &PlotData, path: &std::path::Path, overwrite: bool) -> Result<()> {
+fn write_gpkg(data: &PlotData, path: &std::path::Path, overwrite: bool, stop: &Stop) -> Result<()> {
     let waterbodies = Table::concat(&[
         data.layer(Layer::NetworkWtbd).clone(),
         data.layer(Layer::OffNetworkWtbd).clone(),
@@ -119,5 +123,5 @@ fn write_gpkg(data: &PlotData, path: &std::path::Path, overwrite: bool) -> Resul
         ("outlets", data.layer(Layer::Outlets)),
     ];
     let layers: Vec<(&str, &Table)> = all.into_iter().filter(|(_, t)| !t.is_empty()).collect();
-    crate::gpkg::write(path, &layers, overwrite)
+    crate::gpkg::write(path, &layers, overwrite, stop)
 }

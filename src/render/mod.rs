@@ -136,7 +136,7 @@ impl Map {
         })?;
         pixmap.fill(Color::WHITE);
         if let Some(source) = &source {
-            tiles::draw_basemap(ctx, &mut pixmap, &view, source, spec.zoom, cache, warnings);
+            tiles::draw_basemap(ctx, &mut pixmap, &view, source, spec.zoom, cache, warnings)?;
         }
         Ok(Map {
             pixmap,

@@ -303,7 +303,8 @@ impl Grid {
 /// cannot be fetched or decoded, or are not asked of the server once the
 /// [`Budget`] is spent, are left blank and summed up in `warnings`.
 /// Each tile is drawn into the mosaic as soon as it is decoded, so at most
-/// one decoded tile per download thread is held at a time.
+/// one decoded tile per download thread is held at a time. A cancel of the
+/// call is `Error::Cancelled`, not tiles left blank.
 pub fn draw_basemap(
     ctx: &Context,
     canvas: &mut Pixmap,
@@ -312,7 +313,7 @@ pub fn draw_basemap(
     zoom: Option<u8>,
     cache: &TileCacheMode,
     warnings: &mut Vec<String>,
-) {
+) -> Result<()> {
     let retina = source.retina(view.scale);
     let tile_px = if retina { 2 * TILE_PX } else { TILE_PX };
     let z = basemap_zoom(ctx, view, source, zoom, tile_px, warnings);
@@ -326,7 +327,7 @@ pub fn draw_basemap(
         tile_px,
     };
     let Some(mosaic) = grid.mosaic() else {
-        return;
+        return Ok(());
     };
     let mosaic = Mutex::new(mosaic);
     let tile_cache = open_cache(ctx, cache, warnings);
@@ -355,9 +356,11 @@ pub fn draw_basemap(
     if let Some(c) = &tile_cache {
         c.evict();
     }
+    ctx.check_stop()?;
     report(ctx, &grid, &tiles, outcomes, budget.length, warnings);
     let mosaic = mosaic.into_inner().unwrap_or_else(PoisonError::into_inner);
     place(canvas, view, &grid, &mosaic);
+    Ok(())
 }
 
 /// The zoom of the basemap: `zoom` if given, else the one matching the

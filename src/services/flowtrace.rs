@@ -77,6 +77,8 @@ pub fn raindrop_trace_batch(
             ctx.progress("trace", done, total);
         },
     );
+    // A cancel ends the whole call, not only the points it reached.
+    ctx.check_stop()?;
     Ok(results)
 }
 

@@ -183,6 +183,39 @@ static void errors_and_callbacks_against_the_mock(void) {
     mock_stop(&mock);
 }
 
+/* Cancels the context it is given at the first progress report. */
+static void cancel_at_first_progress(void *user, const char *stage, uint64_t done, uint64_t total) {
+    (void)stage;
+    (void)done;
+    (void)total;
+    hydroplot_context_cancel((const hydroplot_context *)user);
+}
+
+/* hydroplot_context_cancel from a callback (the batch reports progress
+ * before its first request): the call ends HYDROPLOT_ERR_CANCELLED with no
+ * result, and the next call on the same context runs. */
+static void a_cancel_ends_the_call_and_the_context_serves_on(void) {
+    const double points[4] = {INSIDE[0], INSIDE[1], INSIDE[0], INSIDE[1]};
+    mock_server mock;
+    hydroplot_context *ctx = new_context();
+    hydroplot_trace_batch *batch = NULL;
+    hydroplot_trace *t = NULL;
+
+    hydroplot_context_cancel(NULL); /* a no-op */
+    mock_start(&mock);
+    mock_configure(&mock, ctx);
+    CHECK_OK(hydroplot_context_set_progress_callback(ctx, cancel_at_first_progress, ctx));
+    CHECK_FAILS(hydroplot_raindrop_trace_batch(ctx, points, 2, NULL, "up", &batch), HYDROPLOT_ERR_CANCELLED,
+                "cancelled");
+    CHECK(batch == NULL);
+    CHECK(strcmp(hydroplot_status_str(HYDROPLOT_ERR_CANCELLED), "HYDROPLOT_ERR_CANCELLED") == 0);
+    CHECK_OK(hydroplot_context_set_progress_callback(ctx, NULL, NULL));
+    CHECK_OK(hydroplot_raindrop_trace(ctx, INSIDE[0], INSIDE[1], NULL, "up", &t));
+    hydroplot_trace_free(t);
+    hydroplot_context_free(ctx);
+    mock_stop(&mock);
+}
+
 int main(void) {
     every_option_key_accepts_a_valid_value();
     invalid_options_name_the_key();
@@ -190,6 +223,7 @@ int main(void) {
     environment_overrides_are_validated();
     callbacks_register_and_unregister();
     errors_and_callbacks_against_the_mock();
+    a_cancel_ends_the_call_and_the_context_serves_on();
     puts("test_context: ok");
     return 0;
 }

@@ -57,6 +57,13 @@ int main() try {
     EXPECT(throws_null_argument([&] { hydroplot::plot(ctx, req, &m); }));
     EXPECT(throws_null_argument([&] { m.write_png("never.png"); }));
 
+    // A context moved from cancels nothing (and does not crash); a cancel
+    // reaches the calls running, so the calls after it run.
+    hydroplot::context moved = std::move(ctx);
+    ctx.cancel();
+    moved.cancel();
+    EXPECT(a_trace(moved).size() == 2);
+
     std::printf("c++ moved-from: %d failures\n", failures);
     return failures != 0;
 } catch (const hydroplot::error &e) {

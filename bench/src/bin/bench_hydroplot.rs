@@ -442,7 +442,8 @@ fn gpkg_io(data: &PlotData, figures: &mut Figures) {
     ];
     let features: usize = layers.iter().map(|(_, f)| f.len()).sum();
     let t = Instant::now();
-    hydroplot::gpkg::write(&path, &layers, true).expect("gpkg write");
+    hydroplot::gpkg::write(&path, &layers, true, &hydroplot::cancel::Stop::never())
+        .expect("gpkg write");
     figures.put("gpkg_features", features as f64, "features");
     figures.put("gpkg_write", t.elapsed().as_secs_f64(), "s");
     figures.put(

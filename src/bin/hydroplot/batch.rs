@@ -7,7 +7,7 @@
 use super::{bad, context, Flags};
 use hydroplot::context::{LogLevel, Observer};
 use hydroplot::lookup::comids_at_points;
-use hydroplot::output::write_atomically_with;
+use hydroplot::output::write_atomically_until;
 use hydroplot::points::PointFile;
 use hydroplot::services::flowtrace::raindrop_trace_batch;
 use hydroplot::{Context, Result};
@@ -91,7 +91,7 @@ impl Batch {
     /// Writes the failures (`--errors`, else stderr) and the summary line.
     fn report(&self, failures: &[(usize, String)], done: &str) -> Result<()> {
         match &self.errors {
-            Some(path) => write_atomically_with(path, self.overwrite, |w| {
+            Some(path) => write_atomically_until(path, self.overwrite, self.ctx.stop(), |w| {
                 w.write_all(self.points.csv_header(&["error"]).as_bytes())?;
                 for (i, message) in failures {
                     w.write_all(self.points.csv_row(*i, &[message]).as_bytes())?;
@@ -135,7 +135,9 @@ pub fn trace_points(flags: &Flags) -> Result<()> {
         }
     }
     let text = hydroplot::feature::to_geojson(&features);
-    write_atomically_with(&out, batch.overwrite, |w| w.write_all(&text))?;
+    write_atomically_until(&out, batch.overwrite, batch.ctx.stop(), |w| {
+        w.write_all(&text)
+    })?;
     let traced = results.len() - failures.len();
     batch.report(&failures, &format!("{traced} traced"))
 }
@@ -156,7 +158,7 @@ pub fn comid(flags: &Flags) -> Result<()> {
     )?;
     let mut failures = Vec::new();
     let mut outside = 0;
-    write_atomically_with(&out, batch.overwrite, |w| {
+    write_atomically_until(&out, batch.overwrite, batch.ctx.stop(), |w| {
         w.write_all(batch.points.csv_header(&["comid"]).as_bytes())?;
         for (i, r) in results.iter().enumerate() {
             let comid = match r {

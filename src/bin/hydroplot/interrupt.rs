@@ -1,0 +1,40 @@
+//! Ctrl-C (SIGINT) and SIGTERM cancel the command's work: it ends at its
+//! next checkpoint with "cancelled", no output partly written and no
+//! temporary file left, exit status 130. A second signal ends the process
+//! at once (the signal's default action is back after the first).
+//!
+//! The one `extern "C"` of the program (a signal handler is one), apart
+//! from the library's C ABI; it does one atomic add.
+
+use hydroplot::cancel::Canceller;
+use std::sync::OnceLock;
+
+/// The canceller the signals reach: the first one given.
+static CANCELLER: OnceLock<Canceller> = OnceLock::new();
+
+/// From now on SIGINT and SIGTERM cancel the calls of `canceller`. The
+/// program runs one command: a second canceller given is ignored.
+pub fn cancel_on_signal(canceller: &Canceller) {
+    if CANCELLER.set(canceller.clone()).is_err() {
+        return;
+    }
+    #[cfg(unix)]
+    for signal in [libc::SIGINT, libc::SIGTERM] {
+        // SAFETY: a zeroed sigaction is a valid empty one; the handler only
+        // reads a set OnceLock and adds to an atomic, both signal-safe.
+        unsafe {
+            let mut action: libc::sigaction = std::mem::zeroed();
+            action.sa_sigaction = on_signal as extern "C" fn(libc::c_int) as libc::sighandler_t;
+            action.sa_flags = libc::SA_RESETHAND | libc::SA_RESTART;
+            libc::sigemptyset(&mut action.sa_mask);
+            libc::sigaction(signal, &action, std::ptr::null_mut());
+        }
+    }
+}
+
+#[cfg(unix)]
+extern "C" fn on_signal(_: libc::c_int) {
+    if let Some(canceller) = CANCELLER.get() {
+        canceller.cancel();
+    }
+}

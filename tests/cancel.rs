@@ -1,0 +1,210 @@
+//! Cancelling calls in flight (`Context::cancel`, `hydroplot_context_cancel`,
+//! the CLI's Ctrl-C): a cancelled call ends with `Error::Cancelled`, even
+//! while a server sends nothing; it leaves no output and no temporary file;
+//! a cancelled request is not retried; calls begun afterwards run.
+//!
+//! The mock's slow answers take longer than the context's timeout, so a
+//! wait that a cancel did not end would fail as a timeout, not as a cancel:
+//! no test here reads a clock.
+
+mod support;
+
+use hydroplot::cancel::{Canceller, Stop};
+use hydroplot::collection::Collection;
+use hydroplot::gpkg::GeoPackage;
+use hydroplot::plot::{plot_hydro, CacheSetting, Layer, Outlet, PlotRequest};
+use hydroplot::Error;
+use hydroplot_mock::{self as mock, Fault, FaultKind, MockServer};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+/// Longer than the mock context's 20 s timeout.
+const SILENT: Duration = Duration::from_secs(120);
+
+fn temp_dir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("hydroplot-cancel-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// The names of the files in `dir`, sorted.
+fn files_in(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+/// Every request whose path contains `path` is answered after [`SILENT`].
+fn silent(server: &MockServer, path: &str) {
+    server.set_fault(Fault {
+        path_contains: path.to_string(),
+        kind: FaultKind::Slow(SILENT),
+        times: None,
+    });
+}
+
+/// Waits (on its own thread) until the mock has received a request whose
+/// path contains `path`, then cancels.
+fn cancel_once_asked<'s>(
+    scope: &'s std::thread::Scope<'s, '_>,
+    server: &'s MockServer,
+    path: &'s str,
+    canceller: Canceller,
+) {
+    scope.spawn(move || {
+        // Bounded, so a request never sent cannot hang the test: the call
+        // is cancelled either way, and the assertions on the requests say
+        // what was sent.
+        for _ in 0..2_000 {
+            if server.requests().iter().any(|r| r.path.contains(path)) {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        canceller.cancel();
+    });
+}
+
+/// The Yahara basin above 13293970 with a map and a GeoPackage in `dir`.
+fn basin_request(dir: &Path, basemap: &str) -> PlotRequest {
+    let mut req = PlotRequest {
+        outlets: vec![Outlet::Comid(13293970)],
+        cache: CacheSetting::Disabled,
+        ..Default::default()
+    };
+    req.set_png_file(&dir.join("map.png")).unwrap();
+    req.set_gpkg(&dir.join("basin.gpkg")).unwrap();
+    req.set_basemap(basemap).unwrap();
+    req
+}
+
+#[test]
+fn a_cancel_ends_a_request_on_a_silent_server_and_later_calls_run() {
+    let server = MockServer::start();
+    silent(&server, "/linked-data/");
+    let ctx = mock::context(&server);
+    let dir = temp_dir("silent");
+    let req = basin_request(&dir, "none");
+    let call = ctx.for_call();
+    let result = std::thread::scope(|s| {
+        cancel_once_asked(s, &server, "/linked-data/", ctx.canceller().clone());
+        plot_hydro(&call, &req, None)
+    });
+    let e = result.err().expect("the call was cancelled");
+    assert!(matches!(e, Error::Cancelled(_)), "{e:?}");
+    assert!(e.to_string().starts_with("cancelled"), "{e}");
+    assert_eq!(files_in(&dir), Vec::<String>::new());
+    // Not retried: the one request the server is still answering.
+    assert_eq!(server.requests().len(), 1, "{:?}", server.requests());
+
+    server.clear_faults();
+    let done = plot_hydro(&ctx.for_call(), &req, None).unwrap();
+    assert_eq!(done.data.layer(Layer::Flowline).len(), 251);
+    assert_eq!(files_in(&dir), ["basin.gpkg", "map.png"]);
+}
+
+#[test]
+fn a_cancel_while_tiles_download_is_no_map_with_blank_tiles() {
+    let server = MockServer::start();
+    silent(&server, "/tiles/");
+    let ctx = mock::context(&server);
+    let dir = temp_dir("tiles");
+    let req = basin_request(&dir, "OpenStreetMap");
+    let call = ctx.for_call();
+    let result = std::thread::scope(|s| {
+        cancel_once_asked(s, &server, "/tiles/", ctx.canceller().clone());
+        plot_hydro(&call, &req, None)
+    });
+    let e = result.err().expect("the call was cancelled");
+    assert!(matches!(e, Error::Cancelled(_)), "{e:?}");
+    // The GeoPackage was finished before the tiles were asked for; the map
+    // was never written.
+    assert_eq!(files_in(&dir), ["basin.gpkg"]);
+}
+
+#[test]
+fn a_cancelled_context_stops_a_local_read_and_its_outputs() {
+    let ctx = support::offline();
+    let dir = temp_dir("local");
+    let mut req = basin_request(&dir, "none");
+    req.set_hydro_data(&support::sample()).unwrap();
+    ctx.cancel();
+    let e = plot_hydro(&ctx, &req, None).err().expect("cancelled");
+    assert!(matches!(e, Error::Cancelled(_)), "{e:?}");
+    assert_eq!(files_in(&dir), Vec::<String>::new());
+    // A call begun after the cancel runs.
+    let done = plot_hydro(&ctx.for_call(), &req, None).unwrap();
+    support::assert_yahara_counts(&done.data);
+}
+
+#[test]
+fn a_watched_geopackage_ends_its_statements_once_cancelled() {
+    let canceller = Canceller::new();
+    let stop = canceller.stop_for_call();
+    let mut gpkg = GeoPackage::open(&support::sample()).unwrap();
+    gpkg.watch(&stop);
+    let second = gpkg.reopen().unwrap();
+    assert!(gpkg.read_all(Collection::FlowlineNetwork).is_ok());
+    canceller.cancel();
+    for g in [&gpkg, &second] {
+        let e = g.read_all(Collection::FlowlineNetwork).unwrap_err();
+        assert!(matches!(e, Error::Cancelled(_)), "{e:?}");
+    }
+    let mut fresh = GeoPackage::open(&support::sample()).unwrap();
+    fresh.watch(&Stop::never());
+    assert!(fresh.read_all(Collection::FlowlineNetwork).is_ok());
+}
+
+#[cfg(unix)]
+#[test]
+fn ctrl_c_ends_the_cli_with_130_and_no_output() {
+    let server = MockServer::start();
+    silent(&server, "/linked-data/");
+    let dir = temp_dir("cli");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_hydroplot"))
+        .args([
+            "plot",
+            "--comid",
+            "13293970",
+            "--basemap",
+            "none",
+            "--no-cache",
+        ])
+        .args([
+            "--out",
+            "map.png",
+            "--gpkg",
+            "basin.gpkg",
+            "--geojson",
+            "all.json",
+        ])
+        .args(["--option", &format!("index_url={}", server.index_url())])
+        .args(["--option", &format!("fabric_url={}", server.fabric_url())])
+        .current_dir(&dir)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    while server.requests().is_empty() {
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "the CLI ended before asking"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    // SAFETY: kill(2) on our own child's pid.
+    assert_eq!(
+        unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) },
+        0
+    );
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{stderr}");
+    assert!(stderr.contains("hydroplot: cancelled"), "{stderr}");
+    assert_eq!(files_in(&dir), Vec::<String>::new());
+}
