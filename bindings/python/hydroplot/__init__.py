@@ -84,6 +84,14 @@ class Context:
         check(lib.hydroplot_context_set_option(self._handle, text(key), text(value)))
         self.options[key] = value
 
+    def cancel(self):
+        """Stops every call running with this context, from any thread (a
+        GUI's Cancel button, a watchdog): each raises :class:`HydroplotError`
+        ``HYDROPLOT_ERR_CANCELLED``, its outputs not written; calls begun
+        afterwards run. Ctrl-C does the same for a call on the main thread.
+        """
+        lib.hydroplot_context_cancel(self._handle)
+
     def __del__(self):
         handle, self._handle = getattr(self, "_handle", None), None
         if handle:
@@ -125,13 +133,12 @@ class Map:
     def new(cls, bbox, crs="EPSG:4326", size=(1024, 768), basemap=None, context=None):
         """A new map of ``bbox`` = (xmin, ymin, xmax, ymax) in ``crs``."""
         handle = ctypes.c_void_p()
-        check(
-            lib.hydroplot_map_new(
-                _context(context)._handle, *box("bbox", bbox), text(string("crs", crs)), *size_pair("size", size),
-                text(string("basemap", basemap)),
-                ctypes.byref(handle),
-            )
+        ctx = _context(context)
+        args = (
+            ctx._handle, *box("bbox", bbox), text(string("crs", crs)), *size_pair("size", size),
+            text(string("basemap", basemap)), ctypes.byref(handle),
         )
+        _ffi.check_interruptible(ctx._handle, lambda: lib.hydroplot_map_new(*args))
         return cls(handle)
 
     def add_geojson(self, geojson, crs="EPSG:4326", col="black", fill=None, lwd=1.0):
@@ -337,7 +344,10 @@ def plot_hydro(
     kind = _output_kind(output)
     pd = ctypes.c_void_p()
     try:
-        check(lib.hydroplot_plot(ctx._handle, req, target._handle if target else None, ctypes.byref(pd)))
+        target_handle = target._handle if target else None
+        _ffi.check_interruptible(
+            ctx._handle, lambda: lib.hydroplot_plot(ctx._handle, req, target_handle, ctypes.byref(pd))
+        )
     finally:
         lib.hydroplot_plot_request_free(req)
     # Freed when the last layer reading it (an ArrowStream) goes.
@@ -412,7 +422,9 @@ def get_raindrop_trace(point, direction="down", *, crs=None, context=None, outpu
     kind = _output_kind(output)
     trace = ctypes.c_void_p()
     crs, direction = string("crs", crs), string("direction", direction)
-    check(lib.hydroplot_raindrop_trace(_context(context)._handle, x, y, text(crs), text(direction), ctypes.byref(trace)))
+    ctx = _context(context)
+    args = (ctx._handle, x, y, text(crs), text(direction), ctypes.byref(trace))
+    _ffi.check_interruptible(ctx._handle, lambda: lib.hydroplot_raindrop_trace(*args))
     return _trace(_Handle(trace, lib.hydroplot_trace_free), trace, kind)
 
 
@@ -432,12 +444,12 @@ def get_raindrop_traces(points, direction="down", *, crs=None, context=None, out
     kind = _output_kind(output)
     arr = (ctypes.c_double * len(xy))(*xy)
     batch = ctypes.c_void_p()
-    check(
-        lib.hydroplot_raindrop_trace_batch(
-            _context(context)._handle, arr, len(xy) // 2, text(string("crs", crs)),
-            text(string("direction", direction)), ctypes.byref(batch)
-        )
+    ctx = _context(context)
+    args = (
+        ctx._handle, arr, len(xy) // 2, text(string("crs", crs)), text(string("direction", direction)),
+        ctypes.byref(batch),
     )
+    _ffi.check_interruptible(ctx._handle, lambda: lib.hydroplot_raindrop_trace_batch(*args))
     owner = _Handle(batch, lib.hydroplot_trace_batch_free)  # owns the traces it holds
     results = []
     for i in range(lib.hydroplot_trace_batch_len(batch)):
@@ -472,11 +484,9 @@ def get_comids(points, *, hydro_data=None, crs=None, context=None):
     arr = (ctypes.c_double * len(xy))(*xy)
     path = None if hydro_data is None else _args.path("hydro_data", hydro_data)
     batch = ctypes.c_void_p()
-    check(
-        lib.hydroplot_comid_lookup(
-            _context(context)._handle, arr, len(xy) // 2, text(string("crs", crs)), text(path), ctypes.byref(batch)
-        )
-    )
+    ctx = _context(context)
+    args = (ctx._handle, arr, len(xy) // 2, text(string("crs", crs)), text(path), ctypes.byref(batch))
+    _ffi.check_interruptible(ctx._handle, lambda: lib.hydroplot_comid_lookup(*args))
     try:
         return [_comid_result(batch, i) for i in range(lib.hydroplot_comid_batch_len(batch))]
     finally:

@@ -14,6 +14,7 @@ import ctypes.util
 import importlib.machinery
 import os
 import pathlib
+import threading
 from ctypes import (
     POINTER,
     c_bool,
@@ -93,6 +94,7 @@ _SIGNATURES = {
     "hydroplot_context_new": (_status, [_out]),
     "hydroplot_context_set_option": (_status, [_ptr, c_char_p, c_char_p]),
     "hydroplot_context_free": (None, [_ptr]),
+    "hydroplot_context_cancel": (None, [_ptr]),
     # maps
     "hydroplot_map_png": (_status, [_ptr, _out]),
     "hydroplot_map_write_png": (_status, [_ptr, c_char_p]),
@@ -188,6 +190,42 @@ def check(status):
     """Raises :class:`HydroplotError` unless ``status`` is ``HYDROPLOT_OK``."""
     if status != OK:
         raise error(status)
+
+
+def check_interruptible(context_handle, call):
+    """Runs ``call()``, a C call with the context ``context_handle`` that
+    returns a status, so that Ctrl-C (a notebook's "interrupt") stops it.
+
+    On the main thread the call runs on a worker thread while this one
+    waits: a KeyboardInterrupt cancels the context's calls
+    (``hydroplot_context_cancel``: each ends at once, its outputs not
+    written), waits for the worker to return, and is raised again. Elsewhere
+    the call runs here (Python sends KeyboardInterrupt to the main thread
+    only). Raises :class:`HydroplotError` as :func:`check` does.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        return check(call())
+    outcome = []
+
+    def run():
+        try:
+            status = call()
+            # The error is the worker thread's: read it there.
+            outcome.append(error(status) if status != OK else None)
+        except BaseException as e:  # handed to the caller below
+            outcome.append(e)
+
+    worker = threading.Thread(target=run, name="hydroplot-call", daemon=True)
+    worker.start()
+    try:
+        while worker.is_alive():
+            worker.join(0.1)
+    except KeyboardInterrupt:
+        lib.hydroplot_context_cancel(context_handle)
+        worker.join()
+        raise
+    if outcome[0] is not None:
+        raise outcome[0]
 
 
 def text(value):
