@@ -5,27 +5,43 @@
  * hydroplot_last_error(). Every handle a call makes is held in a `held`
  * and freed by release(), which R_ExecWithCleanup runs however the call
  * ends: normally, or by an R error (ours, or one R raises inside the glue,
- * e.g. REAL() of a character vector or an allocation failure). */
+ * e.g. REAL() of a character vector or an allocation failure). The calls
+ * that may take long (plot, trace, trace batch, comid lookup) run on a
+ * thread of their own while R's main thread watches for a user interrupt
+ * (run_long()). */
+/* POSIX threads, signal masks and clock_gettime, also under a strict -std=c99. */
+#if !defined(_POSIX_C_SOURCE) && !defined(_WIN32)
+#define _POSIX_C_SOURCE 200809L
+#endif
 #include <R.h>
 #include <Rinternals.h>
 #include <R_ext/Rdynload.h>
 
 #include <hydroplot.h>
 
+#include <pthread.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /* An R error from a failed status: "HYDROPLOT_ERR_HTTP (HTTP 500): message".
- * Copies the message first: Rf_error does not return (the
+ * `message` NULL: the calling thread's last failure (hydroplot_last_error()
+ * and hydroplot_last_http_status(); `http` is not read). Else the message and
+ * HTTP status another thread copied of its own failure (both are
+ * thread-local). Copies the message first: Rf_error does not return (the
  * call's handles are then freed by release()). */
-static void stop_status(hydroplot_status s) {
+static void stop_status(hydroplot_status s, int http, const char *message) {
     char msg[2048];
-    int http = hydroplot_last_http_status();
+    if (message == NULL) {
+        http = hydroplot_last_http_status();
+        message = hydroplot_last_error();
+    }
     if (http > 0)
-        snprintf(msg, sizeof msg, "%s (HTTP %d): %s", hydroplot_status_str(s), http, hydroplot_last_error());
+        snprintf(msg, sizeof msg, "%s (HTTP %d): %s", hydroplot_status_str(s), http, message);
     else
-        snprintf(msg, sizeof msg, "%s: %s", hydroplot_status_str(s), hydroplot_last_error());
+        snprintf(msg, sizeof msg, "%s: %s", hydroplot_status_str(s), message);
     Rf_error("%s", msg);
 }
 
@@ -166,6 +182,168 @@ typedef struct {
 
 static SEXP run(SEXP (*body)(void *), call *c) { return R_ExecWithCleanup(body, c, release, &c->h); }
 
+/* --- long calls: on a worker thread, interruptible -------------------------- */
+
+/* R cannot act on an interrupt (Esc, Ctrl-C) before a .Call returns, and a
+ * library call may wait minutes on a slow server. So run_long() runs the call
+ * on a thread of its own while R's main thread waits, checking every 50 ms
+ * for an interrupt; on one it cancels the call's context, and the call ends
+ * soon with HYDROPLOT_ERR_CANCELLED, reported as any failure.
+ *
+ * The worker runs library code only (the binding sets no callbacks): no R
+ * API, no R allocation. Its inputs are made before it starts and live until
+ * the join (R_alloc'd memory, CHARs and the .Call arguments too: nothing
+ * returns to R meanwhile). The handle it makes goes straight into the call's
+ * `held`, which the main thread reads (hold(), release()) only after the
+ * join. The last error and HTTP status are thread-local: the worker copies
+ * them. */
+
+/* The inputs and output of one long call; each call reads the fields it takes. */
+typedef struct {
+    const hydroplot_context *ctx;
+    const hydroplot_plot_request *req;
+    hydroplot_map *onto;
+    const double *xy; /* x0, y0, x1, y1, ... */
+    size_t n;
+    const char *crs, *text; /* text: the direction, or the hydro_data path */
+    held *h;                /* receives the handle made */
+} long_args;
+
+static hydroplot_status plot_call(void *data) {
+    long_args *a = data;
+    return hydroplot_plot(a->ctx, a->req, a->onto, &a->h->pd);
+}
+
+static hydroplot_status trace_call(void *data) {
+    long_args *a = data;
+    return hydroplot_raindrop_trace(a->ctx, a->xy[0], a->xy[1], a->crs, a->text, &a->h->trace);
+}
+
+static hydroplot_status trace_batch_call(void *data) {
+    long_args *a = data;
+    return hydroplot_raindrop_trace_batch(a->ctx, a->xy, a->n, a->crs, a->text, &a->h->trace_batch);
+}
+
+static hydroplot_status comid_call(void *data) {
+    long_args *a = data;
+    return hydroplot_comid_lookup(a->ctx, a->xy, a->n, a->crs, a->text, &a->h->comid_batch);
+}
+
+/* A call in flight: what runs, its outcome, and how the worker says it is done. */
+typedef struct {
+    hydroplot_status (*fn)(void *);
+    void *args;
+    hydroplot_status status;
+    int http;         /* of a failure, copied on the thread that failed */
+    char error[2048]; /* likewise */
+    int done;         /* under lock; cond is signalled when it turns 1 */
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+} long_call;
+
+/* Runs the call on the calling thread and copies its failure. */
+static void long_call_exec(long_call *lc) {
+    lc->status = lc->fn(lc->args);
+    if (lc->status != HYDROPLOT_OK) {
+        lc->http = hydroplot_last_http_status();
+        snprintf(lc->error, sizeof lc->error, "%s", hydroplot_last_error());
+    }
+}
+
+static void *long_call_thread(void *data) {
+    long_call *lc = data;
+    long_call_exec(lc);
+    pthread_mutex_lock(&lc->lock);
+    lc->done = 1;
+    pthread_cond_signal(&lc->cond);
+    pthread_mutex_unlock(&lc->lock);
+    return NULL;
+}
+
+/* Starts the worker: a stack of at least 8 MiB (the main thread's usual
+ * size; macOS gives other threads 512 KiB), and asynchronous signals blocked
+ * so that the main thread takes them (SIGINT: R's handler only sets a flag,
+ * read by R_CheckUserInterrupt) and a SIGPIPE of the worker's own writes is
+ * never handed to R's handler, which raises an R error. */
+static int long_call_start(pthread_t *thread, long_call *lc) {
+    pthread_attr_t attr;
+    size_t stack = 0;
+    int rc, have_attr = pthread_attr_init(&attr) == 0;
+#ifndef _WIN32
+    sigset_t block, old;
+    sigfillset(&block);
+    sigdelset(&block, SIGSEGV);
+    sigdelset(&block, SIGBUS);
+    sigdelset(&block, SIGFPE);
+    sigdelset(&block, SIGILL);
+    pthread_sigmask(SIG_BLOCK, &block, &old);
+#endif
+    if (have_attr && pthread_attr_getstacksize(&attr, &stack) == 0 && stack < ((size_t)8 << 20))
+        pthread_attr_setstacksize(&attr, (size_t)8 << 20);
+    rc = pthread_create(thread, have_attr ? &attr : NULL, long_call_thread, lc);
+#ifndef _WIN32
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+#endif
+    if (have_attr) pthread_attr_destroy(&attr);
+    return rc;
+}
+
+static void check_interrupt(void *data) {
+    (void)data;
+    R_CheckUserInterrupt();
+}
+
+/* Runs fn(args), a call with ctx, on a worker thread (on this thread when
+ * none can be started), cancelling ctx on a user interrupt; returns once it
+ * has ended. Its failure, a cancel included, becomes an R error. */
+static void run_long(const hydroplot_context *ctx, hydroplot_status (*fn)(void *), void *args) {
+    long_call lc;
+    pthread_t thread;
+    int sync, interrupted = 0;
+    memset(&lc, 0, sizeof lc);
+    lc.fn = fn;
+    lc.args = args;
+    sync = pthread_mutex_init(&lc.lock, NULL) == 0;
+    if (sync && pthread_cond_init(&lc.cond, NULL) != 0) {
+        pthread_mutex_destroy(&lc.lock);
+        sync = 0;
+    }
+    if (!sync || long_call_start(&thread, &lc) != 0) {
+        long_call_exec(&lc); /* as before threads: not interruptible */
+    } else {
+        pthread_mutex_lock(&lc.lock);
+        while (!lc.done) {
+            struct timespec until;
+            clock_gettime(CLOCK_REALTIME, &until);
+            until.tv_nsec += 50L * 1000 * 1000;
+            if (until.tv_nsec >= 1000L * 1000 * 1000) {
+                until.tv_sec++;
+                until.tv_nsec -= 1000L * 1000 * 1000;
+            }
+            pthread_cond_timedwait(&lc.cond, &lc.lock, &until);
+            if (lc.done) break;
+            pthread_mutex_unlock(&lc.lock);
+            /* R_ToplevelExec: an interrupt (or another R error, e.g. an
+             * elapsed-time limit) jumps no further than its end, so this
+             * frame keeps waiting for the worker. */
+            if (!R_ToplevelExec(check_interrupt, NULL)) interrupted = 1;
+            /* Again at every tick until the call ends: a cancel reaches only
+             * the calls begun before it, and an interrupt pending when the
+             * worker started may come before the library began the call. A
+             * call that ends well all the same returns its result. */
+            if (interrupted) hydroplot_context_cancel(ctx);
+            pthread_mutex_lock(&lc.lock);
+        }
+        pthread_mutex_unlock(&lc.lock);
+        pthread_join(thread, NULL);
+    }
+    if (sync) {
+        pthread_cond_destroy(&lc.cond);
+        pthread_mutex_destroy(&lc.lock);
+    }
+    if (lc.status != HYDROPLOT_OK) stop_status(lc.status, lc.http, lc.error);
+}
+
 /* options: a named character vector of hydroplot_context_set_option keys. */
 static SEXP do_context_new(void *data) {
     call *c = data;
@@ -173,11 +351,11 @@ static SEXP do_context_new(void *data) {
     hydroplot_status s = hydroplot_context_new(&c->h.ctx);
     R_xlen_t i;
     hold(c->h.ctx);
-    if (s != HYDROPLOT_OK) stop_status(s);
+    if (s != HYDROPLOT_OK) stop_status(s, 0, NULL);
     for (i = 0; i < XLENGTH(options); i++) {
         s = hydroplot_context_set_option(c->h.ctx, Rf_translateCharUTF8(STRING_ELT(names, i)),
                                          Rf_translateCharUTF8(STRING_ELT(options, i)));
-        if (s != HYDROPLOT_OK) stop_status(s);
+        if (s != HYDROPLOT_OK) stop_status(s, 0, NULL);
     }
     ptr = wrap(c->h.ctx, "hydroplot_context", context_finalizer);
     c->h.ctx = NULL;
@@ -195,7 +373,7 @@ static SEXP do_map_png(void *data) {
     call *c = data;
     hydroplot_status s = hydroplot_map_png(unwrap(c->a, "hydroplot_map"), &c->h.buf);
     hold(c->h.buf);
-    if (s != HYDROPLOT_OK) stop_status(s);
+    if (s != HYDROPLOT_OK) stop_status(s, 0, NULL);
     return buffer_to_raw(&c->h);
 }
 
@@ -208,7 +386,7 @@ static SEXP do_map_bounds(void *data) {
     call *c = data;
     SEXP out = PROTECT(Rf_allocVector(REALSXP, 4));
     hydroplot_status s = hydroplot_map_bounds(unwrap(c->a, "hydroplot_map"), REAL(out));
-    if (s != HYDROPLOT_OK) stop_status(s);
+    if (s != HYDROPLOT_OK) stop_status(s, 0, NULL);
     UNPROTECT(1);
     return out;
 }
@@ -465,6 +643,7 @@ static SEXP do_plot(void *data) {
     hydroplot_map *onto = Rf_isNull(map_ptr) ? NULL : unwrap(map_ptr, "hydroplot_map");
     held *h = &c->h;
     hydroplot_status s;
+    long_args la = {0};
     double bbox[4];
     size_t i, nw;
     SEXP out, json, warnings, box;
@@ -472,9 +651,13 @@ static SEXP do_plot(void *data) {
 
     h->req = hold(hydroplot_plot_request_new());
     s = fill_request(h->req, args);
-    if (s == HYDROPLOT_OK) s = hydroplot_plot(ctx, h->req, onto, &h->pd);
+    if (s != HYDROPLOT_OK) stop_status(s, 0, NULL);
+    la.ctx = ctx;
+    la.req = h->req;
+    la.onto = onto;
+    la.h = h;
+    run_long(ctx, plot_call, &la);
     hold(h->pd);
-    if (s != HYDROPLOT_OK) stop_status(s);
 
     out = PROTECT(Rf_mkNamed(VECSXP, names));
     json = PROTECT(Rf_allocVector(arrow ? VECSXP : STRSXP, XLENGTH(layers)));
@@ -482,13 +665,13 @@ static SEXP do_plot(void *data) {
         const char *layer = CHAR(STRING_ELT(layers, i));
         if (arrow) {
             s = hydroplot_plot_data_layer_arrow(h->pd, layer, &h->stream);
-            if (s != HYDROPLOT_OK) stop_status(s);
+            if (s != HYDROPLOT_OK) stop_status(s, 0, NULL);
             SET_VECTOR_ELT(json, i, read_stream(h));
             continue;
         }
         s = hydroplot_plot_data_layer_geojson(h->pd, layer, &h->buf);
         hold(h->buf);
-        if (s != HYDROPLOT_OK) stop_status(s);
+        if (s != HYDROPLOT_OK) stop_status(s, 0, NULL);
         SET_STRING_ELT(json, i, buffer_to_char(h));
     }
     s = hydroplot_plot_data_bbox(h->pd, bbox);
@@ -496,7 +679,7 @@ static SEXP do_plot(void *data) {
         s = hydroplot_plot_data_take_map(h->pd, &h->map);
         hold(h->map);
     }
-    if (s != HYDROPLOT_OK) stop_status(s);
+    if (s != HYDROPLOT_OK) stop_status(s, 0, NULL);
     Rf_setAttrib(json, R_NamesSymbol, layers);
     SET_VECTOR_ELT(out, 0, json);
     box = Rf_allocVector(REALSXP, 4);
@@ -528,18 +711,27 @@ static SEXP r_plot(SEXP ctx_ptr, SEXP args, SEXP layers, SEXP map_ptr, SEXP arro
 static SEXP do_trace(void *data) {
     call *c = data;
     SEXP chr, out;
-    hydroplot_status s = hydroplot_raindrop_trace(unwrap(c->a, "hydroplot_context"), Rf_asReal(c->b), Rf_asReal(c->c),
-                                                  str_or_null(c->d), str_or_null(c->e), &c->h.trace);
+    hydroplot_status s;
+    double xy[2];
+    long_args la = {0};
+    xy[0] = Rf_asReal(c->b);
+    xy[1] = Rf_asReal(c->c);
+    la.ctx = unwrap(c->a, "hydroplot_context");
+    la.xy = xy;
+    la.n = 1;
+    la.crs = str_or_null(c->d);
+    la.text = str_or_null(c->e);
+    la.h = &c->h;
+    run_long(la.ctx, trace_call, &la);
     hold(c->h.trace);
-    if (s != HYDROPLOT_OK) stop_status(s);
     if (Rf_asLogical(c->f) != FALSE) {
         s = hydroplot_trace_arrow(c->h.trace, &c->h.stream);
-        if (s != HYDROPLOT_OK) stop_status(s);
+        if (s != HYDROPLOT_OK) stop_status(s, 0, NULL);
         return read_stream(&c->h);
     }
     s = hydroplot_trace_geojson(c->h.trace, &c->h.buf);
     hold(c->h.buf);
-    if (s != HYDROPLOT_OK) stop_status(s);
+    if (s != HYDROPLOT_OK) stop_status(s, 0, NULL);
     chr = PROTECT(buffer_to_char(&c->h));
     out = Rf_ScalarString(chr);
     UNPROTECT(1);
@@ -589,12 +781,17 @@ static SEXP do_trace_batch(void *data) {
     call *c = data;
     const char *names[] = {"tables", "errors", ""};
     R_xlen_t n, i;
-    double *xy = interleave(c->b, c->c, &n);
     SEXP out, tables;
-    hydroplot_status s = hydroplot_raindrop_trace_batch(unwrap(c->a, "hydroplot_context"), xy, (size_t)n,
-                                                        str_or_null(c->d), str_or_null(c->e), &c->h.trace_batch);
+    hydroplot_status s;
+    long_args la = {0};
+    la.xy = interleave(c->b, c->c, &n);
+    la.n = (size_t)n;
+    la.ctx = unwrap(c->a, "hydroplot_context");
+    la.crs = str_or_null(c->d);
+    la.text = str_or_null(c->e);
+    la.h = &c->h;
+    run_long(la.ctx, trace_batch_call, &la);
     hold(c->h.trace_batch);
-    if (s != HYDROPLOT_OK) stop_status(s);
     out = PROTECT(Rf_mkNamed(VECSXP, names));
     tables = Rf_allocVector(VECSXP, n);
     SET_VECTOR_ELT(out, 0, tables);
@@ -603,7 +800,7 @@ static SEXP do_trace_batch(void *data) {
         const hydroplot_trace *t = hydroplot_trace_batch_get(c->h.trace_batch, (size_t)i);
         if (t == NULL) continue;
         s = hydroplot_trace_arrow(t, &c->h.stream);
-        if (s != HYDROPLOT_OK) stop_status(s);
+        if (s != HYDROPLOT_OK) stop_status(s, 0, NULL);
         SET_VECTOR_ELT(tables, i, read_stream(&c->h));
     }
     UNPROTECT(1);
@@ -621,12 +818,16 @@ static SEXP do_comid(void *data) {
     call *c = data;
     const char *names[] = {"comids", "errors", ""};
     R_xlen_t n, i;
-    double *xy = interleave(c->b, c->c, &n);
     SEXP out, comids;
-    hydroplot_status s = hydroplot_comid_lookup(unwrap(c->a, "hydroplot_context"), xy, (size_t)n, str_or_null(c->d),
-                                                str_or_null(c->e), &c->h.comid_batch);
+    long_args la = {0};
+    la.xy = interleave(c->b, c->c, &n);
+    la.n = (size_t)n;
+    la.ctx = unwrap(c->a, "hydroplot_context");
+    la.crs = str_or_null(c->d);
+    la.text = str_or_null(c->e);
+    la.h = &c->h;
+    run_long(la.ctx, comid_call, &la);
     hold(c->h.comid_batch);
-    if (s != HYDROPLOT_OK) stop_status(s);
     out = PROTECT(Rf_mkNamed(VECSXP, names));
     comids = Rf_allocVector(REALSXP, n);
     SET_VECTOR_ELT(out, 0, comids);

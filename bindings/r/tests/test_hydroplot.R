@@ -653,5 +653,39 @@ check("get_comid() from the service and from a local GeoPackage", {
   }
 })
 
+# --- interrupting a long call (Esc, Ctrl-C) ---
+# A server that listens and never answers: the call waits on it until its
+# 60 s timeout unless the interrupt cancels it. Rscript takes SIGINT as the
+# console's Ctrl-C (R's handler sets the flag R_CheckUserInterrupt reads).
+# The sleep and kill run in a background subshell: system(wait = FALSE)
+# backgrounds only the last command of "sleep 1; kill ...", so it would
+# return after the sleep and the signal would come before the call, or be
+# lost while system() ignores SIGINT waiting for its shell.
+if (.Platform$OS.type != "windows") check("an interrupt cancels a call waiting on a silent server; the context serves on", {
+  server <- NULL
+  for (i in 1:50) {
+    port <- sample(40000:60000, 1)
+    server <- tryCatch(suppressWarnings(serverSocket(port)), error = function(e) NULL)
+    if (!is.null(server)) break
+  }
+  stopifnot(!is.null(server))
+  ctx <- hydroplot_context(index_url = sprintf("http://127.0.0.1:%d/nldi", port), timeout_s = 60, retries = 0)
+  out_dir <- tempfile("hydroplot-cancel-")
+  dir.create(out_dir)
+  system(sprintf("(sleep 1; kill -INT %d)", Sys.getpid()), wait = FALSE)
+  msg <- tryCatch({
+    plot_hydro(list(13293970), basemap = "none", file = file.path(out_dir, "map.png"), context = ctx)
+    "no error"
+  }, error = function(e) conditionMessage(e), interrupt = function(e) "an R interrupt, not the library's cancel",
+  finally = close(server))
+  # Ended before the signal came (no cancel): take it here, not in a later check.
+  if (!grepl("HYDROPLOT_ERR_CANCELLED", msg, fixed = TRUE)) tryCatch(Sys.sleep(3), interrupt = function(e) NULL)
+  stopifnot(startsWith(msg, "HYDROPLOT_ERR_CANCELLED: cancelled"))
+  stopifnot(length(list.files(out_dir, all.files = TRUE, no.. = TRUE)) == 0) # no map written
+  stopifnot(.Call(hydroplot:::C_hp_held_handles) == 0L)
+  d <- plot_hydro(list(13293970), hydro_data = sample_gpkg, actually_plot = FALSE, context = ctx)
+  stopifnot(is_yahara(d))
+})
+
 cat(sprintf("hydroplot-r: %d passed, %d failed\n", passed, failed))
 quit(status = if (failed == 0) 0 else 1)
