@@ -468,3 +468,42 @@ fn the_flowline_only_basin_is_the_basin_of_the_full_subset() {
         assert!(a > 0.0 && (a - b).abs() <= 1e-12 * a, "{a} vs {b}");
     }
 }
+
+/// Records each progress report with the thread that made it.
+#[derive(Default)]
+struct Stages(std::sync::Mutex<Vec<(String, u64, u64, std::thread::ThreadId)>>);
+
+impl hydroplot::context::Observer for Stages {
+    fn log(&self, _: hydroplot::context::LogLevel, _: &str) {}
+    fn progress(&self, stage: &str, done: u64, total: u64) {
+        let me = std::thread::current().id();
+        self.0
+            .lock()
+            .unwrap()
+            .push((stage.to_string(), done, total, me));
+    }
+}
+
+#[test]
+fn a_local_read_reports_its_stages_on_the_calling_thread() {
+    let stages = std::sync::Arc::new(Stages::default());
+    let ctx = offline().with_observer(Some(stages.clone()));
+    let data = plot_hydro(&ctx, &request(vec![Outlet::Comid(13293970)]), None)
+        .unwrap()
+        .data;
+    support::assert_yahara_counts(&data);
+    let seen = stages.0.lock().unwrap();
+    assert!(seen.iter().all(|s| s.3 == std::thread::current().id()));
+    // Each stage ends with done = total: the reaches of the file, then the
+    // published 251 upstream comids (whose catchments are looked up; 250
+    // exist) and flowlines, and the one basin.
+    let ended = |name: &str| seen.iter().rfind(|s| s.0 == name).map(|s| (s.1, s.2));
+    let reaches: i64 = support::sample_sql()
+        .query_row("SELECT count(*) FROM NHDFlowline_Network", [], |r| r.get(0))
+        .unwrap();
+    let reaches = reaches as u64;
+    assert_eq!(ended("topology"), Some((reaches, reaches)));
+    assert_eq!(ended("catchment"), Some((251, 251)));
+    assert_eq!(ended("flowline"), Some((251, 251)));
+    assert_eq!(ended("basin"), Some((1, 1)));
+}

@@ -41,9 +41,11 @@ pub fn subset(ctx: &Context, req: &PlotRequest, path: &Path) -> Result<Subset> {
     }
     if let Some((bbox, crs)) = &req.bbox {
         let bbox = Transformer::new(crs, super::data::PLOT_DATA_CRS)?.bbox(*bbox)?;
-        return in_bbox(&gpkg, req, bbox);
+        return in_bbox(ctx, &gpkg, req, bbox);
     }
+    ctx.progress("topology", 0, 0);
     let reaches = gpkg.read_topology()?;
+    ctx.progress("topology", reaches.len() as u64, reaches.len() as u64);
     let network = Network::new(&reaches);
     if let Some(comids) = &req.comid_set {
         let asked: IdSet = comids.iter().copied().collect();
@@ -129,6 +131,11 @@ fn with_flowlines(
     // And with it whether the box layers are wanted: they are then read
     // while the basins are resolved.
     let box_layers_first = early.as_ref().is_some_and(|t| !t.flowline_only);
+    // Stages as the download reports them, from this thread only (the
+    // readers' threads report nothing: callbacks stay on the caller's).
+    let stage =
+        |name: &str, done: usize, total: usize| ctx.progress(name, done as u64, total as u64);
+    stage("catchment", 0, ids.len());
     let (mut subset, basins, catchments, catchment_bbox) = std::thread::scope(|s| -> Result<_> {
         let reader = match &early {
             Some(t) => {
@@ -148,6 +155,7 @@ fn with_flowlines(
             let bbox = catchments.bbox();
             (catchments, PendingBasins::Ready(basins), bbox)
         };
+        stage("catchment", ids.len(), ids.len());
         let mut subset = Subset::default();
         let basins = match reader {
             // The basins' outlines are resolved on other threads while the
@@ -156,6 +164,7 @@ fn with_flowlines(
                 let outlets = &outlets;
                 let finishing = s.spawn(move || pending.finish(outlets));
                 subset.flowlines = reader.join().expect("the flowline reader does not panic")?;
+                stage("flowline", subset.flowlines.len(), subset.flowlines.len());
                 if box_layers_first {
                     add_layers_around(gpkg, &mut subset, catchment_bbox, req.layers)?;
                 }
@@ -169,11 +178,13 @@ fn with_flowlines(
                 let t = Thinning::decide(req, &basins);
                 subset.flowlines =
                     gpkg.read_by_ids(Collection::FlowlineNetwork, &flowline_ids(&t))?;
+                stage("flowline", subset.flowlines.len(), subset.flowlines.len());
                 basins
             }
         };
         Ok((subset, basins, catchments, catchment_bbox))
     })?;
+    stage("basin", basins.len(), basins.len());
     let thinning = Thinning::decide(req, &basins);
     let drawn = thinning
         .streamorder
@@ -362,8 +373,10 @@ fn basin_rows(table: &Table, set: Option<&IdSet>, ids: usize) -> Vec<usize> {
 /// figures for the sample's box at order 2 (10 network, 43 off-network
 /// waterbodies). Downloaded, the services' filter hides the lower orders,
 /// so the split there is by the flowlines fetched (docs: README).
-fn in_bbox(gpkg: &GeoPackage, req: &PlotRequest, bbox: [f64; 4]) -> Result<Subset> {
+fn in_bbox(ctx: &Context, gpkg: &GeoPackage, req: &PlotRequest, bbox: [f64; 4]) -> Result<Subset> {
+    ctx.progress("flowline", 0, 0);
     let mut flowlines = gpkg.read_bbox(Collection::FlowlineNetwork, bbox)?;
+    ctx.progress("flowline", flowlines.len() as u64, flowlines.len() as u64);
     let wbareacomi = wbareacomi_of(&flowlines);
     if let Some(n) = req.streamorder.filter(|&n| n > 0) {
         flowlines = flowlines_of_order(&flowlines, n);
