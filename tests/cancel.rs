@@ -160,43 +160,75 @@ fn a_watched_geopackage_ends_its_statements_once_cancelled() {
     assert!(fresh.read_all(Collection::FlowlineNetwork).is_ok());
 }
 
+/// The CLI plotting the Yahara basin into `dir` from `server`, whose index
+/// is silent, started with SIGINT as `sigint` (`SIG_DFL`: a terminal's
+/// foreground job, whatever this test runner was started with; `SIG_IGN`:
+/// a background job of a shell without job control); returns once it has
+/// asked.
+#[cfg(unix)]
+fn cli_waiting(server: &MockServer, dir: &Path, sigint: libc::sighandler_t) -> std::process::Child {
+    use std::os::unix::process::CommandExt;
+    let mut command = Command::new(env!("CARGO_BIN_EXE_hydroplot"));
+    // SAFETY: signal(2) between fork and exec is async-signal-safe.
+    unsafe {
+        command.pre_exec(move || {
+            libc::signal(libc::SIGINT, sigint);
+            Ok(())
+        });
+    }
+    let mut child = command
+        .args(["plot", "--comid", "13293970", "--basemap", "none"])
+        .args(["--no-cache", "--out", "map.png", "--gpkg", "basin.gpkg"])
+        .args(["--geojson", "all.json"])
+        .args(["--option", &format!("index_url={}", server.index_url())])
+        .args(["--option", &format!("fabric_url={}", server.fabric_url())])
+        .current_dir(dir)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    while server.requests().is_empty() {
+        assert!(child.try_wait().unwrap().is_none(), "the CLI ended first");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    child
+}
+
+/// Sends `signal` to `child`, waits for it, and checks that it was cancelled.
+#[cfg(unix)]
+fn assert_cancelled_by(child: std::process::Child, signal: libc::c_int, dir: &Path) {
+    // SAFETY: kill(2) on our own child's pid.
+    assert_eq!(unsafe { libc::kill(child.id() as libc::pid_t, signal) }, 0);
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{stderr}");
+    assert!(stderr.contains("hydroplot: cancelled"), "{stderr}");
+    assert_eq!(files_in(dir), Vec::<String>::new());
+}
+
 #[cfg(unix)]
 #[test]
 fn ctrl_c_ends_the_cli_with_130_and_no_output() {
     let server = MockServer::start();
     silent(&server, "/linked-data/");
     let dir = temp_dir("cli");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_hydroplot"))
-        .args([
-            "plot",
-            "--comid",
-            "13293970",
-            "--basemap",
-            "none",
-            "--no-cache",
-        ])
-        .args([
-            "--out",
-            "map.png",
-            "--gpkg",
-            "basin.gpkg",
-            "--geojson",
-            "all.json",
-        ])
-        .args(["--option", &format!("index_url={}", server.index_url())])
-        .args(["--option", &format!("fabric_url={}", server.fabric_url())])
-        .current_dir(&dir)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    while server.requests().is_empty() {
-        assert!(
-            child.try_wait().unwrap().is_none(),
-            "the CLI ended before asking"
-        );
-        std::thread::sleep(Duration::from_millis(10));
-    }
+    let child = cli_waiting(&server, &dir, libc::SIG_DFL);
+    assert_cancelled_by(child, libc::SIGINT, &dir);
+}
+
+#[cfg(unix)]
+#[test]
+fn a_cli_started_with_sigint_ignored_keeps_ignoring_it() {
+    let server = MockServer::start();
+    // The first index request is answered late, well within the timeout:
+    // the SIGINT arrives while it waits.
+    server.set_fault(Fault {
+        path_contains: "/linked-data/".to_string(),
+        kind: FaultKind::Slow(Duration::from_secs(2)),
+        times: Some(1),
+    });
+    let dir = temp_dir("cli-background");
+    let child = cli_waiting(&server, &dir, libc::SIG_IGN);
     // SAFETY: kill(2) on our own child's pid.
     assert_eq!(
         unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) },
@@ -204,7 +236,6 @@ fn ctrl_c_ends_the_cli_with_130_and_no_output() {
     );
     let out = child.wait_with_output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(130), "{stderr}");
-    assert!(stderr.contains("hydroplot: cancelled"), "{stderr}");
-    assert_eq!(files_in(&dir), Vec::<String>::new());
+    assert!(out.status.success(), "{stderr}");
+    assert_eq!(files_in(&dir), ["all.json", "basin.gpkg", "map.png"]);
 }

@@ -7,6 +7,7 @@ timeout is longer than the tests wait, so a wait the cancel did not end
 would fail as a network timeout, not as a cancel."""
 
 import _thread
+import signal
 import socket
 import threading
 
@@ -55,7 +56,16 @@ def test_cancel_from_another_thread_ends_the_call_and_writes_nothing(silent_url,
     assert len(data["flowline"]["features"]) == YAHARA_FLOWLINES
 
 
-def test_ctrl_c_stops_the_call_and_raises_keyboard_interrupt(silent_url, mock_url, tmp_path):
+@pytest.fixture()
+def ctrl_c_raises():
+    """SIGINT raises KeyboardInterrupt, as in an interactive session, even
+    when this runner was started with SIGINT ignored (a background job)."""
+    before = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, before)
+
+
+def test_ctrl_c_stops_the_call_and_raises_keyboard_interrupt(silent_url, mock_url, tmp_path, ctrl_c_raises):
     ctx = silent_context(silent_url, mock_url, tmp_path)
     out = out_dir(tmp_path)
     timer = threading.Timer(0.3, _thread.interrupt_main)

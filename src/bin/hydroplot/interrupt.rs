@@ -1,7 +1,10 @@
 //! Ctrl-C (SIGINT) and SIGTERM cancel the command's work: it ends at its
 //! next checkpoint with "cancelled", no output partly written and no
 //! temporary file left, exit status 130. A second signal ends the process
-//! at once (the signal's default action is back after the first).
+//! at once (the signal's default action is back after the first). A signal
+//! the program was started with ignored stays ignored: a shell without job
+//! control starts background commands with SIGINT ignored, so that Ctrl-C
+//! meant for the foreground does not reach them.
 //!
 //! The one `extern "C"` of the program (a signal handler is one), apart
 //! from the library's C ABI; it does one atomic add.
@@ -12,8 +15,9 @@ use std::sync::OnceLock;
 /// The canceller the signals reach: the first one given.
 static CANCELLER: OnceLock<Canceller> = OnceLock::new();
 
-/// From now on SIGINT and SIGTERM cancel the calls of `canceller`. The
-/// program runs one command: a second canceller given is ignored.
+/// From now on SIGINT and SIGTERM cancel the calls of `canceller`, unless
+/// the program was started with the signal ignored. The program runs one
+/// command: a second canceller given is ignored.
 pub fn cancel_on_signal(canceller: &Canceller) {
     if CANCELLER.set(canceller.clone()).is_err() {
         return;
@@ -23,6 +27,11 @@ pub fn cancel_on_signal(canceller: &Canceller) {
         // SAFETY: a zeroed sigaction is a valid empty one; the handler only
         // reads a set OnceLock and adds to an atomic, both signal-safe.
         unsafe {
+            let mut now: libc::sigaction = std::mem::zeroed();
+            let read = libc::sigaction(signal, std::ptr::null(), &mut now);
+            if read != 0 || now.sa_sigaction == libc::SIG_IGN {
+                continue;
+            }
             let mut action: libc::sigaction = std::mem::zeroed();
             action.sa_sigaction = on_signal as extern "C" fn(libc::c_int) as libc::sighandler_t;
             action.sa_flags = libc::SA_RESETHAND | libc::SA_RESTART;
