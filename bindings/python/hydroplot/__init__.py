@@ -87,7 +87,7 @@ class Context:
     def cancel(self):
         """Stops every call running with this context, from any thread (a
         GUI's Cancel button, a watchdog): each raises :class:`HydroplotError`
-        ``HYDROPLOT_ERR_CANCELLED``, its outputs not written; calls begun
+        ``HYDROPLOT_ERR_CANCELLED``, no output left partly written; calls begun
         afterwards run. Ctrl-C does the same for a call on the main thread.
         """
         lib.hydroplot_context_cancel(self._handle)
@@ -138,7 +138,9 @@ class Map:
             ctx._handle, *box("bbox", bbox), text(string("crs", crs)), *size_pair("size", size),
             text(string("basemap", basemap)), ctypes.byref(handle),
         )
-        _ffi.check_interruptible(ctx._handle, lambda: lib.hydroplot_map_new(*args))
+        _ffi.check_interruptible(
+            ctx._handle, lambda: lib.hydroplot_map_new(*args), lambda: lib.hydroplot_map_free(handle)
+        )
         return cls(handle)
 
     def add_geojson(self, geojson, crs="EPSG:4326", col="black", fill=None, lwd=1.0):
@@ -346,7 +348,9 @@ def plot_hydro(
     try:
         target_handle = target._handle if target else None
         _ffi.check_interruptible(
-            ctx._handle, lambda: lib.hydroplot_plot(ctx._handle, req, target_handle, ctypes.byref(pd))
+            ctx._handle,
+            lambda: lib.hydroplot_plot(ctx._handle, req, target_handle, ctypes.byref(pd)),
+            lambda: lib.hydroplot_plot_data_free(pd),
         )
     finally:
         lib.hydroplot_plot_request_free(req)
@@ -424,7 +428,9 @@ def get_raindrop_trace(point, direction="down", *, crs=None, context=None, outpu
     crs, direction = string("crs", crs), string("direction", direction)
     ctx = _context(context)
     args = (ctx._handle, x, y, text(crs), text(direction), ctypes.byref(trace))
-    _ffi.check_interruptible(ctx._handle, lambda: lib.hydroplot_raindrop_trace(*args))
+    _ffi.check_interruptible(
+        ctx._handle, lambda: lib.hydroplot_raindrop_trace(*args), lambda: lib.hydroplot_trace_free(trace)
+    )
     return _trace(_Handle(trace, lib.hydroplot_trace_free), trace, kind)
 
 
@@ -449,7 +455,11 @@ def get_raindrop_traces(points, direction="down", *, crs=None, context=None, out
         ctx._handle, arr, len(xy) // 2, text(string("crs", crs)), text(string("direction", direction)),
         ctypes.byref(batch),
     )
-    _ffi.check_interruptible(ctx._handle, lambda: lib.hydroplot_raindrop_trace_batch(*args))
+    _ffi.check_interruptible(
+        ctx._handle,
+        lambda: lib.hydroplot_raindrop_trace_batch(*args),
+        lambda: lib.hydroplot_trace_batch_free(batch),
+    )
     owner = _Handle(batch, lib.hydroplot_trace_batch_free)  # owns the traces it holds
     results = []
     for i in range(lib.hydroplot_trace_batch_len(batch)):
@@ -486,7 +496,9 @@ def get_comids(points, *, hydro_data=None, crs=None, context=None):
     batch = ctypes.c_void_p()
     ctx = _context(context)
     args = (ctx._handle, arr, len(xy) // 2, text(string("crs", crs)), text(path), ctypes.byref(batch))
-    _ffi.check_interruptible(ctx._handle, lambda: lib.hydroplot_comid_lookup(*args))
+    _ffi.check_interruptible(
+        ctx._handle, lambda: lib.hydroplot_comid_lookup(*args), lambda: lib.hydroplot_comid_batch_free(batch)
+    )
     try:
         return [_comid_result(batch, i) for i in range(lib.hydroplot_comid_batch_len(batch))]
     finally:

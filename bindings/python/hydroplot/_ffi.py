@@ -14,6 +14,7 @@ import ctypes.util
 import importlib.machinery
 import os
 import pathlib
+import signal
 import threading
 from ctypes import (
     POINTER,
@@ -192,20 +193,22 @@ def check(status):
         raise error(status)
 
 
-def check_interruptible(context_handle, call):
+def check_interruptible(context_handle, call, discard=None):
     """Runs ``call()``, a C call with the context ``context_handle`` that
     returns a status, so that Ctrl-C (a notebook's "interrupt") stops it.
 
     On the main thread the call runs on a worker thread while this one
     waits: a KeyboardInterrupt cancels the context's calls
-    (``hydroplot_context_cancel``: each ends at once, its outputs not
-    written), waits for the worker to return, and is raised again. Elsewhere
-    the call runs here (Python sends KeyboardInterrupt to the main thread
-    only). Raises :class:`HydroplotError` as :func:`check` does.
+    (``hydroplot_context_cancel``), waits until the call has returned
+    (never sooner: the caller frees what the call reads), calls
+    ``discard()`` when it had succeeded all the same, and is raised again.
+    Elsewhere the call runs here (Python sends KeyboardInterrupt to the main
+    thread only). Raises :class:`HydroplotError` as :func:`check` does.
     """
     if threading.current_thread() is not threading.main_thread():
         return check(call())
     outcome = []
+    done = threading.Event()
 
     def run():
         try:
@@ -214,18 +217,46 @@ def check_interruptible(context_handle, call):
             outcome.append(error(status) if status != OK else None)
         except BaseException as e:  # handed to the caller below
             outcome.append(e)
+        finally:
+            done.set()
 
     worker = threading.Thread(target=run, name="hydroplot-call", daemon=True)
-    worker.start()
+    interrupted = False
     try:
-        while worker.is_alive():
-            worker.join(0.1)
+        _start_with_sigint_held(worker)
+        while not done.wait(0.1):
+            pass
     except KeyboardInterrupt:
+        interrupted = True
+    while interrupted and not done.is_set():
+        # Again until the call ends: a cancel reaches only the calls begun
+        # before it, and the worker may not have begun its call yet.
         lib.hydroplot_context_cancel(context_handle)
-        worker.join()
-        raise
+        try:
+            done.wait(0.05)
+        except KeyboardInterrupt:
+            pass  # pressed again: the call still has to end first
+    if interrupted:
+        if outcome and outcome[0] is None and discard is not None:
+            discard()
+        raise KeyboardInterrupt
     if outcome[0] is not None:
         raise outcome[0]
+
+
+def _start_with_sigint_held(worker):
+    """Starts ``worker`` with SIGINT blocked on this thread meanwhile, so a
+    Ctrl-C raises KeyboardInterrupt after the start, never inside it (where
+    the worker's state would be unknown); the worker inherits the mask and
+    so never takes SIGINT itself. Without pthread_sigmask, a plain start."""
+    if not hasattr(signal, "pthread_sigmask"):
+        worker.start()
+        return
+    held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        worker.start()
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)
 
 
 def text(value):

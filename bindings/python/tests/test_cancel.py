@@ -72,5 +72,8 @@ def test_ctrl_c_stops_the_call_and_raises_keyboard_interrupt(silent_url, mock_ur
     timer.start()
     with pytest.raises(KeyboardInterrupt):
         hydroplot.plot_hydro([13293970], basemap="none", file=str(out / "map.png"), context=ctx)
+    # Raised only once the C call has returned: the request it reads is
+    # freed right after.
+    assert [t for t in threading.enumerate() if t.name == "hydroplot-call"] == []
     timer.join()
     assert list(out.iterdir()) == []
