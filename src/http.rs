@@ -112,8 +112,10 @@ struct RateLimit {
 }
 
 impl RateLimit {
-    /// Blocks until this request's slot, or a cancel.
+    /// Blocks until this request's slot, or a cancel. A cancelled call
+    /// takes no slot: the calls after it do not wait for its requests.
     fn wait(&self, stop: &Stop) -> Result<()> {
+        stop.check()?;
         let now = Instant::now();
         Ok(stop.sleep(self.take_slot(now).saturating_duration_since(now))?)
     }
@@ -437,7 +439,8 @@ impl HttpClient {
         }
         loop {
             match answered.recv_timeout(POLL) {
-                Ok(attempt) => return Ok(attempt),
+                // Cancelled while on the wire: the answer is not used.
+                Ok(attempt) => return stop.check().map(|()| attempt).map_err(Error::from),
                 Err(RecvTimeoutError::Timeout) => stop.check()?,
                 Err(RecvTimeoutError::Disconnected) => {
                     return Err(Error::Internal(format!(
@@ -996,6 +999,24 @@ mod tests {
         let later = start + Duration::from_secs(60);
         assert_eq!(rate.take_slot(later), later);
         assert_eq!(rate.take_slot(later), later + interval);
+    }
+
+    #[test]
+    fn a_cancelled_call_takes_no_rate_limit_slot() {
+        let start = Instant::now();
+        let rate = RateLimit {
+            interval: Duration::from_secs(3600),
+            next_slot: Mutex::new(start),
+        };
+        let canceller = crate::cancel::Canceller::new();
+        let stop = canceller.stop_for_call();
+        canceller.cancel();
+        for _ in 0..10 {
+            assert!(matches!(rate.wait(&stop), Err(Error::Cancelled(_))));
+        }
+        // The next call's request goes at once, not ten hours later.
+        let later = start + Duration::from_secs(1);
+        assert_eq!(rate.take_slot(later), later);
     }
 
     #[test]
