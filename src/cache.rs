@@ -304,6 +304,12 @@ impl<'c> PlotCache<'c> {
         }
     }
 
+    /// The stop of the call this cache serves: reads and writes of large
+    /// entries look at it between parts.
+    pub fn stop(&self) -> &crate::cancel::Stop {
+        self.ctx.stop()
+    }
+
     /// The warnings of replacements made since the open (a damaged file
     /// found while reading or writing), taken.
     pub fn take_warnings(&mut self) -> Vec<String> {
@@ -407,7 +413,10 @@ impl<'c> PlotCache<'c> {
             let Some(conn) = &self.conn else {
                 return Err(failed("the file is unusable".into()));
             };
-            match write_entry(conn, key, body, parts()) {
+            // A cancelled call stops between parts; its entry is rolled back.
+            let stop = self.ctx.stop();
+            let watched = parts().map(|part| stop.check().map_err(Error::from).and(part));
+            match write_entry(conn, key, body, watched) {
                 Ok(()) => return Ok(()),
                 Err(Trouble::Damage(why)) if first => self.repair(why),
                 Err(Trouble::Damage(why) | Trouble::Other(why)) => return Err(failed(why)),

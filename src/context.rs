@@ -55,7 +55,7 @@ impl Context {
 
     /// Asks every call running with this context (or a clone or
     /// [`Context::for_call`] of it) to stop: each ends at its next
-    /// checkpoint with `Error::Cancelled`, its outputs not written. Any
+    /// checkpoint with `Error::Cancelled`, no output left partly written. Any
     /// thread, at any time.
     pub fn cancel(&self) {
         self.canceller.cancel();

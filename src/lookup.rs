@@ -136,6 +136,9 @@ fn local(
     ctx.progress(STAGE, 0, total);
     let mut out = Vec::with_capacity(lonlat.len());
     for (i, p) in lonlat.iter().enumerate() {
+        // Each point's statements are too short for SQLite's progress
+        // handler to look at the stop: look here.
+        ctx.check_stop()?;
         out.push(match p {
             Err(e) => Err(e.clone()),
             Ok((lon, lat)) => gpkg

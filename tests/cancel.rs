@@ -239,3 +239,54 @@ fn a_cli_started_with_sigint_ignored_keeps_ignoring_it() {
     assert!(out.status.success(), "{stderr}");
     assert_eq!(files_in(&dir), ["all.json", "basin.gpkg", "map.png"]);
 }
+
+/// Cancels its context at the first progress report and records them all.
+struct CancelAtFirstReport {
+    canceller: Canceller,
+    reports: std::sync::Mutex<Vec<(u64, u64)>>,
+}
+
+impl hydroplot::context::Observer for CancelAtFirstReport {
+    fn log(&self, _: hydroplot::context::LogLevel, _: &str) {}
+    fn progress(&self, _: &str, done: u64, total: u64) {
+        self.canceller.cancel();
+        self.reports.lock().unwrap().push((done, total));
+    }
+}
+
+#[test]
+fn a_local_point_lookup_stops_at_the_next_point() {
+    let ctx = support::offline();
+    let observer = std::sync::Arc::new(CancelAtFirstReport {
+        canceller: ctx.canceller().clone(),
+        reports: Default::default(),
+    });
+    let ctx = ctx.with_observer(Some(observer.clone()));
+    let points: Vec<(f64, f64)> = support::catchment_points().iter().map(|p| p.0).collect();
+    assert!(points.len() > 100);
+    let e = hydroplot::lookup::comids_at_points(&ctx, &points, None, Some(&support::sample()))
+        .unwrap_err();
+    assert!(matches!(e, Error::Cancelled(_)), "{e:?}");
+    // Only the report before the first point: none looked up after it.
+    assert_eq!(
+        *observer.reports.lock().unwrap(),
+        [(0, points.len() as u64)]
+    );
+}
+
+#[test]
+fn a_cancelled_cache_write_rolls_its_entry_back() {
+    use hydroplot::cache::PlotCache;
+    let ctx = support::offline();
+    let path = temp_dir("cache").join("plot.cache");
+    let call = ctx.for_call();
+    let mut warnings = Vec::new();
+    let mut cache = PlotCache::open(&call, &path, &mut warnings).expect("a new cache");
+    cache.put("before", b"kept").unwrap();
+    ctx.cancel();
+    let parts = || (0..3).map(|i| Ok((format!("part {i}"), vec![7u8; 1000])));
+    assert!(cache.put_entry("during", b"body", parts).is_err());
+    assert_eq!(cache.get("during"), None);
+    assert_eq!(cache.get_part("during", "part 0"), None);
+    assert_eq!(cache.get("before"), Some(b"kept".to_vec()));
+}

@@ -4,6 +4,7 @@
 
 mod support;
 
+use hydroplot::cancel::Stop;
 use hydroplot::plot::{plot_hydro, Layer, Layers, Outlet, PlotRequest};
 use hydroplot::table::Table;
 use hydroplot::Error;
@@ -301,7 +302,9 @@ fn the_dissolved_basin_is_the_overlay_union_of_the_catchments() {
     let catchments = gpkg.read_all(Collection::Catchment).unwrap();
     let rows: Vec<usize> = (0..catchments.len()).collect();
     let dissolved =
-        hydroplot::table::dissolve::dissolve(catchments.geometries(), &rows, 2).unwrap();
+        hydroplot::table::dissolve::dissolve(catchments.geometries(), &rows, 2, &Stop::never())
+            .unwrap()
+            .unwrap();
     let polygons: Vec<geo::Geometry<f64>> = rows
         .iter()
         .filter_map(|&r| catchments.geometry(r))

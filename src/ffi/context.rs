@@ -285,7 +285,7 @@ pub extern "C" fn hydroplot_context_set_progress_callback(
 
 /// Asks every call running with `ctx` to stop: each ends soon (a wait on
 /// the network, even on a silent server, within a few hundredths of a
-/// second; a million-flowline local plot within a quarter of a second) with
+/// second; a million-flowline local plot within about a quarter of a second) with
 /// `HYDROPLOT_ERR_CANCELLED`, and the outputs it was writing are not left,
 /// whole or in part (an output it had finished stays). Calls that start
 /// after it run normally, so a shared context serves on at once.
@@ -300,8 +300,15 @@ pub extern "C" fn hydroplot_context_set_progress_callback(
 /// None.
 ///
 /// \par Thread safety
-/// Any thread, at any time while `ctx` is alive, including from a log or
-/// progress callback and from a signal handler (it is one atomic add).
+/// Any thread, at any time while `ctx` is alive and no thread changes it
+/// (`hydroplot_context_set_option`, the callback setters,
+/// `hydroplot_context_free`), including from a log or progress callback
+/// and from a signal handler (it is one atomic add).
+///
+/// A request left on the wire by a cancel keeps its connection (and a
+/// thread) until the server answers or `timeout_s` passes; a wait for the
+/// plot-data cache's file lock (another process writing it, up to 30 s) is
+/// not cut short.
 ///
 /// \since 0.3
 #[no_mangle]

@@ -37,6 +37,7 @@ pub fn cached_plot_data(
     let mut warnings = Vec::new();
     let mut cache = PlotCache::open(ctx, path, &mut warnings);
     let hit = cache.as_mut().and_then(|c| read(c, &key));
+    ctx.check_stop()?;
     if let Some(mut hit) = hit {
         ctx.log(
             LogLevel::Info,
@@ -48,6 +49,8 @@ pub fn cached_plot_data(
     let mut data = build()?;
     if let Some(cache) = &mut cache {
         let written = write(cache, &key, &data);
+        // Cancelled while writing: the entry was rolled back; no warning.
+        ctx.check_stop()?;
         warnings.extend(cache.take_warnings());
         if let Err(e) = written {
             warnings.push(ctx.warn(e.to_string()));
@@ -180,6 +183,10 @@ pub fn read(cache: &mut PlotCache, key: &str) -> Option<PlotData> {
             ..Default::default()
         };
         for name in &body.layers {
+            // Cancelled: a miss, which the caller turns into the cancel.
+            if c.stop().is_requested() {
+                return None;
+            }
             let layer = Layer::from_name(name)?;
             data.set_layer(layer, decode_layer(c.get_part(key, name)?).ok()?);
         }

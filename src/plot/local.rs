@@ -8,6 +8,7 @@ use super::subset::{
     Basins, Subset,
 };
 use super::thinning::Thinning;
+use crate::cancel::Stop;
 use crate::collection::Collection;
 use crate::context::Context;
 use crate::crs::Transformer;
@@ -55,7 +56,7 @@ pub fn subset(ctx: &Context, req: &PlotRequest, path: &Path) -> Result<Subset> {
     let outlets = req
         .outlets
         .iter()
-        .map(|o| resolve(ctx, &gpkg, o))
+        .map(|o| ctx.check_stop().and_then(|()| resolve(ctx, &gpkg, o)))
         .collect::<Result<Vec<_>>>()?;
 
     let comids: Vec<i64> = outlets.iter().map(|o| o.comid).collect();
@@ -151,7 +152,7 @@ fn with_flowlines(
             (Table::default(), PendingBasins::Folded(dissolvers), bbox)
         } else {
             let catchments = gpkg.read_by_ids_unordered(Collection::Catchment, &ids)?;
-            let basins = basins_of(&catchments, &outlets, &per_outlet, ids.len())?;
+            let basins = basins_of(&catchments, &outlets, &per_outlet, ids.len(), ctx.stop())?;
             let bbox = catchments.bbox();
             (catchments, PendingBasins::Ready(basins), bbox)
         };
@@ -162,7 +163,8 @@ fn with_flowlines(
             // flowline reader ends and the box layers are read.
             Some(reader) => {
                 let outlets = &outlets;
-                let finishing = s.spawn(move || pending.finish(outlets));
+                let stop = ctx.stop();
+                let finishing = s.spawn(move || pending.finish(outlets, stop));
                 subset.flowlines = reader.join().expect("the flowline reader does not panic")?;
                 stage("flowline", subset.flowlines.len(), subset.flowlines.len());
                 if box_layers_first {
@@ -174,7 +176,7 @@ fn with_flowlines(
             }
             // The stream order follows the basins' area: they come first.
             None => {
-                let basins = pending.finish(&outlets)?;
+                let basins = pending.finish(&outlets, ctx.stop())?;
                 let t = Thinning::decide(req, &basins);
                 subset.flowlines =
                     gpkg.read_by_ids(Collection::FlowlineNetwork, &flowline_ids(&t))?;
@@ -254,13 +256,14 @@ enum PendingBasins {
 impl PendingBasins {
     /// The basins table, one row per outlet of `outlets` (the dissolvers'
     /// order), or one without outlets unless it covers nothing.
-    fn finish(self, outlets: &[Resolved]) -> Result<Table> {
+    fn finish(self, outlets: &[Resolved], stop: &Stop) -> Result<Table> {
         let dissolvers = match self {
             PendingBasins::Ready(table) => return Ok(table),
             PendingBasins::Folded(dissolvers) => dissolvers,
         };
         let mut basins = Basins::default();
-        for (i, union) in dissolvers.into_iter().map(Dissolver::finish).enumerate() {
+        for (i, dissolver) in dissolvers.into_iter().enumerate() {
+            let union = dissolver.finish(stop)?;
             match outlets.get(i) {
                 Some(o) => basins.push(union.as_ref(), Some(o))?,
                 None if union.is_some() => basins.push(union.as_ref(), None)?,
@@ -331,20 +334,18 @@ fn basins_of(
     outlets: &[Resolved],
     per_outlet: &[Option<IdSet>],
     ids: usize,
+    stop: &Stop,
 ) -> Result<Table> {
     let mut basins = Basins::default();
     let union = |set| {
-        dissolve(
-            catchments.geometries(),
-            &basin_rows(catchments, set, ids),
-            cores(),
-        )
+        let rows = basin_rows(catchments, set, ids);
+        dissolve(catchments.geometries(), &rows, cores(), stop)
     };
     if per_outlet.is_empty() && !catchments.is_empty() {
-        basins.push(union(None).as_ref(), None)?;
+        basins.push(union(None)?.as_ref(), None)?;
     }
     for (o, set) in outlets.iter().zip(per_outlet) {
-        basins.push(union(set.as_ref()).as_ref(), Some(o))?;
+        basins.push(union(set.as_ref())?.as_ref(), Some(o))?;
     }
     basins.finish()
 }

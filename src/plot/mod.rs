@@ -48,9 +48,14 @@ pub fn plot_hydro(ctx: &Context, req: &PlotRequest, map: Option<&mut Map>) -> Re
     };
     let map = match map {
         _ if !req.actually_plot => None,
+        // Drawn onto a copy, which replaces the caller's map only when the
+        // call succeeds: a failed or cancelled call leaves it as it was.
         Some(map) => {
-            draw_plot_data(map, &data, &req.styles, req.lod)?;
-            write_png(ctx, map, req)?;
+            let mut drawn = map.clone();
+            draw_plot_data(&mut drawn, &data, &req.styles, req.lod)?;
+            ctx.check_stop()?;
+            write_png(ctx, &drawn, req)?;
+            *map = drawn;
             None
         }
         None => {

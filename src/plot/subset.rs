@@ -3,6 +3,7 @@
 
 use super::data::{Layer, PlotData};
 use super::outlets::{self, Resolved};
+use crate::cancel::{Cancelled, Stop};
 use crate::feature::{union_bbox, Feature};
 use crate::table::column::from_value;
 use crate::table::{Table, TableBuilder};
@@ -241,10 +242,10 @@ fn internal(layer: &'static str) -> impl Fn(String) -> Error {
 }
 
 /// The union of the polygonal geometries of `parts`: a basin, dissolved on
-/// every core.
-pub fn union_basin(parts: &Table) -> Option<Geometry<f64>> {
+/// every core; `Cancelled` soon after `stop` is.
+pub fn union_basin(parts: &Table, stop: &Stop) -> Result<Option<Geometry<f64>>, Cancelled> {
     let rows: Vec<usize> = (0..parts.len()).collect();
-    crate::table::dissolve::dissolve(parts.geometries(), &rows, cores())
+    crate::table::dissolve::dissolve(parts.geometries(), &rows, cores(), stop)
 }
 
 /// The cores this process may use.
@@ -283,7 +284,7 @@ mod tests {
         let parts =
             Table::from_features(&[square(0.0, true), square(5.0, false), square(0.5, false)])
                 .unwrap();
-        let basin = union_basin(&parts);
+        let basin = union_basin(&parts, &Stop::never()).unwrap();
         let Some(Geometry::MultiPolygon(parts)) = basin else {
             panic!("two separate parts expected, got {basin:?}");
         };

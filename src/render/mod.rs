@@ -58,7 +58,8 @@ pub struct MapSpec<'a> {
 /// pixels, and the basemap attribution. Layers are drawn onto it in call
 /// order; the furniture is added when the PNG is encoded, so it stays on top
 /// of layers added later. `Send`: a map may move between threads, and is
-/// used by one at a time.
+/// used by one at a time. A clone is a copy of its pixels.
+#[derive(Clone)]
 pub struct Map {
     pixmap: Pixmap,
     view: View,

@@ -14,6 +14,7 @@
 use super::edge_counts::{EdgeCounts, Vertex};
 use super::edge_partitions::EdgePartitions;
 use super::geometry::{kind, signed_area, Geometries};
+use crate::cancel::{Cancelled, Stop};
 use geo::{Geometry, LineString, MultiPolygon, Polygon};
 
 /// Rows per unit of work: small enough that a unit's edge counts stay in
@@ -27,8 +28,15 @@ const GROUPS_A_THREAD: usize = 32;
 
 /// The union of the polygon and multipolygon rows `rows` of `geometries`
 /// (other rows are ignored): one Polygon, a MultiPolygon, or `None` when
-/// they cover nothing. Runs on up to `threads` threads (at least one).
-pub fn dissolve(geometries: &Geometries, rows: &[usize], threads: usize) -> Option<Geometry<f64>> {
+/// they cover nothing. Runs on up to `threads` threads (at least one);
+/// `Cancelled` soon after `stop` is (between steps of [`STEP_ROWS`] rows and
+/// between the overlays of parts apart).
+pub fn dissolve(
+    geometries: &Geometries,
+    rows: &[usize],
+    threads: usize,
+    stop: &Stop,
+) -> Result<Option<Geometry<f64>>, Cancelled> {
     let threads = threads.clamp(1, rows.len().div_ceil(ROWS_PER_UNIT).max(1));
     let per_thread = rows.len().div_ceil(threads);
     let counts = std::thread::scope(|s| {
@@ -37,7 +45,12 @@ pub fn dissolve(geometries: &Geometries, rows: &[usize], threads: usize) -> Opti
             .map(|share| {
                 s.spawn(move || {
                     let mut d = Dissolver::default();
-                    d.add_rows(geometries, share);
+                    for step in share.chunks(STEP_ROWS) {
+                        if stop.is_requested() {
+                            break;
+                        }
+                        d.add_rows(geometries, step);
+                    }
                     d
                 })
             })
@@ -47,8 +60,12 @@ pub fn dissolve(geometries: &Geometries, rows: &[usize], threads: usize) -> Opti
             .map(|h| h.join().expect("edge counting does not panic"))
             .reduce(Dissolver::merge)
     });
-    counts.unwrap_or_default().finish()
+    stop.check()?;
+    counts.unwrap_or_default().finish(stop)
 }
+
+/// Rows counted between two looks at the stop: a few milliseconds of work.
+const STEP_ROWS: usize = 16 * ROWS_PER_UNIT;
 
 /// A union being built from polygons added in any number of steps, for
 /// layers read a batch at a time: the directed edges not yet cancelled.
@@ -129,18 +146,22 @@ impl Dissolver {
     /// `None` when it covers nothing (the region of positive winding number
     /// the remaining edges bound). Rings far apart (groups whose x extents
     /// do not overlap) are overlaid apart, the groups shared among threads.
-    pub fn finish(self) -> Option<Geometry<f64>> {
+    /// `Cancelled` once `stop` is, looked at between the steps (the rings,
+    /// each group's overlay).
+    pub fn finish(self, stop: &Stop) -> Result<Option<Geometry<f64>>, Cancelled> {
         let threads = std::thread::available_parallelism().map_or(1, usize::from);
-        let mut groups = apart_in_x(self.rings(), GROUPS_A_THREAD * threads);
+        let rings = self.rings();
+        stop.check()?;
+        let mut groups = apart_in_x(rings, GROUPS_A_THREAD * threads);
         let mut polygons = match groups.len() {
             1 => union_of_rings(groups.pop().expect("one group")),
-            _ => union_of_groups(groups, threads),
+            _ => union_of_groups(groups, threads, stop)?,
         };
-        match polygons.len() {
+        Ok(match polygons.len() {
             0 => None,
             1 => polygons.pop().map(Geometry::Polygon),
             _ => Some(Geometry::MultiPolygon(MultiPolygon(polygons))),
-        }
+        })
     }
 
     /// The remaining edges joined into closed rings, each in the direction
@@ -235,8 +256,13 @@ fn first_from(edges: &[[Vertex; 2]], at: Vertex, near: usize) -> usize {
 /// The unions of `groups` (rings apart in x, so each group's union is a
 /// part of the whole apart from the others) on up to `threads` threads,
 /// in the groups' order. The groups are dealt out largest first, each to
-/// the thread with the fewest vertices so far.
-fn union_of_groups(groups: Vec<Vec<LineString<f64>>>, threads: usize) -> Vec<Polygon<f64>> {
+/// the thread with the fewest vertices so far. Once `stop` is cancelled no
+/// further group is overlaid.
+fn union_of_groups(
+    groups: Vec<Vec<LineString<f64>>>,
+    threads: usize,
+    stop: &Stop,
+) -> Result<Vec<Polygon<f64>>, Cancelled> {
     /// A group of rings and its index among the groups.
     type Numbered = (usize, Vec<LineString<f64>>);
     let vertices = |g: &[LineString<f64>]| g.iter().map(|r| r.0.len()).sum::<usize>();
@@ -258,6 +284,7 @@ fn union_of_groups(groups: Vec<Vec<LineString<f64>>>, threads: usize) -> Vec<Pol
             .map(|(_, groups)| {
                 s.spawn(move || {
                     (groups.into_iter())
+                        .take_while(|_| !stop.is_requested())
                         .map(|(i, g)| (i, union_of_rings(g)))
                         .collect::<Vec<_>>()
                 })
@@ -267,8 +294,9 @@ fn union_of_groups(groups: Vec<Vec<LineString<f64>>>, threads: usize) -> Vec<Pol
             .flat_map(|o| o.join().expect("the overlay does not panic"))
             .collect()
     });
+    stop.check()?;
     done.sort_unstable_by_key(|(i, _)| *i);
-    done.into_iter().flat_map(|(_, p)| p).collect()
+    Ok(done.into_iter().flat_map(|(_, p)| p).collect())
 }
 
 /// The region of positive winding number the closed `rings` bound, as
@@ -408,7 +436,13 @@ mod tests {
 
     fn union_of(gs: &[Geometry<f64>], threads: usize) -> Option<Geometry<f64>> {
         let g = geometries(gs);
-        dissolve(&g, &(0..g.len()).collect::<Vec<_>>(), threads)
+        dissolve(
+            &g,
+            &(0..g.len()).collect::<Vec<_>>(),
+            threads,
+            &Stop::never(),
+        )
+        .unwrap()
     }
 
     fn polygons(g: Option<Geometry<f64>>) -> MultiPolygon<f64> {
@@ -417,6 +451,19 @@ mod tests {
             Some(Geometry::MultiPolygon(m)) => m,
             other => panic!("a polygonal union expected, got {other:?}"),
         }
+    }
+
+    #[test]
+    fn a_cancelled_union_ends_without_one() {
+        let squares: Vec<Geometry<f64>> = (0..3).map(|i| square(i as f64, 0.0, false)).collect();
+        let g = geometries(&squares);
+        let canceller = crate::cancel::Canceller::new();
+        let stop = canceller.stop_for_call();
+        let mut counted = Dissolver::default();
+        counted.add_rows(&g, &[0, 1, 2]);
+        canceller.cancel();
+        assert_eq!(dissolve(&g, &[0, 1, 2], 2, &stop), Err(Cancelled));
+        assert_eq!(counted.finish(&stop), Err(Cancelled));
     }
 
     #[test]
@@ -454,9 +501,9 @@ mod tests {
             batched.add_rows(&g, batch);
         }
         let unions = [
-            batched.finish(),
-            dissolve(&g, &rows, 1),
-            dissolve(&g, &rows, 3),
+            batched.finish(&Stop::never()).unwrap(),
+            dissolve(&g, &rows, 1, &Stop::never()).unwrap(),
+            dissolve(&g, &rows, 3, &Stop::never()).unwrap(),
         ];
         for union in unions {
             let union = polygons(union);
@@ -550,9 +597,11 @@ mod tests {
             dissolver.add_rows(&g, &(0..g.len()).collect::<Vec<_>>());
             let groups = apart_in_x(dissolver.rings(), 64);
             assert_eq!(groups.len(), 12);
-            let areas: Vec<f64> = (union_of_groups(groups, threads).iter())
-                .map(|p| p.unsigned_area())
-                .collect();
+            let areas: Vec<f64> = (union_of_groups(groups, threads, &Stop::never())
+                .unwrap()
+                .iter())
+            .map(|p| p.unsigned_area())
+            .collect();
             assert_eq!(areas, (1..=12).map(f64::from).collect::<Vec<_>>());
         }
         let union = polygons(union_of(&squares, 2));
