@@ -775,6 +775,19 @@ static SEXP point_errors(R_xlen_t n, const char *(*error)(const void *, size_t),
 static const char *trace_batch_error(const void *b, size_t i) { return hydroplot_trace_batch_error(b, i); }
 static const char *comid_batch_error(const void *b, size_t i) { return hydroplot_comid_batch_error(b, i); }
 
+/* The long_args of a batch call: the points (x = c->b, y = c->c; their
+ * count in *n), the context c->a, crs c->d and the direction or path c->e. */
+static long_args batch_args(call *c, R_xlen_t *n) {
+    long_args la = {0};
+    la.xy = interleave(c->b, c->c, n);
+    la.n = (size_t)*n;
+    la.ctx = unwrap(c->a, "hydroplot_context");
+    la.crs = str_or_null(c->d);
+    la.text = str_or_null(c->e);
+    la.h = &c->h;
+    return la;
+}
+
 /* list(tables, errors): per point, its trace as a read_stream() table (NULL
  * when it failed) and its message (NA when traced). */
 static SEXP do_trace_batch(void *data) {
@@ -783,13 +796,7 @@ static SEXP do_trace_batch(void *data) {
     R_xlen_t n, i;
     SEXP out, tables;
     hydroplot_status s;
-    long_args la = {0};
-    la.xy = interleave(c->b, c->c, &n);
-    la.n = (size_t)n;
-    la.ctx = unwrap(c->a, "hydroplot_context");
-    la.crs = str_or_null(c->d);
-    la.text = str_or_null(c->e);
-    la.h = &c->h;
+    long_args la = batch_args(c, &n);
     run_long(la.ctx, trace_batch_call, &la);
     hold(c->h.trace_batch);
     out = PROTECT(Rf_mkNamed(VECSXP, names));
@@ -819,13 +826,7 @@ static SEXP do_comid(void *data) {
     const char *names[] = {"comids", "errors", ""};
     R_xlen_t n, i;
     SEXP out, comids;
-    long_args la = {0};
-    la.xy = interleave(c->b, c->c, &n);
-    la.n = (size_t)n;
-    la.ctx = unwrap(c->a, "hydroplot_context");
-    la.crs = str_or_null(c->d);
-    la.text = str_or_null(c->e);
-    la.h = &c->h;
+    long_args la = batch_args(c, &n);
     run_long(la.ctx, comid_call, &la);
     hold(c->h.comid_batch);
     out = PROTECT(Rf_mkNamed(VECSXP, names));
