@@ -72,6 +72,13 @@ impl Stop {
         Canceller::new().stop_for_call()
     }
 
+    /// The canceller whose cancels this stop sees.
+    pub fn canceller(&self) -> Canceller {
+        Canceller {
+            asked: Arc::clone(&self.asked),
+        }
+    }
+
     /// True once a cancel was asked for after the call began.
     pub fn is_requested(&self) -> bool {
         self.asked.load(Ordering::Relaxed) != self.at_start

@@ -25,7 +25,7 @@ pub struct Context {
     /// The one HTTP client (one connection pool) of this context.
     pub http: Arc<HttpClient>,
     observer: Option<Arc<dyn Observer>>,
-    canceller: Canceller,
+    /// This call's stop; its canceller is the context's.
     stop: Stop,
 }
 
@@ -33,14 +33,11 @@ impl Context {
     /// Builds a context from settings.
     pub fn new(config: Config) -> Result<Context> {
         let http = Arc::new(HttpClient::new(&config)?);
-        let canceller = Canceller::new();
-        let stop = canceller.stop_for_call();
         Ok(Context {
             config,
             http,
             observer: None,
-            canceller,
-            stop,
+            stop: Canceller::new().stop_for_call(),
         })
     }
 
@@ -48,7 +45,7 @@ impl Context {
     /// only cancels asked for from now on stop it.
     pub fn for_call(&self) -> Context {
         Context {
-            stop: self.canceller.stop_for_call(),
+            stop: self.canceller().stop_for_call(),
             ..self.clone()
         }
     }
@@ -58,13 +55,13 @@ impl Context {
     /// checkpoint with `Error::Cancelled`, no output left partly written. Any
     /// thread, at any time.
     pub fn cancel(&self) {
-        self.canceller.cancel();
+        self.canceller().cancel();
     }
 
     /// The canceller of this context, for a thread or signal handler that
     /// holds no context (the CLI's Ctrl-C).
-    pub fn canceller(&self) -> &Canceller {
-        &self.canceller
+    pub fn canceller(&self) -> Canceller {
+        self.stop.canceller()
     }
 
     /// What this call's work watches for a cancel.

@@ -290,7 +290,7 @@ fn context(flags: &Flags) -> Result<Context> {
         })
         .collect::<Result<Vec<(&str, &str)>>>()?;
     let ctx = Context::new(Config::from_env_and(&options)?)?;
-    interrupt::cancel_on_signal(ctx.canceller());
+    interrupt::cancel_on_signal(&ctx.canceller());
     Ok(ctx)
 }
 
