@@ -48,26 +48,35 @@ fn silent(server: &MockServer, path: &str) {
     });
 }
 
-/// Waits (on its own thread) until the mock has received a request whose
-/// path contains `path`, then cancels.
-fn cancel_once_asked<'s>(
-    scope: &'s std::thread::Scope<'s, '_>,
-    server: &'s MockServer,
-    path: &'s str,
-    canceller: Canceller,
-) {
-    scope.spawn(move || {
-        // Bounded, so a request never sent cannot hang the test: the call
-        // is cancelled either way, and the assertions on the requests say
-        // what was sent.
-        for _ in 0..2_000 {
-            if server.requests().iter().any(|r| r.path.contains(path)) {
-                break;
+/// Plots `req` with a call of `ctx` while the mock's answers to requests
+/// whose path contains `path` are silent, and cancels the call once the
+/// mock has received one; the call's error, a cancel.
+fn plot_cancelled_once_asked(
+    ctx: &hydroplot::Context,
+    server: &MockServer,
+    path: &str,
+    req: &PlotRequest,
+) -> Error {
+    silent(server, path);
+    let (call, canceller) = (ctx.for_call(), ctx.canceller());
+    let result = std::thread::scope(|s| {
+        s.spawn(move || {
+            // Bounded, so a request never sent cannot hang the test: the
+            // call is cancelled either way, and the assertions on the
+            // requests say what was sent.
+            for _ in 0..2_000 {
+                if server.requests().iter().any(|r| r.path.contains(path)) {
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(10));
             }
-            std::thread::sleep(Duration::from_millis(10));
-        }
-        canceller.cancel();
+            canceller.cancel();
+        });
+        plot_hydro(&call, req, None)
     });
+    let e = result.err().expect("the call was cancelled");
+    assert!(matches!(e, Error::Cancelled(_)), "{e:?}");
+    e
 }
 
 /// The Yahara basin above 13293970 with a map and a GeoPackage in `dir`.
@@ -86,17 +95,10 @@ fn basin_request(dir: &Path, basemap: &str) -> PlotRequest {
 #[test]
 fn a_cancel_ends_a_request_on_a_silent_server_and_later_calls_run() {
     let server = MockServer::start();
-    silent(&server, "/linked-data/");
     let ctx = mock::context(&server);
     let dir = temp_dir("silent");
     let req = basin_request(&dir, "none");
-    let call = ctx.for_call();
-    let result = std::thread::scope(|s| {
-        cancel_once_asked(s, &server, "/linked-data/", ctx.canceller().clone());
-        plot_hydro(&call, &req, None)
-    });
-    let e = result.err().expect("the call was cancelled");
-    assert!(matches!(e, Error::Cancelled(_)), "{e:?}");
+    let e = plot_cancelled_once_asked(&ctx, &server, "/linked-data/", &req);
     assert!(e.to_string().starts_with("cancelled"), "{e}");
     assert_eq!(files_in(&dir), Vec::<String>::new());
     // Not retried: the one request the server is still answering.
@@ -111,17 +113,10 @@ fn a_cancel_ends_a_request_on_a_silent_server_and_later_calls_run() {
 #[test]
 fn a_cancel_while_tiles_download_is_no_map_with_blank_tiles() {
     let server = MockServer::start();
-    silent(&server, "/tiles/");
     let ctx = mock::context(&server);
     let dir = temp_dir("tiles");
     let req = basin_request(&dir, "OpenStreetMap");
-    let call = ctx.for_call();
-    let result = std::thread::scope(|s| {
-        cancel_once_asked(s, &server, "/tiles/", ctx.canceller().clone());
-        plot_hydro(&call, &req, None)
-    });
-    let e = result.err().expect("the call was cancelled");
-    assert!(matches!(e, Error::Cancelled(_)), "{e:?}");
+    plot_cancelled_once_asked(&ctx, &server, "/tiles/", &req);
     // The GeoPackage was finished before the tiles were asked for; the map
     // was never written.
     assert_eq!(files_in(&dir), ["basin.gpkg"]);
@@ -258,7 +253,7 @@ impl hydroplot::context::Observer for CancelAtFirstReport {
 fn a_local_point_lookup_stops_at_the_next_point() {
     let ctx = support::offline();
     let observer = std::sync::Arc::new(CancelAtFirstReport {
-        canceller: ctx.canceller().clone(),
+        canceller: ctx.canceller(),
         reports: Default::default(),
     });
     let ctx = ctx.with_observer(Some(observer.clone()));
