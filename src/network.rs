@@ -131,6 +131,108 @@ impl Network {
     }
 }
 
+/// The reaches of one outlet's upstream, told apart by the parts of
+/// [`Network::parts`] ([`Network::split_upstream`]).
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct SplitUpstream {
+    /// The part-closing reaches in the upstream: each one's part lies whole
+    /// inside it.
+    pub parts: Vec<usize>,
+    /// The reaches of the upstream no such part holds: those with no
+    /// part-closing reach between them and the outlet (both included).
+    pub rest: Vec<usize>,
+}
+
+impl Network {
+    /// Cuts the network into parts of at least `size` reaches where it can:
+    /// returns the reaches that close a part. A part is a closing reach and
+    /// everything upstream of it down to (not including) the next closing
+    /// reaches; every part lies whole inside the upstream of any reach
+    /// downstream of its closing reach. Built from the headwaters down, a
+    /// reach closing a part once the open reaches above it (itself
+    /// included) reach `size`. Reaches on a cycle (bad data) or draining
+    /// into one belong to no part.
+    pub fn parts(&self, size: usize) -> Vec<usize> {
+        let n = self.first.len() - 1;
+        let mut is_upstream = vec![false; n];
+        for &u in &self.upstream {
+            is_upstream[u] = true;
+        }
+        let mut open = vec![0usize; n];
+        let mut closing = Vec::new();
+        // Post-order without recursion: a reach is pushed, then its
+        // upstream; once those are done (the second visit), it is counted.
+        let mut stack: Vec<(usize, bool)> = Vec::new();
+        for root in (0..n).filter(|&i| !is_upstream[i]) {
+            stack.push((root, false));
+            while let Some((i, counted_above)) = stack.pop() {
+                let above = &self.upstream[self.first[i]..self.first[i + 1]];
+                if !counted_above {
+                    stack.push((i, true));
+                    stack.extend(above.iter().map(|&u| (u, false)));
+                    continue;
+                }
+                open[i] = 1 + above.iter().map(|&u| open[u]).sum::<usize>();
+                if open[i] >= size.max(1) {
+                    closing.push(i);
+                    open[i] = 0;
+                }
+            }
+        }
+        closing
+    }
+
+    /// The reaches of each part closed by `closing` ([`Network::parts`]):
+    /// the closing reach first, then those above it up to the next closing
+    /// reaches.
+    pub fn reaches_of_parts(&self, closing: &[usize]) -> Vec<Vec<usize>> {
+        let mut closes = vec![false; self.first.len() - 1];
+        for &c in closing {
+            closes[c] = true;
+        }
+        // Parts lie off any cycle (see `parts`): each walk is a tree's.
+        let walk = |c: usize| {
+            let (mut reaches, mut stack) = (vec![c], vec![c]);
+            while let Some(i) = stack.pop() {
+                for &u in &self.upstream[self.first[i]..self.first[i + 1]] {
+                    if !closes[u] {
+                        reaches.push(u);
+                        stack.push(u);
+                    }
+                }
+            }
+            reaches
+        };
+        closing.iter().map(|&c| walk(c)).collect()
+    }
+
+    /// The upstream of `outlet` (as [`Network::upstream_mask`] walks it),
+    /// split by the closing reaches of parts marked in `closes`
+    /// ([`Network::parts`]).
+    pub fn split_upstream(&self, outlet: usize, closes: &[bool]) -> SplitUpstream {
+        let mut split = SplitUpstream::default();
+        let mut seen = vec![false; self.first.len() - 1];
+        seen[outlet] = true;
+        // Each reach with whether a closing reach lies between it and the
+        // outlet (both included).
+        let mut stack = vec![(outlet, closes[outlet])];
+        while let Some((i, in_part)) = stack.pop() {
+            if closes[i] {
+                split.parts.push(i);
+            }
+            if !in_part {
+                split.rest.push(i);
+            }
+            for &u in &self.upstream[self.first[i]..self.first[i + 1]] {
+                if !std::mem::replace(&mut seen[u], true) {
+                    stack.push((u, in_part || closes[u]));
+                }
+            }
+        }
+        split
+    }
+}
+
 /// Reaches at or above which the two sorts of [`downstream_of_each`] run
 /// on two threads.
 const SORT_ON_TWO_THREADS: usize = 1 << 16;
@@ -241,6 +343,100 @@ mod tests {
         assert_eq!(network.index_of_each(&[7, 5]), vec![Some(0), None]);
         assert_eq!(network.indexes_of(&[9, 7, 5]), vec![3, 0]);
         assert_eq!(upstream_comids(&r, &[8]), vec![8, 7, 9]);
+    }
+
+    /// A tree of 13 reaches: 0 the outlet; 1 and 2 drain into 0; 3, 4, 5
+    /// into 1; 6 into 2; 7, 8 into 6; 9 into 3; 10, 11 into 9; 12 into 11.
+    fn tree() -> Vec<Reach> {
+        let down = [0, 0, 0, 1, 1, 1, 2, 6, 6, 3, 9, 9, 11];
+        (0..13)
+            .map(|i| {
+                reach(
+                    100 + i,
+                    1000 + i,
+                    if i == 0 { 0 } else { 1000 + down[i as usize] },
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn parts_close_from_the_headwaters_down_once_big_enough() {
+        let network = Network::new(&tree());
+        // Open counts from the headwaters: 12 -> 1, 11 -> 2, 10 -> 1,
+        // 9 -> 4 (closes at 4), 3 -> 1, 4, 5 -> 1, 1 -> 4 (closes); 7, 8
+        // -> 1, 6 -> 3, 2 -> 4 (closes); 0 -> 1.
+        let mut closing = network.parts(4);
+        closing.sort_unstable();
+        assert_eq!(closing, vec![1, 2, 9]);
+        assert_eq!(network.parts(1).len(), 13, "every reach its own part");
+        assert!(
+            network.parts(14).is_empty(),
+            "the whole network is too small"
+        );
+    }
+
+    #[test]
+    fn an_upstream_splits_into_whole_parts_and_the_rest() {
+        let network = Network::new(&tree());
+        let closes: Vec<bool> = (0..13).map(|i| [1, 2, 9].contains(&i)).collect();
+        let sorted = |mut v: Vec<usize>| {
+            v.sort_unstable();
+            v
+        };
+        // From the outlet: parts 1 (with 9 inside it) and 2; the rest is 0.
+        let split = network.split_upstream(0, &closes);
+        assert_eq!(sorted(split.parts), vec![1, 2, 9]);
+        assert_eq!(split.rest, vec![0]);
+        // Above a closing reach: its own part's reaches are the rest.
+        let split = network.split_upstream(3, &closes);
+        assert_eq!(split.parts, vec![9]);
+        assert_eq!(split.rest, vec![3]);
+        let split = network.split_upstream(6, &closes);
+        assert!(split.parts.is_empty());
+        assert_eq!(sorted(split.rest), vec![6, 7, 8]);
+        // Parts and rest make up the upstream, each reach once.
+        for outlet in 0..13 {
+            let split = network.split_upstream(outlet, &closes);
+            let mut covered = split.rest.clone();
+            for &p in &split.parts {
+                // A part: its closing reach and the reaches above it up to
+                // the next closing ones.
+                let upstream = network.upstream_mask(&[p]);
+                let inner: Vec<usize> = (0..13)
+                    .filter(|&i| i != p && closes[i] && upstream[i])
+                    .collect();
+                let inner_upstream = network.upstream_mask(&inner);
+                covered.extend((0..13).filter(|&i| upstream[i] && !inner_upstream[i]));
+            }
+            let mask = network.upstream_mask(&[outlet]);
+            let expected: Vec<usize> = (0..13).filter(|&i| mask[i]).collect();
+            assert_eq!(sorted(covered), expected, "outlet {outlet}");
+        }
+    }
+
+    #[test]
+    fn each_part_holds_its_closing_reach_and_those_above_up_to_the_next() {
+        let network = Network::new(&tree());
+        let sorted = |mut v: Vec<usize>| {
+            v.sort_unstable();
+            v
+        };
+        let parts: Vec<Vec<usize>> = network
+            .reaches_of_parts(&[1, 2, 9])
+            .into_iter()
+            .map(sorted)
+            .collect();
+        assert_eq!(
+            parts,
+            vec![vec![1, 3, 4, 5], vec![2, 6, 7, 8], vec![9, 10, 11, 12]]
+        );
+    }
+
+    #[test]
+    fn reaches_on_a_cycle_are_in_no_part() {
+        let r = [reach(1, 10, 20), reach(2, 20, 10), reach(3, 30, 0)];
+        assert_eq!(Network::new(&r).parts(1), vec![2]);
     }
 
     #[test]

@@ -11,7 +11,10 @@
 //! Run `hydroplot help` for every flag.
 
 use hydroplot::config::Config;
-use hydroplot::gpkg::{create_topology_index, IndexOutcome};
+use hydroplot::gpkg::{
+    create_basin_parts, create_topology_index, IndexOutcome, PartsOutcome, BASIN_PARTS,
+    REACHES_PER_PART,
+};
 use hydroplot::plot::{plot_hydro, CacheSetting, Layer, Layers, Outlet, Plot, PlotRequest};
 use hydroplot::render::TileCacheMode;
 use hydroplot::services::flowtrace::raindrop_trace;
@@ -118,7 +121,10 @@ hydroplot comid --points FILE --out OUT.csv: the comid of the catchment holding 
 
 hydroplot index FILE.gpkg
   adds the topology index that makes a national-scale NHDPlus GeoPackage fast
-  (--hydro-data); refuses other files, changes nothing else, may run twice
+  (--hydro-data), and the basin parts that make its large basins fast (the
+  outlines of parts of the network, in the table hydroplot_basin_parts, kept
+  current by triggers: a later edit of the flowlines or catchments leaves
+  them unused until the next index); refuses other files, may run twice
 
 hydroplot --version
 ";
@@ -679,6 +685,16 @@ fn index(args: &[String]) -> Result<()> {
         IndexOutcome::Existing { name, table } => {
             say!("{file} already has the topology index {name} on {table}; nothing changed")
         }
+    }
+    let stop = canceller.stop_for_call();
+    match create_basin_parts(Path::new(file), REACHES_PER_PART, &stop)? {
+        PartsOutcome::Created { parts } => {
+            say!("stored {parts} basin parts ({BASIN_PARTS}) in {file}")
+        }
+        PartsOutcome::Existing { parts } => {
+            say!("{file} already has {parts} current basin parts; nothing changed")
+        }
+        PartsOutcome::Skipped { why } => say!("no basin parts in {file}: {why}"),
     }
     Ok(())
 }

@@ -96,7 +96,7 @@ pub fn create_topology_index(path: &Path, stop: &Stop) -> Result<IndexOutcome> {
 
 /// True when the file starts with the SQLite header; `Error::Io` when it
 /// cannot be read.
-fn is_sqlite(path: &Path) -> Result<bool> {
+pub(super) fn is_sqlite(path: &Path) -> Result<bool> {
     const HEADER: &[u8; 16] = b"SQLite format 3\0";
     let mut head = [0u8; 16];
     let mut file = std::fs::File::open(path).map_err(|e| crate::error::io_error(path, e))?;

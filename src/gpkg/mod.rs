@@ -7,8 +7,13 @@
 //! - [`write`] (`writer.rs`): a new file, written beside the target and renamed.
 //! - [`create_topology_index`] (`index.rs`): the index that makes national
 //!   files fast, added to a user's file after checking it is NHDPlus.
+//! - [`create_basin_parts`] (`basin_parts.rs`): outlines of parts of the
+//!   network stored beside it, so that large basins are folded from a few
+//!   outlines; [`Fold`] (`fold.rs`): catchments folded into basins as read.
 
+mod basin_parts;
 pub mod blob;
+mod fold;
 mod index;
 mod layer;
 mod readahead;
@@ -16,6 +21,8 @@ mod reader;
 mod wanted;
 mod writer;
 
+pub use basin_parts::{create_basin_parts, PartsOutcome, BASIN_PARTS, REACHES_PER_PART};
+pub use fold::{Fold, Route};
 pub use index::{create_topology_index, IndexOutcome, TOPOLOGY_INDEX};
 pub use reader::{GeoPackage, Share};
 pub use writer::{check_output_path, write};

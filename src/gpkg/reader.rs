@@ -565,7 +565,8 @@ impl GeoPackage {
         Ok(max.map_or(0, |m| usize::try_from(m).unwrap_or(0)))
     }
 
-    fn layer(&self, c: Collection) -> Result<&Layer> {
+    /// The description of layer `c`; `Error::Gpkg` when the file has none.
+    pub(super) fn layer(&self, c: Collection) -> Result<&Layer> {
         match self.layers.get(&c) {
             Some(Ok(layer)) => Ok(layer),
             Some(Err(e)) => Err(e.clone()),
@@ -578,8 +579,14 @@ impl GeoPackage {
         }
     }
 
-    fn context(&self, e: Error) -> Error {
+    /// `e` with the file's path before it.
+    pub(super) fn context(&self, e: Error) -> Error {
         e.context(&self.path.display().to_string())
+    }
+
+    /// The connection, read-only, for the other readers of this module.
+    pub(super) fn connection(&self) -> &Connection {
+        &self.conn
     }
 
     /// Runs a `layer.select()` query into `rows`, keeping the rows `keep` says.

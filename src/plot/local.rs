@@ -20,6 +20,7 @@ use crate::table::dissolve::{dissolve, Dissolver};
 use crate::table::{Table, TableBuilder};
 use crate::{Error, Result};
 use geo::Point;
+use std::borrow::Cow;
 use std::path::Path;
 
 /// Builds the subset of `req` from the GeoPackage at `path`.
@@ -51,7 +52,11 @@ pub fn subset(ctx: &Context, req: &PlotRequest, path: &Path) -> Result<Subset> {
     if let Some(comids) = &req.comid_set {
         let asked: IdSet = comids.iter().copied().collect();
         let keep: Vec<bool> = reaches.iter().map(|r| asked.contains(&r.comid)).collect();
-        return with_flowlines(ctx, &gpkg, req, &reaches, &keep, Vec::new(), Vec::new());
+        let basins = BasinSources {
+            per_outlet: Vec::new(),
+            splits: None,
+        };
+        return with_flowlines(ctx, &gpkg, req, &reaches, &keep, Vec::new(), basins);
     }
     let outlets = req
         .outlets
@@ -62,6 +67,18 @@ pub fn subset(ctx: &Context, req: &PlotRequest, path: &Path) -> Result<Subset> {
     let comids: Vec<i64> = outlets.iter().map(|o| o.comid).collect();
     let mut per_outlet = Vec::with_capacity(outlets.len());
     let mut all = vec![false; reaches.len()];
+    // With stored basin parts, which a fold of the catchments adds whole.
+    let closes = match folds(req) {
+        true => gpkg.basin_parts()?.filter(|p| !p.is_empty()),
+        false => None,
+    }
+    .map(|p| {
+        reaches
+            .iter()
+            .map(|r| p.contains(&r.comid))
+            .collect::<Vec<_>>()
+    });
+    let mut splits = Vec::new();
     for (o, i) in outlets.iter().zip(network.index_of_each(&comids)) {
         let i = i.ok_or_else(|| {
             Error::not_found(format!(
@@ -78,9 +95,44 @@ pub fn subset(ctx: &Context, req: &PlotRequest, path: &Path) -> Result<Subset> {
         }
         // A single outlet's upstream is every reach kept: no set needed.
         per_outlet.push((outlets.len() > 1).then(|| masked_comids(&reaches, &mask)));
+        if let Some(closes) = &closes {
+            let split = network.split_upstream(i, closes);
+            let comids_of = |at: Vec<usize>| at.into_iter().map(|i| reaches[i].comid).collect();
+            splits.push(SplitBasin {
+                parts: comids_of(split.parts),
+                rest: comids_of(split.rest),
+            });
+        }
     }
     drop(network); // not held while the layers are read
-    with_flowlines(ctx, &gpkg, req, &reaches, &all, outlets, per_outlet)
+    let basins = BasinSources {
+        per_outlet,
+        splits: closes.map(|_| splits),
+    };
+    with_flowlines(ctx, &gpkg, req, &reaches, &all, outlets, basins)
+}
+
+/// Whether the catchments of `req` are folded into its basins as they are
+/// read, never held ([`with_flowlines`]).
+fn folds(req: &PlotRequest) -> bool {
+    !req.layers.has_every_layer() || Thinning::before_basins(req).is_some_and(|t| t.flowline_only)
+}
+
+/// What the basins are made of: the catchments of each outlet's upstream
+/// (`per_outlet`: its comids; `None` when it is every reach kept), or, with
+/// stored basin parts ([`GeoPackage::basin_parts`]) and catchments folded,
+/// `splits`: per outlet the parts it holds whole and its other catchments.
+struct BasinSources {
+    per_outlet: Vec<Option<IdSet>>,
+    splits: Option<Vec<SplitBasin>>,
+}
+
+/// One basin from stored parts and catchments.
+struct SplitBasin {
+    /// The comids closing the stored parts the basin holds whole.
+    parts: Vec<i64>,
+    /// The comids of its catchments in no such part.
+    rest: Vec<i64>,
 }
 
 /// The comids of the reaches marked in `mask`.
@@ -111,8 +163,9 @@ fn with_flowlines(
     reaches: &[Reach],
     keep: &[bool],
     outlets: Vec<Resolved>,
-    per_outlet: Vec<Option<IdSet>>,
+    basins: BasinSources,
 ) -> Result<Subset> {
+    let per_outlet = &basins.per_outlet;
     let kept = || reaches.iter().zip(keep).filter(|(_, &k)| k).map(|(r, _)| r);
     let ids: Vec<i64> = kept().map(|r| r.comid).collect();
     if ids.is_empty() {
@@ -146,13 +199,12 @@ fn with_flowlines(
             None => None,
         };
         // Catchments held only when the result has them.
-        let fold = !req.layers.has_every_layer() || early.as_ref().is_some_and(|t| t.flowline_only);
-        let (catchments, pending, catchment_bbox) = if fold {
-            let (dissolvers, bbox) = fold_basins(gpkg, &ids, &per_outlet)?;
+        let (catchments, pending, catchment_bbox) = if folds(req) {
+            let (dissolvers, bbox) = fold_basins(gpkg, &ids, &basins)?;
             (Table::default(), PendingBasins::Folded(dissolvers), bbox)
         } else {
             let catchments = gpkg.read_by_ids_unordered(Collection::Catchment, &ids)?;
-            let basins = basins_of(&catchments, &outlets, &per_outlet, ids.len(), ctx.stop())?;
+            let basins = basins_of(&catchments, &outlets, per_outlet, ids.len(), ctx.stop())?;
             let bbox = catchments.bbox();
             (catchments, PendingBasins::Ready(basins), bbox)
         };
@@ -274,57 +326,48 @@ impl PendingBasins {
     }
 }
 
-/// Catchments per batch when they are only folded into basins.
-const CATCHMENT_BATCH: usize = 16_384;
-
-/// The edge counts of the basins (one per outlet of `per_outlet`, or one
-/// for all of `ids` when it is empty) from the catchments `ids`, read a
-/// batch at a time and counted on a second thread while the next batch is
-/// read; and the box around the catchments (`None` when none has a
-/// geometry).
+/// The edge counts of the basins (one per outlet, or one for all of `ids`
+/// without outlets) from the catchments `ids` or, with stored parts
+/// (`sources.splits`), from the parts and the other catchments; and the
+/// box around them (`None` when none has a geometry).
 fn fold_basins(
     gpkg: &GeoPackage,
     ids: &[i64],
-    per_outlet: &[Option<IdSet>],
+    sources: &BasinSources,
 ) -> Result<(Vec<Dissolver>, Option<[f64; 4]>)> {
-    let parts = per_outlet.len().max(1);
-    let (send, receive) = std::sync::mpsc::sync_channel::<Table>(2);
-    // Each folded batch's buffers go back to be filled by a later one.
-    let (give_back, spare) = std::sync::mpsc::channel();
-    std::thread::scope(|s| -> Result<_> {
-        // The folder also takes the batches' box: the reader, the longer
-        // of the two, only reads.
-        let folder = s.spawn(move || {
-            let mut dissolvers: Vec<Dissolver> = (0..parts).map(|_| Dissolver::default()).collect();
-            let mut bbox = None;
-            for batch in receive {
-                bbox = [bbox, batch.bbox()]
-                    .into_iter()
-                    .flatten()
-                    .reduce(union_bbox);
-                for (i, d) in dissolvers.iter_mut().enumerate() {
-                    d.add_rows(
-                        batch.geometries(),
-                        &basin_rows(
-                            &batch,
-                            per_outlet.get(i).and_then(Option::as_ref),
-                            ids.len(),
-                        ),
-                    );
-                }
-                let _ = give_back.send(batch.into_geometries().recycle());
-            }
-            (dissolvers, bbox)
-        });
-        let read = gpkg.for_each_by_ids(Collection::Catchment, ids, CATCHMENT_BATCH, &mut |t| {
-            send.send(t)
-                .map_err(|_| Error::Internal("the basin folder stopped".into()))?;
-            Ok(spare.try_recv().ok())
-        });
-        drop(send);
-        let folded = folder.join().expect("the basin folder does not panic");
-        read.map(|()| folded)
-    })
+    let per_outlet = &sources.per_outlet;
+    let folds = per_outlet.len().max(1);
+    // The other catchments of each basin, when there are several.
+    let rests: Vec<IdSet> = match &sources.splits {
+        Some(splits) if splits.len() > 1 => (splits.iter())
+            .map(|s| s.rest.iter().copied().collect())
+            .collect(),
+        _ => Vec::new(),
+    };
+    let (read, sets): (Cow<[i64]>, Vec<Option<&IdSet>>) = match &sources.splits {
+        Some(_) if !rests.is_empty() => {
+            let read: IdSet = rests.iter().flatten().copied().collect();
+            (read.into_iter().collect(), rests.iter().map(Some).collect())
+        }
+        Some(splits) => (splits[0].rest.as_slice().into(), vec![None]),
+        None => (
+            ids.into(),
+            (0..folds)
+                .map(|i| per_outlet.get(i).and_then(Option::as_ref))
+                .collect(),
+        ),
+    };
+    let route = |batch: &Table| -> Vec<Vec<usize>> {
+        (sets.iter())
+            .map(|set| basin_rows(batch, *set, read.len()))
+            .collect()
+    };
+    let mut done = gpkg.fold_catchments(&read, folds, &route)?;
+    for (fold, split) in done.iter_mut().zip(sources.splits.iter().flatten()) {
+        gpkg.add_basin_parts(&split.parts, fold)?;
+    }
+    let bbox = done.iter().filter_map(|f| f.bbox).reduce(union_bbox);
+    Ok((done.into_iter().map(|f| f.dissolver).collect(), bbox))
 }
 
 /// The basins of `outlets` from the catchments held in `catchments`, read

@@ -136,6 +136,34 @@ impl Dissolver {
         }
     }
 
+    /// Adds the line rows `rows` of `geometries` (each line, of a line or
+    /// multiline row, as directed edges in the order of its vertices; other
+    /// rows are ignored): the [`Dissolver::rings`] of some of the polygons,
+    /// stored and added back beside the others, count as those polygons
+    /// do, so the union is the same, bit for bit.
+    pub fn add_lines(&mut self, geometries: &Geometries, rows: &[usize]) {
+        let g = geometries;
+        for &row in rows {
+            if !matches!(g.kinds[row], kind::LINESTRING | kind::MULTILINESTRING) {
+                continue;
+            }
+            let rings = g.rings[g.parts[row] as usize] as usize
+                ..g.rings[g.parts[row + 1] as usize] as usize;
+            for ring in rings {
+                let (a, b) = (g.coords[ring] as usize, g.coords[ring + 1] as usize);
+                let point = |i: usize| vertex(g.xy[2 * i], g.xy[2 * i + 1]);
+                for i in a + 1..b {
+                    let (p, q) = (point(i - 1), point(i));
+                    match p.cmp(&q) {
+                        std::cmp::Ordering::Less => self.left.add([p, q], 1),
+                        std::cmp::Ordering::Greater => self.left.add([q, p], -1),
+                        std::cmp::Ordering::Equal => {}
+                    }
+                }
+            }
+        }
+    }
+
     /// Both counts in one.
     pub fn merge(mut self, other: Dissolver) -> Dissolver {
         self.left.append(other.left);
@@ -409,7 +437,7 @@ mod tests {
         assert_eq!(first_from(&[], v(3), 0), 0);
     }
     use crate::table::geometry::GeometryBuilder;
-    use geo::Area;
+    use geo::{Area, MultiLineString};
 
     /// The unit square at `(x, y)`, counter-clockwise unless `clockwise`.
     fn square(x: f64, y: f64, clockwise: bool) -> Geometry<f64> {
@@ -451,6 +479,30 @@ mod tests {
             Some(Geometry::MultiPolygon(m)) => m,
             other => panic!("a polygonal union expected, got {other:?}"),
         }
+    }
+
+    #[test]
+    fn the_rings_of_some_polygons_added_back_as_lines_give_the_same_union() {
+        // A 6 x 4 grid with a hole and an island, mixed windings: the rings
+        // of the left half, stored as lines, then the right half's squares.
+        let squares: Vec<Geometry<f64>> = (0..24)
+            .filter(|i| *i != 9)
+            .map(|i| square((i % 6) as f64, (i / 6) as f64, i % 5 == 0))
+            .chain([square(10.0, 10.0, false)])
+            .collect();
+        let g = geometries(&squares);
+        let left: Vec<usize> = (0..g.len()).filter(|&r| g.row_xy(r)[0] < 3.0).collect();
+        let right: Vec<usize> = (0..g.len()).filter(|r| !left.contains(r)).collect();
+        let mut part = Dissolver::default();
+        part.add_rows(&g, &left);
+        let stored = MultiLineString(part.rings());
+        let lines = geometries(&[Geometry::MultiLineString(stored)]);
+        let mut whole = Dissolver::default();
+        whole.add_lines(&lines, &[0]);
+        whole.add_rows(&g, &right);
+        let expected = union_of(&squares, 1);
+        assert_eq!(whole.finish(&Stop::never()).unwrap(), expected);
+        assert_eq!(polygons(expected).unsigned_area(), 24.0);
     }
 
     #[test]

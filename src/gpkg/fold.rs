@@ -1,0 +1,68 @@
+//! Catchments folded into basins as they are read: the edge counts of their
+//! union ([`Dissolver`]) and their box, never the layer itself.
+
+use super::reader::GeoPackage;
+use crate::collection::Collection;
+use crate::feature::union_bbox;
+use crate::table::dissolve::Dissolver;
+use crate::table::Table;
+use crate::{Error, Result};
+
+/// Catchments per batch when they are only folded.
+const CATCHMENT_BATCH: usize = 16_384;
+
+/// The union of some polygons being built, and their box. Owns its counts.
+#[derive(Default)]
+pub struct Fold {
+    /// The edge counts of the polygons added.
+    pub dissolver: Dissolver,
+    /// The box around them; `None` while none has a geometry.
+    pub bbox: Option<[f64; 4]>,
+}
+
+impl Fold {
+    /// Adds the rows `rows` of `batch`.
+    fn add(&mut self, batch: &Table, rows: &[usize]) {
+        let g = batch.geometries();
+        let boxes = rows.iter().filter_map(|&r| g.bbox(r));
+        self.bbox = self.bbox.into_iter().chain(boxes).reduce(union_bbox);
+        self.dissolver.add_rows(g, rows);
+    }
+}
+
+/// For one batch of catchments, the rows each fold takes (a row may go to
+/// several folds, or none).
+pub type Route<'a> = dyn Fn(&Table) -> Vec<Vec<usize>> + Sync + 'a;
+
+impl GeoPackage {
+    /// `folds` folds of the catchments whose `featureid` is in `ids`: read
+    /// a batch at a time on this thread, each batch's rows given to the
+    /// folds `route` names and counted on a second thread while the next
+    /// batch is read. The layer is never held, only a batch or two.
+    pub fn fold_catchments(&self, ids: &[i64], folds: usize, route: &Route) -> Result<Vec<Fold>> {
+        let (send, receive) = std::sync::mpsc::sync_channel::<Table>(2);
+        // Each folded batch's buffers go back to be filled by a later one.
+        let (give_back, spare) = std::sync::mpsc::channel();
+        std::thread::scope(|s| -> Result<_> {
+            let folder = s.spawn(move || {
+                let mut done: Vec<Fold> = (0..folds).map(|_| Fold::default()).collect();
+                for batch in receive {
+                    for (fold, rows) in done.iter_mut().zip(route(&batch)) {
+                        fold.add(&batch, &rows);
+                    }
+                    let _ = give_back.send(batch.into_geometries().recycle());
+                }
+                done
+            });
+            let read =
+                self.for_each_by_ids(Collection::Catchment, ids, CATCHMENT_BATCH, &mut |t| {
+                    send.send(t)
+                        .map_err(|_| Error::Internal("the basin folder stopped".into()))?;
+                    Ok(spare.try_recv().ok())
+                });
+            drop(send);
+            let folded = folder.join().expect("the basin folder does not panic");
+            read.map(|()| folded)
+        })
+    }
+}

@@ -1,0 +1,257 @@
+//! Basin parts (`hydroplot index`): a basin folded from stored parts is the
+//! basin folded from every catchment, bit for bit; stale parts are never
+//! used; the file's own tables are left as they were.
+
+mod support;
+
+use hydroplot::cancel::{Canceller, Stop};
+use hydroplot::gpkg::{create_basin_parts, GeoPackage, PartsOutcome, BASIN_PARTS};
+use hydroplot::plot::{plot_hydro, Layer, Layers, Outlet, PlotRequest};
+use hydroplot::Error;
+use rusqlite::Connection;
+use std::path::{Path, PathBuf};
+use support::offline;
+
+const NEW_HOPE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/new_hope.gpkg");
+
+/// Reaches per part in these tests: the sample's 746 flowlines make about
+/// thirty parts, and most basins hold some whole.
+const SMALL_PARTS: usize = 20;
+
+/// A fresh folder of this test's own, with two copies of the New Hope
+/// sample: `plain.gpkg` and `parted.gpkg`.
+fn copies(name: &str) -> (PathBuf, PathBuf) {
+    let dir = std::env::temp_dir().join(format!(
+        "hydroplot-basin-parts-{name}-{}",
+        std::process::id()
+    ));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let (plain, parted) = (dir.join("plain.gpkg"), dir.join("parted.gpkg"));
+    std::fs::copy(NEW_HOPE, &plain).unwrap();
+    std::fs::copy(NEW_HOPE, &parted).unwrap();
+    (plain, parted)
+}
+
+fn store_parts(path: &Path) -> usize {
+    match create_basin_parts(path, SMALL_PARTS, &Stop::never()).unwrap() {
+        PartsOutcome::Created { parts } => parts,
+        other => panic!("parts expected, got {other:?}"),
+    }
+}
+
+/// The basins (as geometries) and plot box of `outlets` from `file`,
+/// folded (flowline-only, or the map's layers alone).
+fn basins(file: &Path, outlets: &[i64], layers: Layers) -> (Vec<Option<geo::Geometry>>, [f64; 4]) {
+    let req = PlotRequest {
+        outlets: outlets.iter().map(|&c| Outlet::Comid(c)).collect(),
+        hydro_data: Some(file.to_path_buf()),
+        actually_plot: false,
+        flowline_only: Some(layers != Layers::Drawn),
+        layers,
+        ..Default::default()
+    };
+    let d = plot_hydro(&offline(), &req, None).unwrap().data;
+    let geometries = d.layer(Layer::Basin).to_features().into_iter();
+    (geometries.map(|f| f.geometry).collect(), d.bbox)
+}
+
+/// Comids of the sample's flowlines, with plain SQL: every 23rd, and the
+/// outlet of the largest basin (the least hydroseq).
+fn some_outlets() -> Vec<i64> {
+    let db = Connection::open(NEW_HOPE).unwrap();
+    let mut stmt = db
+        .prepare("SELECT comid FROM NHDFlowline_Network ORDER BY hydroseq")
+        .unwrap();
+    let all: Vec<i64> = stmt
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    all.iter().step_by(23).copied().collect()
+}
+
+#[test]
+fn basins_from_parts_are_the_basins_from_every_catchment() {
+    let (plain, parted) = copies("same");
+    let parts = store_parts(&parted);
+    assert!(parts >= 20, "{parts} parts");
+    for outlet in some_outlets() {
+        for layers in [Layers::All, Layers::Drawn] {
+            let from_parts = basins(&parted, &[outlet], layers);
+            assert_eq!(
+                from_parts,
+                basins(&plain, &[outlet], layers),
+                "outlet {outlet}"
+            );
+        }
+    }
+    // The sample's largest basin (its least hydroseq) is there.
+    assert!(basins(&parted, &some_outlets()[..1], Layers::All).0[0].is_some());
+    // Several outlets at once, nested and apart.
+    let outlets = some_outlets();
+    let some: Vec<i64> = outlets.iter().step_by(3).copied().collect();
+    assert_eq!(
+        basins(&parted, &some, Layers::All),
+        basins(&plain, &some, Layers::All)
+    );
+}
+
+#[test]
+fn the_parts_are_read_not_the_catchments_they_cover() {
+    // Emptying the stored rings (a change no trigger watches) leaves the
+    // large basin with only its catchments outside the parts.
+    let (plain, parted) = copies("read");
+    store_parts(&parted);
+    let outlet = some_outlets()[0];
+    let db = Connection::open(&parted).unwrap();
+    db.execute(&format!("UPDATE {BASIN_PARTS} SET outline = NULL"), [])
+        .unwrap();
+    drop(db);
+    assert_ne!(
+        basins(&parted, &[outlet], Layers::All),
+        basins(&plain, &[outlet], Layers::All)
+    );
+}
+
+#[test]
+fn a_write_to_the_catchments_or_flowlines_leaves_the_parts_unused_until_made_again() {
+    for (table, change) in [
+        ("CatchmentSP", "DELETE FROM CatchmentSP WHERE fid = (SELECT min(fid) FROM CatchmentSP)"),
+        ("NHDFlowline_Network", "DELETE FROM NHDFlowline_Network WHERE fid = (SELECT max(fid) FROM NHDFlowline_Network)"),
+        ("CatchmentSP", "INSERT INTO CatchmentSP (featureid) VALUES (1)"),
+        ("CatchmentSP", "UPDATE CatchmentSP SET geom = (SELECT geom FROM CatchmentSP WHERE fid = 2) WHERE fid = 1"),
+    ] {
+        let (plain, parted) = copies("stale");
+        store_parts(&parted);
+        for file in [&plain, &parted] {
+            // GDAL's R-tree triggers call SpatiaLite's functions, which plain
+            // SQLite lacks: dropped here, in both copies alike.
+            let db = Connection::open(file).unwrap();
+            let rtree: Vec<String> = db
+                .prepare("SELECT name FROM sqlite_master WHERE type = 'trigger' AND name LIKE 'rtree_%'")
+                .unwrap()
+                .query_map([], |r| r.get(0))
+                .unwrap()
+                .map(Result::unwrap)
+                .collect();
+            for name in rtree {
+                db.execute(&format!("DROP TRIGGER \"{name}\""), []).unwrap();
+            }
+            // The user's own write goes through, the triggers beside it.
+            db.execute(change, []).unwrap();
+        }
+        let gpkg = GeoPackage::open(&parted).unwrap();
+        assert_eq!(gpkg.basin_parts().unwrap(), None, "after a write to {table}");
+        drop(gpkg);
+        let outlet = some_outlets()[0];
+        assert_eq!(
+            basins(&parted, &[outlet], Layers::All),
+            basins(&plain, &[outlet], Layers::All),
+            "{change}"
+        );
+        // Made again, they hold the change.
+        store_parts(&parted);
+        assert_eq!(
+            basins(&parted, &[outlet], Layers::All),
+            basins(&plain, &[outlet], Layers::All),
+            "{change}, parts made again"
+        );
+    }
+}
+
+#[test]
+fn a_table_made_again_without_the_triggers_leaves_the_parts_unused() {
+    let (_, parted) = copies("remade");
+    store_parts(&parted);
+    let db = Connection::open(&parted).unwrap();
+    db.execute_batch(
+        "CREATE TABLE copy AS SELECT * FROM CatchmentSP;
+         DROP TABLE CatchmentSP;
+         ALTER TABLE copy RENAME TO CatchmentSP;",
+    )
+    .unwrap();
+    drop(db);
+    assert_eq!(
+        GeoPackage::open(&parted).unwrap().basin_parts().unwrap(),
+        None
+    );
+}
+
+#[test]
+fn parts_are_made_once_and_registered_as_attributes() {
+    let (_, parted) = copies("once");
+    let parts = store_parts(&parted);
+    assert_eq!(
+        create_basin_parts(&parted, SMALL_PARTS, &Stop::never()).unwrap(),
+        PartsOutcome::Existing { parts }
+    );
+    let db = Connection::open(&parted).unwrap();
+    let kind: String = db
+        .query_row(
+            "SELECT data_type FROM gpkg_contents WHERE table_name = ?1",
+            [BASIN_PARTS],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(kind, "attributes");
+    let rows: usize = db
+        .query_row(&format!("SELECT count(*) FROM {BASIN_PARTS}"), [], |r| {
+            r.get(0)
+        })
+        .unwrap();
+    assert_eq!(rows, parts);
+    let triggers: usize = db
+        .query_row(
+            "SELECT count(*) FROM sqlite_master WHERE type = 'trigger' AND name LIKE 'hydroplot_basin_parts_stale_on_%'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(triggers, 6);
+}
+
+#[test]
+fn a_cancelled_build_leaves_parts_that_are_never_used() {
+    let (plain, parted) = copies("cancel");
+    let canceller = Canceller::new();
+    let stop = canceller.stop_for_call();
+    canceller.cancel();
+    assert!(matches!(
+        create_basin_parts(&parted, SMALL_PARTS, &stop),
+        Err(Error::Cancelled(_))
+    ));
+    assert_eq!(
+        GeoPackage::open(&parted).unwrap().basin_parts().unwrap(),
+        None
+    );
+    let outlet = some_outlets()[0];
+    assert_eq!(
+        basins(&parted, &[outlet], Layers::All),
+        basins(&plain, &[outlet], Layers::All)
+    );
+    store_parts(&parted);
+}
+
+#[test]
+fn files_without_catchments_get_no_parts_and_others_are_refused() {
+    let (_, parted) = copies("refused");
+    let db = Connection::open(&parted).unwrap();
+    db.execute_batch(
+        "PRAGMA foreign_keys = OFF; DELETE FROM gpkg_contents WHERE table_name = 'CatchmentSP';",
+    )
+    .unwrap();
+    drop(db);
+    assert!(matches!(
+        create_basin_parts(&parted, SMALL_PARTS, &Stop::never()).unwrap(),
+        PartsOutcome::Skipped { .. }
+    ));
+    let text = parted.with_file_name("notes.gpkg");
+    std::fs::write(&text, "not a database").unwrap();
+    let refused = create_basin_parts(&text, SMALL_PARTS, &Stop::never());
+    assert!(
+        matches!(refused, Err(Error::Gpkg(ref m)) if m.contains("not an SQLite database")),
+        "{refused:?}"
+    );
+    assert_eq!(std::fs::read(&text).unwrap(), b"not a database");
+}
