@@ -67,7 +67,7 @@ if [ -f "$DATA/national_2m_topo.gpkg" ]; then
 fi
 
 if [ "${NATIONAL:-1}" != 0 ]; then
-  echo "== a million-flowline basin from one file (issue 26): the SQLite scan bound, the full plot, flowline-only, sf::st_read"
+  echo "== a million-flowline basin from one file (issue 26): hydroplot index, the SQLite scan bound, the full plot, flowline-only, sf::st_read"
   [ -f "$DATA/network_1m_topo.gpkg" ] ||
     "$BIN/bench_make_network" --cols 50 --rows 20 --topology-index --out "$DATA/network_1m_topo.gpkg"
   OUTLET=$(python3 -c "import json, sys; print(json.load(open(sys.argv[1]))['outlets']['all'])" "$DATA/network_1m_topo.json")
@@ -179,6 +179,8 @@ for m, what in [("million", "a million flowlines"), ("million_seamless", "the sa
     if f"{m}_full_wall" not in f:
         continue
     b = f[f"{m}_scan_bound_wall"]
+    if f"{m}_index_wall" in f:
+        print(f"{what + ', hydroplot index: basin parts made (s, MB)':<62} {f[f'{m}_index_wall']:>10.1f} {f[f'{m}_index_peak_rss']:>13.0f}")
     print(f"{what + ', SQLite scan bound (s)':<62} {b:>10.2f}")
     r = f[f"{m}_full_over_bound"]
     row(f"  full plot + map: {f[f'{m}_full_wall']:.1f} s (median of 3) / bound", f"{r:.1f}x", "<= 4x", r <= 4)

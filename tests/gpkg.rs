@@ -202,6 +202,32 @@ fn subset() -> (Table, Table) {
 }
 
 #[test]
+fn a_read_in_shares_is_the_read_in_one() {
+    // The basin's 251 flowlines of 267 are read in one pass over the table,
+    // by one to four readers at once; the ids backwards, the rows follow.
+    let g = yahara();
+    let mut ids = upstream(&g.read_topology().unwrap(), 13293970);
+    ids.reverse();
+    for c in [Collection::FlowlineNetwork, Collection::Catchment] {
+        let one = g.read_by_ids(c, &ids).unwrap();
+        for shares in 1..=4 {
+            let shared = g.read_by_ids_in_shares(c, &ids, shares).unwrap();
+            assert_eq!(shared.to_features(), one.to_features(), "{c:?} in {shares}");
+        }
+    }
+    let key = |t: &hydroplot::table::Table| t.get_i64(0, "comid");
+    let shared = g
+        .read_by_ids_in_shares(Collection::FlowlineNetwork, &ids, 2)
+        .unwrap();
+    assert_eq!(key(&shared), Some(ids[0]), "in the order of ids");
+    // A few ids are read by key, as `read_by_ids` reads them.
+    let few = g
+        .read_by_ids_in_shares(Collection::FlowlineNetwork, &ids[..3], 2)
+        .unwrap();
+    assert_eq!(few.len(), 3);
+}
+
+#[test]
 fn round_trip_keeps_features_and_attributes() {
     let (flowlines, catchments) = subset();
     let dir = Scratch::new("round_trip");

@@ -300,32 +300,69 @@ impl GeoPackage {
         let layer = self.layer(c)?;
         let mut rows = Rows::new(layer);
         let (key, unique) = self.select_by_ids(c, ids, &mut rows)?;
-        let table = rows.finish()?;
-        // The rows in the order of `ids`: usually already so for flowlines
-        // (ids in file order), then without a copy.
-        let keys = table.column(&key.to_ascii_lowercase());
-        let in_order = table.len() == unique.len()
-            && (0..table.len()).all(|row| keys.and_then(|k| k.i64(row)) == Some(unique[row]));
-        if in_order {
-            return Ok(table);
-        }
-        let mut by_id: HashMap<i64, Vec<usize>> = HashMap::with_capacity(unique.len());
-        for row in 0..table.len() {
-            if let Some(id) = keys.and_then(|k| k.i64(row)) {
-                by_id.entry(id).or_default().push(row);
-            }
-        }
-        let order: Vec<usize> = unique
-            .iter()
-            .filter_map(|id| by_id.remove(id))
-            .flatten()
-            .collect();
-        if order.len() == table.len() && order.iter().enumerate().all(|(i, &row)| i == row) {
-            return Ok(table);
-        }
-        Ok(table.take(&order))
+        Ok(in_order_of(rows.finish()?, key, &unique))
     }
 
+    /// The features of [`GeoPackage::read_by_ids`], read by `shares`
+    /// threads at once when the ids are a large share of the layer: each
+    /// reads its share of the table's rows ([`Share`]) in one pass, on a
+    /// connection of its own, and the later shares' rows are appended to
+    /// the first's (copied once). Fewer ids, or one share: as
+    /// [`GeoPackage::read_by_ids`].
+    pub fn read_by_ids_in_shares(
+        &self,
+        c: Collection,
+        ids: &[i64],
+        shares: usize,
+    ) -> Result<Table> {
+        let layer = self.layer(c)?;
+        let key = layer.require(key_columns(c)).map_err(|e| self.context(e))?;
+        let (unique, sorted) = unique_ids(ids);
+        if shares <= 1 || unique.len() * SCAN_FRACTION < self.max_rowid(layer)? {
+            return self.read_by_ids(c, ids);
+        }
+        let wanted = WantedIds::new(sorted);
+        let max_rowid = self.max_rowid(layer)?;
+        let read_share = |gpkg: &GeoPackage, index: usize| -> Result<TableBuilder> {
+            let layer = gpkg.layer(c)?;
+            let mut rows = Rows::new(layer);
+            let at = 2
+                + (layer.attributes.iter().position(|a| a == key))
+                    .expect("the key is an attribute");
+            let (low, high) = Share { index, of: shares }.fids(max_rowid);
+            let pk = quote(&layer.pk);
+            let sql = format!("{} WHERE {pk} > ?1 AND {pk} <= ?2", layer.select());
+            gpkg.query(&mut rows, &sql, [low, high], Keep::KeyIn(at, &wanted))?;
+            Ok(rows.table)
+        };
+        let mut all = std::thread::scope(|s| -> Result<Vec<TableBuilder>> {
+            let later = (1..shares)
+                .map(|index| {
+                    let own = self.reopen()?;
+                    Ok(s.spawn(move || read_share(&own, index)))
+                })
+                .collect::<Result<Vec<_>>>()?;
+            let first = read_share(self, 0);
+            let later = later
+                .into_iter()
+                .map(|h| h.join().expect("a share's reader does not panic"));
+            std::iter::once(first).chain(later).collect()
+        })?
+        .into_iter();
+        let mut table = all.next().unwrap_or_default();
+        for share in all {
+            table
+                .append_table(&share.finish().map_err(Error::Gpkg)?)
+                .map_err(Error::Gpkg)?;
+        }
+        Ok(in_order_of(
+            table.finish().map_err(Error::Gpkg)?,
+            key,
+            &unique,
+        ))
+    }
+
+    /// The features of [`GeoPackage::read_by_ids`] in the order the queries
     /// The features of [`GeoPackage::read_by_ids`] in the order the queries
     /// give them (file order when a large share of the layer is read): for
     /// callers to whom order does not matter, which then never pay for a
@@ -853,6 +890,33 @@ fn key_columns(c: Collection) -> &'static [&'static str] {
         Collection::Gage => &["flcomid", "comid"],
         _ => &["comid", "nhdplusid"],
     }
+}
+
+/// The rows of `table` (read by the ids `unique`, whose key column is
+/// `key`) in the order of `unique`: usually already so for flowlines (ids in
+/// file order), then without a copy.
+fn in_order_of(table: Table, key: &str, unique: &[i64]) -> Table {
+    let keys = table.column(&key.to_ascii_lowercase());
+    let in_order = table.len() == unique.len()
+        && (0..table.len()).all(|row| keys.and_then(|k| k.i64(row)) == Some(unique[row]));
+    if in_order {
+        return table;
+    }
+    let mut by_id: HashMap<i64, Vec<usize>> = HashMap::with_capacity(unique.len());
+    for row in 0..table.len() {
+        if let Some(id) = keys.and_then(|k| k.i64(row)) {
+            by_id.entry(id).or_default().push(row);
+        }
+    }
+    let order: Vec<usize> = unique
+        .iter()
+        .filter_map(|id| by_id.remove(id))
+        .flatten()
+        .collect();
+    if order.len() == table.len() && order.iter().enumerate().all(|(i, &row)| i == row) {
+        return table;
+    }
+    table.take(&order)
 }
 
 /// `ids` without repeats (the first of each, in order), `ids` itself when

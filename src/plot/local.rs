@@ -135,6 +135,9 @@ struct SplitBasin {
     rest: Vec<i64>,
 }
 
+/// The flowline layer read by comid.
+const FLOWLINES: Collection = Collection::FlowlineNetwork;
+
 /// The comids of the reaches marked in `mask`.
 fn masked_comids(reaches: &[Reach], mask: &[bool]) -> IdSet {
     reaches
@@ -194,7 +197,8 @@ fn with_flowlines(
         let reader = match &early {
             Some(t) => {
                 let (second, ids) = (gpkg.reopen()?, flowline_ids(t));
-                Some(s.spawn(move || second.read_by_ids(Collection::FlowlineNetwork, &ids)))
+                let read = move || second.read_by_ids_in_shares(FLOWLINES, &ids, cores());
+                Some(s.spawn(read))
             }
             None => None,
         };
@@ -231,7 +235,7 @@ fn with_flowlines(
                 let basins = pending.finish(&outlets, ctx.stop())?;
                 let t = Thinning::decide(req, &basins);
                 subset.flowlines =
-                    gpkg.read_by_ids(Collection::FlowlineNetwork, &flowline_ids(&t))?;
+                    gpkg.read_by_ids_in_shares(FLOWLINES, &flowline_ids(&t), cores())?;
                 stage("flowline", subset.flowlines.len(), subset.flowlines.len());
                 basins
             }
