@@ -723,6 +723,75 @@ void hydroplot_context_cancel(const struct hydroplot_context *ctx);
 void hydroplot_context_free(struct hydroplot_context *ctx);
 
 /**
+ * Makes the NHDPlus GeoPackage `path` fast as `hydro_data`, as the CLI's
+ * `hydroplot index` does: an index on the flowline layer's comid,
+ * hydroseq, dnhydroseq and stream order columns (a 10k-flowline basin of
+ * a national file in about a second), then, with a catchment layer, the
+ * basin parts (the table `hydroplot_basin_parts`: outlines of parts of the
+ * network, so that a large basin is folded from them and the catchments
+ * near its outlet; about 7 s for a million flowlines). The basins are the
+ * same to the bit with or without parts. Triggers on the flowline and
+ * catchment tables withdraw the parts at any later write to those tables,
+ * from any program, until the next call. Running it again changes
+ * nothing. What was done is logged (level info); progress is reported as
+ * stage `"basin_parts"` (parts made of all). Cancel it with
+ * `hydroplot_context_cancel`: the file is left as it was, or with parts
+ * that are never used.
+ *
+ * \param ctx  The context; only read (its callbacks and cancel).
+ * \param path The GeoPackage (UTF-8 path), written in place.
+ *
+ * \return `HYDROPLOT_OK`, or an error status below.
+ *
+ * \par Errors
+ * - `HYDROPLOT_ERR_NULL_ARGUMENT`: `ctx` or `path` is NULL.
+ * - `HYDROPLOT_ERR_INVALID_ARGUMENT`: `path` is not UTF-8.
+ * - `HYDROPLOT_ERR_GPKG`: `path` is not an NHDPlus GeoPackage with a
+ *   flowline layer and its topology columns (nothing is changed), or the
+ *   flowlines or catchments were written to while the parts were made.
+ * - `HYDROPLOT_ERR_IO`: `path` cannot be read or written.
+ * - `HYDROPLOT_ERR_CANCELLED`: the context was cancelled.
+ *
+ * \par Ownership
+ * Nothing is allocated; `path` is only read during the call.
+ *
+ * \par Thread safety
+ * Any thread; `ctx` may be shared. Two calls on one file take turns.
+ *
+ * \since 0.3
+ */
+enum hydroplot_status hydroplot_gpkg_index(const struct hydroplot_context *ctx, const char *path);
+
+/**
+ * Removes from the GeoPackage `path` what `hydroplot_gpkg_index` adds: the
+ * index it names `hydroplot_topology` (an index made by hand under another
+ * name stays) and the basin parts (their table, its `gpkg_contents` row,
+ * the triggers), in one transaction. A file with neither is left as it
+ * is. What was removed is logged (level info).
+ *
+ * \param ctx  The context; only read (its callbacks and cancel).
+ * \param path The GeoPackage (UTF-8 path), written in place.
+ *
+ * \return `HYDROPLOT_OK`, or an error status below.
+ *
+ * \par Errors
+ * - `HYDROPLOT_ERR_NULL_ARGUMENT`: `ctx` or `path` is NULL.
+ * - `HYDROPLOT_ERR_INVALID_ARGUMENT`: `path` is not UTF-8.
+ * - `HYDROPLOT_ERR_GPKG`: `path` is not a GeoPackage (nothing is changed).
+ * - `HYDROPLOT_ERR_IO`: `path` cannot be read or written.
+ * - `HYDROPLOT_ERR_CANCELLED`: the context was cancelled (nothing removed).
+ *
+ * \par Ownership
+ * Nothing is allocated; `path` is only read during the call.
+ *
+ * \par Thread safety
+ * Any thread; `ctx` may be shared.
+ *
+ * \since 0.3
+ */
+enum hydroplot_status hydroplot_gpkg_unindex(const struct hydroplot_context *ctx, const char *path);
+
+/**
  * The plot data as one self-contained interactive HTML map: Leaflet
  * (embedded, BSD-2 licence kept), basin, catchments, network and
  * off-network waterbodies, flowlines and outlets as GeoJSON (6 decimals),

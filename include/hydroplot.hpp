@@ -116,6 +116,17 @@ private:
     detail::handle<hydroplot_context, hydroplot_context_free> h_;
 };
 
+/** Makes an NHDPlus GeoPackage fast as hydro_data (the topology index and the
+ *  basin parts), in place; running it again changes nothing. */
+inline void gpkg_index(const context &ctx, const std::string &path) {
+    check(hydroplot_gpkg_index(ctx.get(), path.c_str()));
+}
+
+/** Takes away what gpkg_index() adds (an index made by hand stays). */
+inline void gpkg_unindex(const context &ctx, const std::string &path) {
+    check(hydroplot_gpkg_unindex(ctx.get(), path.c_str()));
+}
+
 /** Read access to a trace owned elsewhere (a trace, or a trace_batch entry). */
 class trace_view {
 public:

@@ -5,7 +5,10 @@
 mod support;
 
 use hydroplot::cancel::{Canceller, Stop};
-use hydroplot::gpkg::{create_basin_parts, GeoPackage, PartsOutcome, BASIN_PARTS};
+use hydroplot::gpkg::{
+    create_basin_parts, index_geopackage, unindex_geopackage, GeoPackage, PartsOutcome, Unindexed,
+    BASIN_PARTS,
+};
 use hydroplot::plot::{plot_hydro, Layer, Layers, Outlet, PlotRequest};
 use hydroplot::Error;
 use rusqlite::Connection;
@@ -34,8 +37,16 @@ fn copies(name: &str) -> (PathBuf, PathBuf) {
 }
 
 fn store_parts(path: &Path) -> usize {
-    match create_basin_parts(path, SMALL_PARTS, &Stop::never()).unwrap() {
-        PartsOutcome::Created { parts } => parts,
+    let mut heard = Vec::new();
+    let made = create_basin_parts(path, SMALL_PARTS, &Stop::never(), &mut |done, all| {
+        heard.push((done, all))
+    });
+    match made.unwrap() {
+        PartsOutcome::Created { parts } => {
+            let expected: Vec<(usize, usize)> = (0..=parts).map(|done| (done, parts)).collect();
+            assert_eq!(heard, expected, "progress from 0 to every part");
+            parts
+        }
         other => panic!("parts expected, got {other:?}"),
     }
 }
@@ -183,7 +194,7 @@ fn parts_are_made_once_and_registered_as_attributes() {
     let (_, parted) = copies("once");
     let parts = store_parts(&parted);
     assert_eq!(
-        create_basin_parts(&parted, SMALL_PARTS, &Stop::never()).unwrap(),
+        create_basin_parts(&parted, SMALL_PARTS, &Stop::never(), &mut |_, _| {}).unwrap(),
         PartsOutcome::Existing { parts }
     );
     let db = Connection::open(&parted).unwrap();
@@ -218,7 +229,7 @@ fn a_cancelled_build_leaves_parts_that_are_never_used() {
     let stop = canceller.stop_for_call();
     canceller.cancel();
     assert!(matches!(
-        create_basin_parts(&parted, SMALL_PARTS, &stop),
+        create_basin_parts(&parted, SMALL_PARTS, &stop, &mut |_, _| {}),
         Err(Error::Cancelled(_))
     ));
     assert_eq!(
@@ -243,15 +254,80 @@ fn files_without_catchments_get_no_parts_and_others_are_refused() {
     .unwrap();
     drop(db);
     assert!(matches!(
-        create_basin_parts(&parted, SMALL_PARTS, &Stop::never()).unwrap(),
+        create_basin_parts(&parted, SMALL_PARTS, &Stop::never(), &mut |_, _| {}).unwrap(),
         PartsOutcome::Skipped { .. }
     ));
     let text = parted.with_file_name("notes.gpkg");
     std::fs::write(&text, "not a database").unwrap();
-    let refused = create_basin_parts(&text, SMALL_PARTS, &Stop::never());
+    let refused = create_basin_parts(&text, SMALL_PARTS, &Stop::never(), &mut |_, _| {});
     assert!(
         matches!(refused, Err(Error::Gpkg(ref m)) if m.contains("not an SQLite database")),
         "{refused:?}"
     );
     assert_eq!(std::fs::read(&text).unwrap(), b"not a database");
+}
+
+/// `(type, name)` of every schema object of `path`, sorted.
+fn schema(path: &Path) -> Vec<(String, String)> {
+    let db = Connection::open(path).unwrap();
+    let mut stmt = db
+        .prepare("SELECT type, name FROM sqlite_master ORDER BY type, name")
+        .unwrap();
+    let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?))).unwrap();
+    rows.map(Result::unwrap).collect()
+}
+
+fn registered(path: &Path) -> Vec<String> {
+    let db = Connection::open(path).unwrap();
+    let mut stmt = db
+        .prepare("SELECT table_name FROM gpkg_contents ORDER BY table_name")
+        .unwrap();
+    let rows = stmt.query_map([], |r| r.get(0)).unwrap();
+    rows.map(Result::unwrap).collect()
+}
+
+#[test]
+fn removing_the_index_leaves_the_file_as_it_was() {
+    let (plain, parted) = copies("remove");
+    let (before, listed) = (schema(&parted), registered(&parted));
+    let indexed = index_geopackage(&parted, &Stop::never(), &mut |_, _| {}).unwrap();
+    // The sample's 746 flowlines make no part of the default size.
+    assert!(
+        matches!(indexed.parts, PartsOutcome::Skipped { .. }),
+        "{indexed:?}"
+    );
+    store_parts(&parted);
+    assert_ne!(schema(&parted), before);
+    let removed = unindex_geopackage(&parted, &Stop::never()).unwrap();
+    assert_eq!(
+        removed,
+        Unindexed {
+            topology_index: true,
+            parts: true
+        }
+    );
+    assert_eq!(schema(&parted), before);
+    assert_eq!(registered(&parted), listed);
+    // Nothing left to remove: nothing changes.
+    let again = unindex_geopackage(&parted, &Stop::never()).unwrap();
+    assert_eq!(
+        again,
+        Unindexed {
+            topology_index: false,
+            parts: false
+        }
+    );
+    // An index made by hand under another name stays.
+    let db = Connection::open(&plain).unwrap();
+    db.execute_batch(
+        "CREATE INDEX mine ON NHDFlowline_Network (comid, hydroseq, dnhydroseq, streamorde)",
+    )
+    .unwrap();
+    drop(db);
+    let mine = schema(&plain);
+    index_geopackage(&plain, &Stop::never(), &mut |_, _| {}).unwrap();
+    store_parts(&plain);
+    let removed = unindex_geopackage(&plain, &Stop::never()).unwrap();
+    assert!(!removed.topology_index && removed.parts);
+    assert_eq!(schema(&plain), mine);
 }

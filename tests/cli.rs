@@ -240,6 +240,19 @@ fn index_creates_the_topology_index_once() {
     };
     assert_eq!(count("flowline"), Some(251), "{stdout}");
     assert_eq!(count("catchment"), Some(250), "{stdout}");
+    // Too small a network for a basin part, said so.
+    assert!(
+        text(&second.stdout).contains("no basin parts in"),
+        "{}",
+        text(&second.stdout)
+    );
+    // --remove takes the index away again, and then finds nothing.
+    let removed = hydroplot(None, &["index", "--remove", file]);
+    assert!(removed.status.success(), "{}", text(&removed.stderr));
+    assert!(text(&removed.stdout).contains("removed the topology index from"));
+    assert!(support::index_names(&copy).is_empty());
+    let again = hydroplot(None, &["index", file, "--remove"]);
+    assert!(text(&again.stdout).contains("nothing changed"));
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
@@ -270,7 +283,7 @@ fn index_refuses_other_files_untouched() {
     assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 2);
     let none = hydroplot(None, &["index"]);
     assert!(!none.status.success());
-    assert!(text(&none.stderr).contains("index takes one argument"));
+    assert!(text(&none.stderr).contains("index takes the GeoPackage file"));
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

@@ -5,15 +5,14 @@
 //! hydroplot trace --point X,Y[,CRS] [--direction down|up|none] [options]
 //! hydroplot trace --points FILE [--crs CRS] [--direction D] --geojson OUT [--errors FILE.csv]
 //! hydroplot comid --points FILE [--crs CRS] [--hydro-data NATIONAL.gpkg] --out OUT.csv [--errors FILE.csv]
-//! hydroplot index FILE.gpkg
+//! hydroplot index [--remove] FILE.gpkg
 //! hydroplot --version
 //! ```
 //! Run `hydroplot help` for every flag.
 
 use hydroplot::config::Config;
 use hydroplot::gpkg::{
-    create_basin_parts, create_topology_index, IndexOutcome, PartsOutcome, BASIN_PARTS,
-    REACHES_PER_PART,
+    index_geopackage, unindex_geopackage, IndexOutcome, PartsOutcome, BASIN_PARTS,
 };
 use hydroplot::plot::{plot_hydro, CacheSetting, Layer, Layers, Outlet, Plot, PlotRequest};
 use hydroplot::render::TileCacheMode;
@@ -119,12 +118,13 @@ hydroplot comid --points FILE --out OUT.csv: the comid of the catchment holding 
   --out OUT.csv            point_index, carried columns, comid (empty: in no catchment)
   --no-overwrite           (both batch commands) keep every existing output
 
-hydroplot index FILE.gpkg
+hydroplot index [--remove] FILE.gpkg
   adds the topology index that makes a national-scale NHDPlus GeoPackage fast
   (--hydro-data), and the basin parts that make its large basins fast (the
   outlines of parts of the network, in the table hydroplot_basin_parts, kept
   current by triggers: a later edit of the flowlines or catchments leaves
   them unused until the next index); refuses other files, may run twice
+  --remove                 takes both away again (an index made by hand stays)
 
 hydroplot --version
 ";
@@ -673,12 +673,34 @@ fn write_world_files(map: &hydroplot::render::Map, png: &Path, sidecars: &[PathB
 }
 
 fn index(args: &[String]) -> Result<()> {
-    let [file] = args else {
-        return Err(bad("index takes one argument: the GeoPackage file"));
+    let (remove, file) = match args {
+        [file] if file != "--remove" => (false, file),
+        [flag, file] | [file, flag] if flag == "--remove" => (true, file),
+        _ => {
+            return Err(bad(
+                "index takes the GeoPackage file, and --remove to undo it",
+            ))
+        }
     };
     let canceller = hydroplot::cancel::Canceller::new();
     interrupt::cancel_on_signal(&canceller);
-    match create_topology_index(Path::new(file), &canceller.stop_for_call())? {
+    let stop = canceller.stop_for_call();
+    if remove {
+        let removed = unindex_geopackage(Path::new(file), &stop)?;
+        let what = match (removed.topology_index, removed.parts) {
+            (true, true) => "the topology index and the basin parts",
+            (true, false) => "the topology index",
+            (false, true) => "the basin parts",
+            (false, false) => {
+                say!("{file} has neither the topology index nor basin parts of hydroplot; nothing changed");
+                return Ok(());
+            }
+        };
+        say!("removed {what} from {file}");
+        return Ok(());
+    }
+    let indexed = index_geopackage(Path::new(file), &stop, &mut |_, _| {})?;
+    match indexed.topology {
         IndexOutcome::Created { name, table } => {
             say!("created index {name} on {table} in {file}")
         }
@@ -686,8 +708,7 @@ fn index(args: &[String]) -> Result<()> {
             say!("{file} already has the topology index {name} on {table}; nothing changed")
         }
     }
-    let stop = canceller.stop_for_call();
-    match create_basin_parts(Path::new(file), REACHES_PER_PART, &stop)? {
+    match indexed.parts {
         PartsOutcome::Created { parts } => {
             say!("stored {parts} basin parts ({BASIN_PARTS}) in {file}")
         }

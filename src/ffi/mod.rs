@@ -25,6 +25,7 @@ pub mod arrow_stream;
 pub mod buffer;
 pub mod comid_batch;
 pub mod context;
+pub mod gpkg_index;
 pub mod html;
 pub mod library;
 pub mod map;

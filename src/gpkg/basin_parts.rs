@@ -172,14 +172,19 @@ impl GeoPackage {
 /// least `reaches_per_part` reaches ([`REACHES_PER_PART`] by default),
 /// unless it has current ones. Idempotent. The file is checked as
 /// [`super::create_topology_index`] checks it (a refused file is left
-/// untouched); one without a catchment layer gets no parts. A cancel of `stop` ends with
+/// untouched); one without a catchment layer, or too small for a single
+/// part, gets none. A cancel of `stop` ends with
 /// `Error::Cancelled` and leaves parts that are never used (the next run
 /// makes them again). A write to the flowlines or catchments while the
 /// parts are made is an `Error::Gpkg` (run again).
+///
+/// `progress` hears (parts made, parts in all) on the calling thread, from
+/// (0, n) before the first part to (n, n) after the last.
 pub fn create_basin_parts(
     path: &Path,
     reaches_per_part: usize,
     stop: &Stop,
+    progress: &mut dyn FnMut(usize, usize),
 ) -> Result<PartsOutcome> {
     let refuse = |why: String| {
         Error::Gpkg(format!(
@@ -212,12 +217,18 @@ pub fn create_basin_parts(
     if comids.windows(2).any(|w| w[0] == w[1]) {
         return skip("a comid repeats among its flowlines");
     }
-    let writer = PartsWriter::begin(path, &tables, stop)?;
     let network = Network::new(&reaches);
     let closing = network.parts(reaches_per_part);
+    if closing.is_empty() {
+        return skip(&format!(
+            "no basin in it has {reaches_per_part} reaches, the fewest a part holds"
+        ));
+    }
+    let writer = PartsWriter::begin(path, &tables, stop)?;
     let every_row = |t: &Table| vec![(0..t.len()).collect()];
     let mut parts = Vec::with_capacity(closing.len());
     for (&c, part) in closing.iter().zip(network.reaches_of_parts(&closing)) {
+        progress(parts.len(), closing.len());
         stop.check()?;
         let ids: Vec<i64> = part.iter().map(|&i| reaches[i].comid).collect();
         let fold = gpkg.fold_catchments(&ids, 1, &every_row)?;
@@ -227,8 +238,34 @@ pub fn create_basin_parts(
             .then(|| blob::write(&Geometry::MultiLineString(MultiLineString(rings)), SRS_ID));
         parts.push((reaches[c].comid, fold.bbox, outline));
     }
+    progress(parts.len(), closing.len());
     drop(gpkg);
     writer.finish(&parts)
+}
+
+/// Removes the basin parts in the transaction `tx`: the table, its
+/// registration and its triggers, whichever are there. True when any was.
+pub fn remove_basin_parts(tx: &rusqlite::Transaction) -> rusqlite::Result<bool> {
+    let triggers: Vec<String> = tx
+        .prepare(&format!(
+            "SELECT name FROM sqlite_master WHERE type = 'trigger' AND name GLOB '{BASIN_PARTS}_stale_on_*'"
+        ))?
+        .query_map([], |r| r.get(0))?
+        .collect::<rusqlite::Result<_>>()?;
+    for name in &triggers {
+        tx.execute_batch(&format!("DROP TRIGGER {}", quote(name)))?;
+    }
+    let table: i64 = tx.query_row(
+        "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?1",
+        [BASIN_PARTS],
+        |r| r.get(0),
+    )?;
+    tx.execute_batch(&format!("DROP TABLE IF EXISTS {}", quote(BASIN_PARTS)))?;
+    let registered = tx.execute(
+        "DELETE FROM gpkg_contents WHERE table_name = ?1",
+        [BASIN_PARTS],
+    )?;
+    Ok(!triggers.is_empty() || table > 0 || registered > 0)
 }
 
 /// A part as stored: the comid closing it, its catchments' box and the

@@ -10,12 +10,15 @@
 //! - [`create_basin_parts`] (`basin_parts.rs`): outlines of parts of the
 //!   network stored beside it, so that large basins are folded from a few
 //!   outlines; [`Fold`] (`fold.rs`): catchments folded into basins as read.
+//! - [`index_geopackage`] and [`unindex_geopackage`] (`prepare.rs`): both of
+//!   those added to a user's file at once (`hydroplot index`), and removed.
 
 mod basin_parts;
 pub mod blob;
 mod fold;
 mod index;
 mod layer;
+mod prepare;
 mod readahead;
 mod reader;
 mod wanted;
@@ -24,5 +27,6 @@ mod writer;
 pub use basin_parts::{create_basin_parts, PartsOutcome, BASIN_PARTS, REACHES_PER_PART};
 pub use fold::{Fold, Route};
 pub use index::{create_topology_index, IndexOutcome, TOPOLOGY_INDEX};
+pub use prepare::{index_geopackage, unindex_geopackage, Indexed, Unindexed};
 pub use reader::{GeoPackage, Share};
 pub use writer::{check_output_path, write};

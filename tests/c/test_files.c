@@ -61,6 +61,7 @@ int main(void) {
     hydroplot_context *ctx = NULL;
     hydroplot_plot_request *req;
     hydroplot_plot_data *pd = NULL;
+    const int64_t *comids = NULL;
 
     CHECK(data != NULL);
     CHECK(mkdtemp(dir) != NULL);
@@ -130,6 +131,22 @@ int main(void) {
     hydroplot_plot_request_free(req);
     unchanged(notes, text, sizeof text - 1);
     unchanged(input, bytes, len);
+
+    /* The topology index added to a copy and taken away again; a file that
+     * is not a GeoPackage is refused and left as it was. */
+    CHECK_FAILS(hydroplot_gpkg_index(ctx, notes), HYDROPLOT_ERR_GPKG, "not an SQLite database");
+    CHECK_FAILS(hydroplot_gpkg_unindex(ctx, notes), HYDROPLOT_ERR_GPKG, "not an SQLite database");
+    unchanged(notes, text, sizeof text - 1);
+    CHECK_OK(hydroplot_gpkg_index(ctx, input));
+    CHECK_OK(hydroplot_gpkg_index(ctx, input));
+    req = local_request(input);
+    CHECK_OK(hydroplot_plot(ctx, req, NULL, &pd));
+    CHECK_OK(hydroplot_plot_data_flowline_comids(pd, &comids, &i));
+    CHECK(i == 251);
+    hydroplot_plot_data_free(pd);
+    hydroplot_plot_request_free(req);
+    CHECK_OK(hydroplot_gpkg_unindex(ctx, input));
+    CHECK_OK(hydroplot_gpkg_unindex(ctx, input));
 
     hydroplot_context_free(ctx);
     free(bytes);

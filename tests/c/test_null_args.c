@@ -31,6 +31,10 @@ static void context(void) {
                 "ctx");
     CHECK_FAILS(hydroplot_context_set_progress_callback(NULL, NULL, NULL),
                 HYDROPLOT_ERR_NULL_ARGUMENT, "ctx");
+    CHECK_FAILS(hydroplot_gpkg_index(NULL, "x.gpkg"), HYDROPLOT_ERR_NULL_ARGUMENT, "ctx");
+    CHECK_FAILS(hydroplot_gpkg_index(ctx, NULL), HYDROPLOT_ERR_NULL_ARGUMENT, "path");
+    CHECK_FAILS(hydroplot_gpkg_unindex(NULL, "x.gpkg"), HYDROPLOT_ERR_NULL_ARGUMENT, "ctx");
+    CHECK_FAILS(hydroplot_gpkg_unindex(ctx, NULL), HYDROPLOT_ERR_NULL_ARGUMENT, "path");
     hydroplot_context_free(NULL);
     hydroplot_context_free(ctx);
 }

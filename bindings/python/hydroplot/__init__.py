@@ -40,7 +40,9 @@ __all__ = [
     "get_raindrop_trace",
     "get_raindrop_traces",
     "get_comids",
+    "index_geopackage",
     "plot_hydro",
+    "unindex_geopackage",
     "version",
 ]
 
@@ -503,6 +505,28 @@ def get_comids(points, *, hydro_data=None, crs=None, context=None):
         return [_comid_result(batch, i) for i in range(lib.hydroplot_comid_batch_len(batch))]
     finally:
         lib.hydroplot_comid_batch_free(batch)
+
+
+def index_geopackage(path, *, context=None):
+    """Makes the NHDPlus GeoPackage at ``path`` fast as ``hydro_data``, in
+    place, as ``hydroplot index`` does: an index on the flowline topology
+    columns, then (with a catchment layer) the basin parts, outlines of
+    parts of the network from which large basins are folded, to the bit the
+    same basins. Running it again changes nothing; a later write to the
+    flowlines or catchments, from any program, leaves the parts unused until
+    the next call. Ctrl-C stops it, the file left usable.
+    """
+    ctx = _context(context)
+    args = (ctx._handle, text(_args.path("path", path)))
+    _ffi.check_interruptible(ctx._handle, lambda: lib.hydroplot_gpkg_index(*args))
+
+
+def unindex_geopackage(path, *, context=None):
+    """Takes away what :func:`index_geopackage` adds to the GeoPackage at
+    ``path`` (an index made by hand under another name stays)."""
+    ctx = _context(context)
+    args = (ctx._handle, text(_args.path("path", path)))
+    _ffi.check_interruptible(ctx._handle, lambda: lib.hydroplot_gpkg_unindex(*args))
 
 
 def _comid_result(batch, i):

@@ -164,6 +164,9 @@ _SIGNATURES = {
     "hydroplot_comid_batch_error": (c_char_p, [_ptr, c_size_t]),
     "hydroplot_comid_batch_http_status": (c_int32, [_ptr, c_size_t]),
     "hydroplot_comid_batch_free": (None, [_ptr]),
+    # national GeoPackages made fast
+    "hydroplot_gpkg_index": (_status, [_ptr, c_char_p]),
+    "hydroplot_gpkg_unindex": (_status, [_ptr, c_char_p]),
 }
 
 for _name, (_restype, _argtypes) in _SIGNATURES.items():

@@ -50,3 +50,29 @@ context_of <- function(context) {
   if (is.null(.state$context)) .state$context <- hydroplot_context()
   .state$context
 }
+
+#' Make a national NHDPlus GeoPackage fast as `hydro_data`.
+#'
+#' Adds, in place, what the CLI's `hydroplot index` adds: an index on the
+#' flowline topology columns (a 10k-flowline basin of a national file in
+#' about a second), then, with a catchment layer, the basin parts (the
+#' table `hydroplot_basin_parts`: outlines of parts of the network, from
+#' which large basins are folded, to the bit the same basins). Running it
+#' again changes nothing. A later write to the flowlines or catchments, from
+#' any program, leaves the parts unused until the next call. Esc/Ctrl-C
+#' stops it, the file left usable.
+#' @param path the GeoPackage file.
+#' @param remove `TRUE` to take away what it adds instead (an index made by
+#'   hand under another name stays).
+#' @param context a [hydroplot_context()], or `NULL` for the default one.
+#' @return `path`, invisibly.
+hydroplot_index <- function(path, remove = FALSE, context = NULL) {
+  if (!is.character(path) || length(path) != 1 || is.na(path)) {
+    stop("hydroplot_index(): path must be one file name, not ", shown(path), call. = FALSE)
+  }
+  if (!is.logical(remove) || length(remove) != 1 || is.na(remove)) {
+    stop("hydroplot_index(): remove must be TRUE or FALSE, not ", shown(remove), call. = FALSE)
+  }
+  .Call(C_hp_index, context_of(context), path.expand(path), remove)
+  invisible(path)
+}

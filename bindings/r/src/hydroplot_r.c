@@ -229,6 +229,16 @@ static hydroplot_status comid_call(void *data) {
     return hydroplot_comid_lookup(a->ctx, a->xy, a->n, a->crs, a->text, &a->h->comid_batch);
 }
 
+static hydroplot_status index_call(void *data) {
+    long_args *a = data;
+    return hydroplot_gpkg_index(a->ctx, a->text);
+}
+
+static hydroplot_status unindex_call(void *data) {
+    long_args *a = data;
+    return hydroplot_gpkg_unindex(a->ctx, a->text);
+}
+
 /* A call in flight: what runs, its outcome, and how the worker says it is done. */
 typedef struct {
     hydroplot_status (*fn)(void *);
@@ -846,6 +856,21 @@ static SEXP r_comid(SEXP ctx_ptr, SEXP x, SEXP y, SEXP crs, SEXP hydro_data) {
     return run(do_comid, &c);
 }
 
+/* NULL, once the GeoPackage `path` is indexed (unindexed when `remove`). */
+static SEXP do_index(void *data) {
+    call *c = data;
+    long_args la = {0};
+    la.ctx = unwrap(c->a, "hydroplot_context");
+    la.text = str_or_null(c->b);
+    run_long(la.ctx, Rf_asLogical(c->c) == TRUE ? unindex_call : index_call, &la);
+    return R_NilValue;
+}
+
+static SEXP r_index(SEXP ctx_ptr, SEXP path, SEXP remove) {
+    call c = {{0}, ctx_ptr, path, remove, R_NilValue, R_NilValue, R_NilValue};
+    return run(do_index, &c);
+}
+
 static const R_CallMethodDef call_methods[] = {
     {"hp_context_new", (DL_FUNC)&r_context_new, 1},
     {"hp_version", (DL_FUNC)&r_version, 0},
@@ -855,6 +880,7 @@ static const R_CallMethodDef call_methods[] = {
     {"hp_trace", (DL_FUNC)&r_trace, 6},
     {"hp_trace_batch", (DL_FUNC)&r_trace_batch, 5},
     {"hp_comid", (DL_FUNC)&r_comid, 5},
+    {"hp_index", (DL_FUNC)&r_index, 3},
     {"hp_held_handles", (DL_FUNC)&r_held_handles, 0},
     {NULL, NULL, 0}};
 

@@ -653,6 +653,29 @@ check("get_comid() from the service and from a local GeoPackage", {
   }
 })
 
+check("hydroplot_index indexes a copy, which plots the same, and takes it away again", {
+  copy <- tempfile(fileext = ".gpkg")
+  stopifnot(file.copy(sample_gpkg, copy))
+  indexes <- function() {
+    db <- DBI::dbConnect(RSQLite::SQLite(), copy)
+    on.exit(DBI::dbDisconnect(db))
+    DBI::dbGetQuery(db, "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'NHDFlowline_Network'")$name
+  }
+  has_sql <- requireNamespace("DBI", quietly = TRUE) && requireNamespace("RSQLite", quietly = TRUE)
+  stopifnot(identical(hydroplot_index(copy), copy))
+  hydroplot_index(copy)
+  if (has_sql) stopifnot("hydroplot_topology" %in% indexes())
+  stopifnot(is_yahara(plot_hydro(list(13293970), hydro_data = copy, actually_plot = FALSE)))
+  hydroplot_index(copy, remove = TRUE)
+  if (has_sql) stopifnot(!("hydroplot_topology" %in% indexes()))
+  notes <- tempfile(fileext = ".gpkg")
+  writeLines("my notes", notes)
+  msg <- tryCatch({hydroplot_index(notes); "no error"}, error = conditionMessage)
+  stopifnot(grepl("HYDROPLOT_ERR_GPKG", msg, fixed = TRUE), readLines(notes) == "my notes")
+  msg <- tryCatch({hydroplot_index(c(copy, copy)); "no error"}, error = conditionMessage)
+  stopifnot(grepl("path must be one file name", msg, fixed = TRUE))
+})
+
 # --- interrupting a long call (Esc, Ctrl-C) ---
 # A server that listens and never answers: the call waits on it until its
 # 60 s timeout unless the interrupt cancels it. Rscript takes SIGINT as the
