@@ -729,14 +729,13 @@ void hydroplot_context_free(struct hydroplot_context *ctx);
  * a national file in about a second), then, with a catchment layer, the
  * basin parts (the table `hydroplot_basin_parts`: outlines of parts of the
  * network, so that a large basin is folded from them and the catchments
- * near its outlet; about 7 s for a million flowlines). The basins are the
- * same to the bit with or without parts. Triggers on the flowline and
- * catchment tables withdraw the parts at any later write to those tables,
- * from any program, until the next call. Running it again changes
- * nothing. What was done is logged (level info); progress is reported as
- * stage `"basin_parts"` (parts made of all). Cancel it with
- * `hydroplot_context_cancel`: the file is left as it was, or with parts
- * that are never used.
+ * near its outlet; about 3 s for a million flowlines). The basins are the
+ * same to the bit with or without parts. Triggers on the flowline,
+ * catchment and parts tables withdraw the parts at any later write to
+ * those tables, from any program, until the next call. Running it again
+ * changes nothing. What was done is logged (level info); progress is
+ * reported as stage `"basin_parts"` (parts made of all). Cancel it with
+ * `hydroplot_context_cancel`: the parts made so far are taken away again.
  *
  * \param ctx  The context; only read (its callbacks and cancel).
  * \param path The GeoPackage (UTF-8 path), written in place.

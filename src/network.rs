@@ -184,7 +184,8 @@ impl Network {
 
     /// The reaches of each part closed by `closing` ([`Network::parts`]):
     /// the closing reach first, then those above it up to the next closing
-    /// reaches.
+    /// reaches. `closing` must come from [`Network::parts`]: a reach on a
+    /// cycle would be walked without end.
     pub fn reaches_of_parts(&self, closing: &[usize]) -> Vec<Vec<usize>> {
         let mut closes = vec![false; self.first.len() - 1];
         for &c in closing {

@@ -110,19 +110,66 @@ fn basins_from_parts_are_the_basins_from_every_catchment() {
 
 #[test]
 fn the_parts_are_read_not_the_catchments_they_cover() {
-    // Emptying the stored rings (a change no trigger watches) leaves the
-    // large basin with only its catchments outside the parts.
+    // Emptying the stored rings behind the parts' own triggers' back leaves
+    // the large basin with only its catchments outside the parts; through
+    // them, the parts are withdrawn.
     let (plain, parted) = copies("read");
     store_parts(&parted);
     let outlet = some_outlets()[0];
     let db = Connection::open(&parted).unwrap();
+    let own: Vec<(String, String)> = db
+        .prepare("SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND tbl_name = ?1")
+        .unwrap()
+        .query_map([BASIN_PARTS], |r| Ok((r.get(0)?, r.get(1)?)))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    assert_eq!(own.len(), 3);
+    for (name, _) in &own {
+        db.execute(&format!("DROP TRIGGER \"{name}\""), []).unwrap();
+    }
     db.execute(&format!("UPDATE {BASIN_PARTS} SET outline = NULL"), [])
         .unwrap();
-    drop(db);
+    for (_, sql) in &own {
+        db.execute(sql, []).unwrap();
+    }
     assert_ne!(
         basins(&parted, &[outlet], Layers::All),
         basins(&plain, &[outlet], Layers::All)
     );
+    db.execute(
+        &format!("DELETE FROM {BASIN_PARTS} WHERE comid = (SELECT min(comid) FROM {BASIN_PARTS})"),
+        [],
+    )
+    .unwrap();
+    drop(db);
+    assert_eq!(
+        GeoPackage::open(&parted).unwrap().basin_parts().unwrap(),
+        None
+    );
+    assert_eq!(
+        basins(&parted, &[outlet], Layers::All),
+        basins(&plain, &[outlet], Layers::All)
+    );
+}
+
+#[test]
+fn a_column_changed_or_the_parts_dropped_leave_them_unused() {
+    for change in [
+        "ALTER TABLE CatchmentSP ADD COLUMN note TEXT".to_string(),
+        "UPDATE gpkg_geometry_columns SET srs_id = 4326 WHERE table_name = 'CatchmentSP'"
+            .to_string(),
+        format!("DROP TABLE {BASIN_PARTS}"),
+    ] {
+        let (_, parted) = copies("schema");
+        store_parts(&parted);
+        Connection::open(&parted)
+            .unwrap()
+            .execute(&change, [])
+            .unwrap();
+        let gpkg = GeoPackage::open(&parted).unwrap();
+        assert_eq!(gpkg.basin_parts().unwrap(), None, "{change}");
+    }
 }
 
 #[test]
@@ -219,7 +266,10 @@ fn parts_are_made_once_and_registered_as_attributes() {
             |r| r.get(0),
         )
         .unwrap();
-    assert_eq!(triggers, 6);
+    assert_eq!(
+        triggers, 9,
+        "on the flowlines, the catchments and the parts"
+    );
 }
 
 #[test]
@@ -330,4 +380,24 @@ fn removing_the_index_leaves_the_file_as_it_was() {
     let removed = unindex_geopackage(&plain, &Stop::never()).unwrap();
     assert!(!removed.topology_index && removed.parts);
     assert_eq!(schema(&plain), mine);
+}
+
+#[test]
+fn catchments_keyed_by_nhdplusid_make_the_same_basins_for_several_outlets() {
+    // Before, the basins of several outlets looked for `featureid` alone
+    // and came out empty on such a file.
+    let (plain, renamed) = copies("nhdplusid");
+    Connection::open(&renamed)
+        .unwrap()
+        .execute(
+            "ALTER TABLE CatchmentSP RENAME COLUMN featureid TO nhdplusid",
+            [],
+        )
+        .unwrap();
+    let some: Vec<i64> = some_outlets().into_iter().step_by(3).collect();
+    for layers in [Layers::All, Layers::Drawn] {
+        let expected = basins(&plain, &some, layers);
+        assert!(expected.0.iter().filter(|b| b.is_some()).count() > 5);
+        assert_eq!(basins(&renamed, &some, layers), expected, "{layers:?}");
+    }
 }

@@ -13,22 +13,28 @@
 //! counted, so the basin is the same, bit for bit.
 //!
 //! Stale parts are never used. The table is registered in `gpkg_contents`
-//! (as attributes, described as complete only once filled), and triggers on
-//! the flowline and catchment tables delete that registration at any insert,
-//! update or delete, whichever program makes it. The parts count only while
-//! the registration says complete and all six triggers are in place; a
-//! table dropped and made again has lost its triggers. Catchments in another
-//! CRS than NAD83 lon/lat, or flowlines whose comids repeat, get no parts.
+//! (as attributes, described as complete only once filled, with a
+//! fingerprint of the two tables' definitions and SRS), and triggers on the
+//! flowline and catchment tables and on the parts' own table delete that
+//! registration at any insert, update or delete, whichever program makes
+//! it. The parts count only while the registration says complete, its
+//! fingerprint matches and all nine triggers are in place: a table dropped
+//! and made again has lost its triggers, a column added or renamed changes
+//! the fingerprint. A plot looks again after reading them, so a write
+//! meanwhile is an error, never a basin of old parts and new catchments.
+//! Catchments in another CRS than NAD83 lon/lat, or flowlines whose comids
+//! or hydroseqs repeat, get no parts. (A program that turns SQLite's
+//! triggers off can still make them stale unseen.)
 
 use super::blob;
-use super::fold::Fold;
+use super::fold::{catchment_key, Fold};
 use super::index::is_sqlite;
 use super::layer::quote;
 use super::reader::{watch_connection, GeoPackage};
 use crate::cancel::Stop;
 use crate::collection::Collection;
 use crate::feature::union_bbox;
-use crate::network::{IdSet, Network};
+use crate::network::{IdMap, IdSet, Network, Reach};
 use crate::table::geometry::GeometryBuilder;
 use crate::table::Table;
 use crate::{Error, Result};
@@ -43,10 +49,12 @@ pub const BASIN_PARTS: &str = "hydroplot_basin_parts";
 /// its catchments alone, as without parts.
 pub const REACHES_PER_PART: usize = 4096;
 
-/// The registration's description once the parts are all written.
-const COMPLETE: &str = "hydroplot basin parts (complete): outlines of parts of the network, for large basins; made by `hydroplot index`";
+/// The registration's description once the parts are all written, before
+/// the fingerprint of the tables they were made from ([`fingerprint`]).
+const COMPLETE: &str = "hydroplot basin parts (complete): outlines of parts of the network, for large basins; made by `hydroplot index`; tables";
 
-/// The registration's description while the parts are being made.
+/// The registration's description while the parts are being made, before
+/// the run's own token (another run's build is told apart).
 const BEING_MADE: &str = "hydroplot basin parts (being made)";
 
 /// The writes that make stored parts stale.
@@ -78,10 +86,51 @@ fn watched_tables(gpkg: &GeoPackage) -> Result<[String; 2]> {
     Ok([flowlines, catchments])
 }
 
+/// The tables whose writes make the parts stale: the flowlines, the
+/// catchments and the parts' own table (an edited or deleted part).
+fn triggered_tables(tables: &[String; 2]) -> [&str; 3] {
+    [&tables[0], &tables[1], BASIN_PARTS]
+}
+
+/// A fingerprint of what the parts were made from, beyond the rows the
+/// triggers watch: the two tables' definitions (a column added, renamed or
+/// dropped changes which is the key) and their geometry columns' SRS (the
+/// coordinates read). FNV-1a, in hex.
+fn fingerprint(conn: &Connection, tables: &[String; 2]) -> rusqlite::Result<String> {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for table in tables {
+        let sql: Option<String> = conn
+            .query_row(
+                "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?1 COLLATE NOCASE",
+                [table],
+                |r| r.get(0),
+            )
+            .optional()?;
+        let srs: Option<i64> = conn
+            .query_row(
+                "SELECT srs_id FROM gpkg_geometry_columns WHERE table_name = ?1 COLLATE NOCASE",
+                [table],
+                |r| r.get(0),
+            )
+            .optional()?;
+        let text = format!("{}\u{0}{}\u{0}", sql.unwrap_or_default(), srs.unwrap_or(-1));
+        for byte in text.bytes() {
+            hash = (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+    Ok(format!("{hash:016x}"))
+}
+
+/// The registration's description of complete parts made from `tables`.
+fn complete(conn: &Connection, tables: &[String; 2]) -> rusqlite::Result<String> {
+    Ok(format!("{COMPLETE} {}", fingerprint(conn, tables)?))
+}
+
 impl GeoPackage {
     /// The comids of the reaches that close the stored basin parts, when
-    /// the file has current ones; `None` when it has none (never made,
-    /// being made, or stale: the flowlines or catchments changed since).
+    /// the file has current ones; `None` when it has none: never made,
+    /// being made, or stale (a write to the flowlines, the catchments or
+    /// the parts since, a table made again, a column or SRS changed).
     pub fn basin_parts(&self) -> Result<Option<IdSet>> {
         let Ok(tables) = watched_tables(self) else {
             return Ok(None);
@@ -96,7 +145,7 @@ impl GeoPackage {
             )
             .optional()
             .map_err(sql)?;
-        if complete.as_deref() != Some(COMPLETE) {
+        if complete != Some(self::complete(conn, &tables).map_err(sql)?) {
             return Ok(None);
         }
         let mut trigger = conn
@@ -104,7 +153,9 @@ impl GeoPackage {
                 "SELECT count(*) FROM sqlite_master WHERE type = 'trigger' AND name = ?1 AND tbl_name = ?2 COLLATE NOCASE",
             )
             .map_err(sql)?;
-        for table in &tables {
+        // The parts' own triggers go with their table: a table dropped is
+        // found here, before it is read.
+        for table in triggered_tables(&tables) {
             for event in EVENTS {
                 let found: i64 = trigger
                     .query_row(params![trigger_name(event, table), table], |r| r.get(0))
@@ -172,14 +223,16 @@ impl GeoPackage {
 /// least `reaches_per_part` reaches ([`REACHES_PER_PART`] by default),
 /// unless it has current ones. Idempotent. The file is checked as
 /// [`super::create_topology_index`] checks it (a refused file is left
-/// untouched); one without a catchment layer, or too small for a single
-/// part, gets none. A cancel of `stop` ends with
-/// `Error::Cancelled` and leaves parts that are never used (the next run
-/// makes them again). A write to the flowlines or catchments while the
-/// parts are made is an `Error::Gpkg` (run again).
+/// untouched); one without a catchment layer in NAD83 lon/lat, with
+/// repeated comids or hydroseqs, or too small for a single part gets none.
+/// The triggers are in place before the topology is read, so a write to
+/// the flowlines or catchments while the parts are made is an `Error::Gpkg`
+/// (run again), as is another run taking over. On any failure (a cancel of
+/// `stop` is `Error::Cancelled`) the parts are removed again, as far as the
+/// file lets them be.
 ///
-/// `progress` hears (parts made, parts in all) on the calling thread, from
-/// (0, n) before the first part to (n, n) after the last.
+/// The catchments are read in one pass. `progress` hears (parts made,
+/// parts in all) on the calling thread, from (0, n) to (n, n).
 pub fn create_basin_parts(
     path: &Path,
     reaches_per_part: usize,
@@ -202,8 +255,9 @@ pub fn create_basin_parts(
     gpkg.watch(stop);
     gpkg.topology_columns().map_err(|e| refuse(e.to_string()))?;
     let skip = |why: &str| Ok(PartsOutcome::Skipped { why: why.into() });
-    let Ok(tables) = watched_tables(&gpkg) else {
-        return skip("it has no catchment layer");
+    let tables = match watched_tables(&gpkg) {
+        Ok(tables) => tables,
+        Err(e) => return skip(&format!("its catchment layer cannot be used ({e})")),
     };
     if let Some(parts) = gpkg.basin_parts()? {
         return Ok(PartsOutcome::Existing { parts: parts.len() });
@@ -211,36 +265,102 @@ pub fn create_basin_parts(
     if gpkg.layer(Collection::Catchment)?.to_lonlat.is_some() {
         return skip("its catchments are not in NAD83 longitude/latitude");
     }
-    let reaches = gpkg.read_topology()?;
-    let mut comids: Vec<i64> = reaches.iter().map(|r| r.comid).collect();
-    comids.sort_unstable();
-    if comids.windows(2).any(|w| w[0] == w[1]) {
-        return skip("a comid repeats among its flowlines");
+    // Whether the file gets parts at all, before anything is written; the
+    // topology is read again once the triggers watch it.
+    if let Err(why) = cut(&gpkg.read_topology()?, reaches_per_part) {
+        return skip(&why);
     }
-    let network = Network::new(&reaches);
+    let writer = PartsWriter::begin(path, &tables, stop)?;
+    match made_parts(&gpkg, reaches_per_part, stop, progress) {
+        Ok(Made::Parts(parts)) => {
+            drop(gpkg);
+            writer.finish(&tables, &parts)
+        }
+        Ok(Made::Skipped(why)) => {
+            writer.abandon();
+            skip(&why)
+        }
+        Err(e) => {
+            writer.abandon();
+            Err(e)
+        }
+    }
+}
+
+/// The network of `reaches` and the reaches closing its parts of at least
+/// `reaches_per_part` reaches; or why it gets no parts.
+fn cut(
+    reaches: &[Reach],
+    reaches_per_part: usize,
+) -> std::result::Result<(Network, Vec<usize>), String> {
+    let repeats = |mut keys: Vec<i64>| {
+        keys.sort_unstable();
+        keys.windows(2).any(|w| w[0] == w[1])
+    };
+    if repeats(reaches.iter().map(|r| r.comid).collect()) {
+        return Err("a comid repeats among its flowlines".into());
+    }
+    // Which reach drains into which must not hang on row order.
+    if repeats(reaches.iter().map(|r| r.hydroseq).collect()) {
+        return Err("a hydroseq repeats among its flowlines".into());
+    }
+    let network = Network::new(reaches);
     let closing = network.parts(reaches_per_part);
     if closing.is_empty() {
-        return skip(&format!(
+        return Err(format!(
             "no basin in it has {reaches_per_part} reaches, the fewest a part holds"
         ));
     }
-    let writer = PartsWriter::begin(path, &tables, stop)?;
-    let every_row = |t: &Table| vec![(0..t.len()).collect()];
+    Ok((network, closing))
+}
+
+/// The parts of [`made_parts`], or why the file gets none.
+enum Made {
+    Parts(Vec<StoredPart>),
+    Skipped(String),
+}
+
+/// The parts of the network of `gpkg`: the topology read, the network cut,
+/// every catchment read once and folded into its part, each part's rings.
+fn made_parts(
+    gpkg: &GeoPackage,
+    reaches_per_part: usize,
+    stop: &Stop,
+    progress: &mut dyn FnMut(usize, usize),
+) -> Result<Made> {
+    let reaches = gpkg.read_topology()?;
+    let (network, closing) = match cut(&reaches, reaches_per_part) {
+        Ok(cut) => cut,
+        Err(why) => return Ok(Made::Skipped(why)),
+    };
+    progress(0, closing.len());
+    let mut part_of: IdMap<usize> = IdMap::default();
+    for (k, part) in network.reaches_of_parts(&closing).into_iter().enumerate() {
+        part_of.extend(part.into_iter().map(|i| (reaches[i].comid, k)));
+    }
+    let ids: Vec<i64> = part_of.keys().copied().collect();
+    let route = |batch: &Table| -> Vec<Vec<usize>> {
+        let mut rows = vec![Vec::new(); closing.len()];
+        let key = catchment_key(batch);
+        for row in 0..batch.len() {
+            let part = key.and_then(|k| k.i64(row)).and_then(|id| part_of.get(&id));
+            if let Some(&k) = part {
+                rows[k].push(row);
+            }
+        }
+        rows
+    };
+    let folds = gpkg.fold_catchments(&ids, closing.len(), &route)?;
     let mut parts = Vec::with_capacity(closing.len());
-    for (&c, part) in closing.iter().zip(network.reaches_of_parts(&closing)) {
-        progress(parts.len(), closing.len());
+    for (&c, fold) in closing.iter().zip(folds) {
         stop.check()?;
-        let ids: Vec<i64> = part.iter().map(|&i| reaches[i].comid).collect();
-        let fold = gpkg.fold_catchments(&ids, 1, &every_row)?;
-        let fold = fold.into_iter().next().unwrap_or_default();
         let rings = fold.dissolver.rings();
         let outline = (!rings.is_empty())
             .then(|| blob::write(&Geometry::MultiLineString(MultiLineString(rings)), SRS_ID));
         parts.push((reaches[c].comid, fold.bbox, outline));
+        progress(parts.len(), closing.len());
     }
-    progress(parts.len(), closing.len());
-    drop(gpkg);
-    writer.finish(&parts)
+    Ok(Made::Parts(parts))
 }
 
 /// Removes the basin parts in the transaction `tx`: the table, its
@@ -272,13 +392,17 @@ pub fn remove_basin_parts(tx: &rusqlite::Transaction) -> rusqlite::Result<bool> 
 /// blob of its rings (none when its catchments cover nothing).
 type StoredPart = (i64, Option<[f64; 4]>, Option<Vec<u8>>);
 
-/// The two writes of [`create_basin_parts`]: first the triggers, an empty
-/// table and its registration as being made; then, if the registration is
-/// still there (nothing was written to the watched tables meanwhile), the
-/// parts and the registration as complete.
+/// The two writes of [`create_basin_parts`]: first the triggers on the
+/// flowlines and catchments, an empty table and its registration as being
+/// made by this run (its token); then, if that registration is still there
+/// (nothing was written to the watched tables meanwhile, no other run took
+/// over), the parts, the triggers on their own table and the registration
+/// as complete. Or, on failure, everything taken away again.
 struct PartsWriter {
     conn: Connection,
     path: std::path::PathBuf,
+    /// This run's registration while it makes the parts.
+    being_made: String,
 }
 
 impl PartsWriter {
@@ -289,42 +413,46 @@ impl PartsWriter {
         )
         .map_err(|e| unwritable(path, e))?;
         watch_connection(&conn, stop);
-        let mut sql = format!(
-            "DROP TABLE IF EXISTS {t};
-             CREATE TABLE {t} (comid INTEGER PRIMARY KEY NOT NULL, min_x REAL, min_y REAL, max_x REAL, max_y REAL, outline BLOB);
-             DELETE FROM gpkg_contents WHERE table_name = '{BASIN_PARTS}';
-             INSERT INTO gpkg_contents (table_name, data_type, identifier, description) VALUES ('{BASIN_PARTS}', 'attributes', '{BASIN_PARTS}', '{BEING_MADE}');",
-            t = quote(BASIN_PARTS)
-        );
-        for table in tables {
-            for event in EVENTS {
-                let name = quote(&trigger_name(event, table));
-                sql.push_str(&format!(
-                    "DROP TRIGGER IF EXISTS {name};
-                     CREATE TRIGGER {name} AFTER {event} ON {} BEGIN DELETE FROM gpkg_contents WHERE table_name = '{BASIN_PARTS}'; END;",
-                    quote(table)
-                ));
-            }
-        }
+        let since_epoch = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos());
+        let being_made = format!("{BEING_MADE} {} {since_epoch}", std::process::id());
         let mut writer = PartsWriter {
             conn,
             path: path.to_path_buf(),
+            being_made,
         };
-        writer.transaction(|tx| tx.execute_batch(&sql))?;
+        let being_made = writer.being_made.clone();
+        writer.transaction(|tx| {
+            remove_basin_parts(tx)?;
+            tx.execute_batch(&format!(
+                "CREATE TABLE {} (comid INTEGER PRIMARY KEY NOT NULL, min_x REAL, min_y REAL, max_x REAL, max_y REAL, outline BLOB);",
+                quote(BASIN_PARTS)
+            ))?;
+            tx.execute(
+                "INSERT INTO gpkg_contents (table_name, data_type, identifier, description) VALUES (?1, 'attributes', ?1, ?2)",
+                [BASIN_PARTS, &being_made],
+            )?;
+            for table in tables {
+                create_triggers(tx, table)?;
+            }
+            Ok(())
+        })?;
         Ok(writer)
     }
 
     /// Stores `parts` (closing comid, box, rings) and marks them complete.
-    fn finish(mut self, parts: &[StoredPart]) -> Result<PartsOutcome> {
-        let mut changed = false;
+    fn finish(mut self, tables: &[String; 2], parts: &[StoredPart]) -> Result<PartsOutcome> {
+        let mut taken_over = false;
+        let being_made = self.being_made.clone();
         self.transaction(|tx| {
-            let registered: i64 = tx.query_row(
+            let ours: i64 = tx.query_row(
                 "SELECT count(*) FROM gpkg_contents WHERE table_name = ?1 AND description = ?2",
-                [BASIN_PARTS, BEING_MADE],
+                [BASIN_PARTS, &being_made],
                 |r| r.get(0),
             )?;
-            if registered == 0 {
-                changed = true;
+            if ours == 0 {
+                taken_over = true;
                 return Ok(());
             }
             let mut insert = tx.prepare(&format!(
@@ -335,19 +463,40 @@ impl PartsWriter {
                 let corner = |i: usize| bbox.map(|b| b[i]);
                 insert.execute(params![comid, corner(0), corner(1), corner(2), corner(3), outline])?;
             }
+            create_triggers(tx, BASIN_PARTS)?;
             tx.execute(
                 "UPDATE gpkg_contents SET description = ?2 WHERE table_name = ?1",
-                [BASIN_PARTS, COMPLETE],
+                [BASIN_PARTS, &complete(tx, tables)?],
             )?;
             Ok(())
         })?;
-        if changed {
+        if taken_over {
+            let path = self.path.display().to_string();
+            self.abandon();
             return Err(Error::Gpkg(format!(
-                "{}: the flowlines or catchments changed while the basin parts were made; run `hydroplot index` again.",
-                self.path.display()
+                "{path}: the flowlines or catchments changed, or another `hydroplot index` ran, while the basin parts were made; run `hydroplot index` again."
             )));
         }
         Ok(PartsOutcome::Created { parts: parts.len() })
+    }
+
+    /// Takes the parts away again, unless another run has taken over: best
+    /// effort (a failure leaves parts that are never used), and not stopped
+    /// by the call's cancel.
+    fn abandon(mut self) {
+        self.conn.progress_handler(0, None::<fn() -> bool>);
+        let being_made = self.being_made.clone();
+        let _ = self.transaction(|tx| {
+            let ours: i64 = tx.query_row(
+                "SELECT count(*) FROM gpkg_contents WHERE table_name = ?1 AND description = ?2",
+                [BASIN_PARTS, &being_made],
+                |r| r.get(0),
+            )?;
+            if ours > 0 {
+                remove_basin_parts(tx)?;
+            }
+            Ok(())
+        });
     }
 
     /// Runs `f` in a write transaction, committed when it succeeds.
@@ -363,6 +512,20 @@ impl PartsWriter {
         f(&tx).map_err(|e| unwritable(&path, e))?;
         tx.commit().map_err(|e| unwritable(&path, e))
     }
+}
+
+/// Creates the triggers that withdraw the parts' registration at any
+/// insert, update or delete in `table`.
+fn create_triggers(tx: &rusqlite::Transaction, table: &str) -> rusqlite::Result<()> {
+    for event in EVENTS {
+        let name = quote(&trigger_name(event, table));
+        tx.execute_batch(&format!(
+            "DROP TRIGGER IF EXISTS {name};
+             CREATE TRIGGER {name} AFTER {event} ON {} BEGIN DELETE FROM gpkg_contents WHERE table_name = '{BASIN_PARTS}'; END;",
+            quote(table)
+        ))?;
+    }
+    Ok(())
 }
 
 /// A write's error: `Cancelled` when the call was, else `Error::Io`.

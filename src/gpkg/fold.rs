@@ -5,7 +5,7 @@ use super::reader::GeoPackage;
 use crate::collection::Collection;
 use crate::feature::union_bbox;
 use crate::table::dissolve::Dissolver;
-use crate::table::Table;
+use crate::table::{Column, Table};
 use crate::{Error, Result};
 
 /// Catchments per batch when they are only folded.
@@ -30,6 +30,14 @@ impl Fold {
     }
 }
 
+/// The key column of a batch of catchments read by id: the first of
+/// `featureid`, `nhdplusid` and `comid` it has (the reader's order).
+pub fn catchment_key(batch: &Table) -> Option<Column<'_>> {
+    ["featureid", "nhdplusid", "comid"]
+        .into_iter()
+        .find_map(|name| batch.column(name))
+}
+
 /// For one batch of catchments, the rows each fold takes (a row may go to
 /// several folds, or none).
 pub type Route<'a> = dyn Fn(&Table) -> Vec<Vec<usize>> + Sync + 'a;
@@ -48,7 +56,14 @@ impl GeoPackage {
                 let mut done: Vec<Fold> = (0..folds).map(|_| Fold::default()).collect();
                 for batch in receive {
                     for (fold, rows) in done.iter_mut().zip(route(&batch)) {
-                        fold.add(&batch, &rows);
+                        if !rows.is_empty() {
+                            fold.add(&batch, &rows);
+                        }
+                        // Many folds (a file's basin parts) would each
+                        // keep a unit's table between batches.
+                        if folds > 2 {
+                            fold.dissolver.shrink();
+                        }
                     }
                     let _ = give_back.send(batch.into_geometries().recycle());
                 }

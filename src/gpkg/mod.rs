@@ -25,7 +25,7 @@ mod wanted;
 mod writer;
 
 pub use basin_parts::{create_basin_parts, PartsOutcome, BASIN_PARTS, REACHES_PER_PART};
-pub use fold::{Fold, Route};
+pub use fold::{catchment_key, Fold, Route};
 pub use index::{create_topology_index, IndexOutcome, TOPOLOGY_INDEX};
 pub use prepare::{index_geopackage, unindex_geopackage, Indexed, Unindexed};
 pub use reader::{GeoPackage, Share};

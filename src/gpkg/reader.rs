@@ -139,6 +139,11 @@ impl GeoPackage {
         })
     }
 
+    /// The file's path, as opened.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
     /// True when the file has a feature table for `c`.
     pub fn has_layer(&self, c: Collection) -> bool {
         self.layers.contains_key(&c)

@@ -13,7 +13,7 @@ use crate::collection::Collection;
 use crate::context::Context;
 use crate::crs::Transformer;
 use crate::feature::union_bbox;
-use crate::gpkg::{GeoPackage, Share};
+use crate::gpkg::{catchment_key, GeoPackage, Share};
 use crate::network::{upstream_comids, IdSet, Network, Reach};
 use crate::services::index;
 use crate::table::dissolve::{dissolve, Dissolver};
@@ -367,8 +367,18 @@ fn fold_basins(
             .collect()
     };
     let mut done = gpkg.fold_catchments(&read, folds, &route)?;
-    for (fold, split) in done.iter_mut().zip(sources.splits.iter().flatten()) {
-        gpkg.add_basin_parts(&split.parts, fold)?;
+    if let Some(splits) = &sources.splits {
+        for (fold, split) in done.iter_mut().zip(splits) {
+            gpkg.add_basin_parts(&split.parts, fold)?;
+        }
+        // A write between the look at the parts and these reads withdrew
+        // them: the catchments read may not match the parts.
+        if gpkg.basin_parts()?.is_none() {
+            return Err(Error::Gpkg(format!(
+                "{}: the flowlines or catchments changed while they were read; try again",
+                gpkg.path().display()
+            )));
+        }
     }
     let bbox = done.iter().filter_map(|f| f.bbox).reduce(union_bbox);
     Ok((done.into_iter().map(|f| f.dissolver).collect(), bbox))
@@ -397,13 +407,13 @@ fn basins_of(
     basins.finish()
 }
 
-/// The rows of the catchments `table` (read by `ids` ids) whose
-/// `featureid` is in `set`, or every row without one or when `set` holds
+/// The rows of the catchments `table` (read by `ids` ids) whose key
+/// (`featureid`, else `nhdplusid` or `comid`) is in `set`, or every row without one or when `set` holds
 /// as many ids as were read (one outlet: every row read is its).
 fn basin_rows(table: &Table, set: Option<&IdSet>, ids: usize) -> Vec<usize> {
     match set {
         Some(set) if set.len() < ids => {
-            let key = table.column("featureid");
+            let key = catchment_key(table);
             (0..table.len())
                 .filter(|&r| {
                     key.and_then(|k| k.i64(r))

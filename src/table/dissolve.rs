@@ -164,6 +164,14 @@ impl Dissolver {
         }
     }
 
+    /// Frees the tables the edges are counted in (kept between units
+    /// otherwise): for many dissolvers fed in turn, which would each hold
+    /// theirs. What is counted stays.
+    pub fn shrink(&mut self) {
+        self.unit = EdgeCounts::default();
+        self.left.shrink();
+    }
+
     /// Both counts in one.
     pub fn merge(mut self, other: Dissolver) -> Dissolver {
         self.left.append(other.left);

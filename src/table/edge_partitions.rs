@@ -97,6 +97,12 @@ impl EdgePartitions {
         counts.clear();
     }
 
+    /// Frees the table the lists are cancelled in (it is made again when
+    /// next needed).
+    pub fn shrink(&mut self) {
+        self.table = EdgeCounts::default();
+    }
+
     /// Moves every count of `other` into these.
     pub fn append(&mut self, other: EdgePartitions) {
         for part in other.parts {
