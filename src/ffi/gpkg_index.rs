@@ -3,7 +3,7 @@
 
 use super::context::hydroplot_context;
 use super::{arg_ref, arg_str, boundary, hydroplot_status};
-use crate::context::LogLevel;
+use crate::context::{Context, LogLevel};
 use crate::gpkg::{index_geopackage, unindex_geopackage, IndexOutcome, PartsOutcome};
 use std::ffi::c_char;
 use std::path::Path;
@@ -48,12 +48,10 @@ pub extern "C" fn hydroplot_gpkg_index(
     ctx: *const hydroplot_context,
     path: *const c_char,
 ) -> hydroplot_status {
-    boundary(|| {
-        let ctx = unsafe { arg_ref(ctx, "ctx") }?.core.for_call();
-        let path = unsafe { arg_str(path, "path") }?;
+    on_file(ctx, path, |ctx, path| {
         let mut progress =
             |done: usize, all: usize| ctx.progress("basin_parts", done as u64, all as u64);
-        let indexed = index_geopackage(Path::new(path), ctx.stop(), &mut progress)?;
+        let indexed = index_geopackage(path, ctx.stop(), &mut progress)?;
         let topology = match indexed.topology {
             IndexOutcome::Created { name, table } => format!("created index {name} on {table}"),
             IndexOutcome::Existing { name, .. } => format!("the topology index {name} was there"),
@@ -63,8 +61,7 @@ pub extern "C" fn hydroplot_gpkg_index(
             PartsOutcome::Existing { parts } => format!("{parts} current basin parts were there"),
             PartsOutcome::Skipped { why } => format!("no basin parts: {why}"),
         };
-        ctx.log(LogLevel::Info, &format!("{path}: {topology}; {parts}"));
-        Ok(())
+        Ok(format!("{topology}; {parts}"))
     })
 }
 
@@ -98,17 +95,30 @@ pub extern "C" fn hydroplot_gpkg_unindex(
     ctx: *const hydroplot_context,
     path: *const c_char,
 ) -> hydroplot_status {
-    boundary(|| {
-        let ctx = unsafe { arg_ref(ctx, "ctx") }?.core.for_call();
-        let path = unsafe { arg_str(path, "path") }?;
-        let removed = unindex_geopackage(Path::new(path), ctx.stop())?;
+    on_file(ctx, path, |ctx, path| {
+        let removed = unindex_geopackage(path, ctx.stop())?;
         let message = match (removed.topology_index, removed.parts) {
             (false, false) => "nothing of hydroplot's to remove",
             (true, false) => "removed the topology index",
             (false, true) => "removed the basin parts",
             (true, true) => "removed the topology index and the basin parts",
         };
-        ctx.log(LogLevel::Info, &format!("{path}: {message}"));
+        Ok(message.to_string())
+    })
+}
+
+/// Runs `f` with a call of the context `ctx` on the file `path` (both
+/// checked), and logs what it says it did (level info) after the path.
+fn on_file(
+    ctx: *const hydroplot_context,
+    path: *const c_char,
+    f: impl FnOnce(&Context, &Path) -> crate::Result<String>,
+) -> hydroplot_status {
+    boundary(|| {
+        let ctx = unsafe { arg_ref(ctx, "ctx") }?.core.for_call();
+        let path = unsafe { arg_str(path, "path") }?;
+        let done = f(&ctx, Path::new(path))?;
+        ctx.log(LogLevel::Info, &format!("{path}: {done}"));
         Ok(())
     })
 }

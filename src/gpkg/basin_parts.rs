@@ -99,21 +99,15 @@ fn triggered_tables(tables: &[String; 2]) -> [&str; 3] {
 fn fingerprint(conn: &Connection, tables: &[String; 2]) -> rusqlite::Result<String> {
     let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
     for table in tables {
-        let sql: Option<String> = conn
-            .query_row(
-                "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?1 COLLATE NOCASE",
-                [table],
-                |r| r.get(0),
-            )
-            .optional()?;
-        let srs: Option<i64> = conn
-            .query_row(
-                "SELECT srs_id FROM gpkg_geometry_columns WHERE table_name = ?1 COLLATE NOCASE",
-                [table],
-                |r| r.get(0),
-            )
-            .optional()?;
-        let text = format!("{}\u{0}{}\u{0}", sql.unwrap_or_default(), srs.unwrap_or(-1));
+        let mut text = String::new();
+        for query in [
+            "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?1 COLLATE NOCASE",
+            "SELECT CAST(srs_id AS TEXT) FROM gpkg_geometry_columns WHERE table_name = ?1 COLLATE NOCASE",
+        ] {
+            let value: Option<String> = conn.query_row(query, [table], |r| r.get(0)).optional()?;
+            text.push_str(&value.unwrap_or_default());
+            text.push('\u{0}');
+        }
         for byte in text.bytes() {
             hash = (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3);
         }
