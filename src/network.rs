@@ -135,6 +135,9 @@ impl Network {
 /// [`Network::parts`] ([`Network::split_upstream`]).
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct SplitUpstream {
+    /// Every reach of the upstream marked, as [`Network::upstream_mask`]
+    /// marks them.
+    pub mask: Vec<bool>,
     /// The part-closing reaches in the upstream: each one's part lies whole
     /// inside it.
     pub parts: Vec<usize>,
@@ -209,10 +212,13 @@ impl Network {
 
     /// The upstream of `outlet` (as [`Network::upstream_mask`] walks it),
     /// split by the closing reaches of parts marked in `closes`
-    /// ([`Network::parts`]).
+    /// ([`Network::parts`]), with its mask: one walk for both.
     pub fn split_upstream(&self, outlet: usize, closes: &[bool]) -> SplitUpstream {
-        let mut split = SplitUpstream::default();
-        let mut seen = vec![false; self.first.len() - 1];
+        let mut split = SplitUpstream {
+            mask: vec![false; self.first.len() - 1],
+            ..SplitUpstream::default()
+        };
+        let seen = &mut split.mask;
         seen[outlet] = true;
         // Each reach with whether a closing reach lies between it and the
         // outlet (both included).
@@ -413,6 +419,7 @@ mod tests {
             let mask = network.upstream_mask(&[outlet]);
             let expected: Vec<usize> = (0..13).filter(|&i| mask[i]).collect();
             assert_eq!(sorted(covered), expected, "outlet {outlet}");
+            assert_eq!(split.mask, mask, "outlet {outlet}");
         }
     }
 

@@ -28,9 +28,9 @@
 
 use super::blob;
 use super::fold::{catchment_key, Fold};
-use super::index::is_sqlite;
 use super::layer::quote;
-use super::reader::{watch_connection, GeoPackage};
+use super::reader::GeoPackage;
+use super::user_file::{open_for_writing, open_nhdplus, write_failed};
 use crate::cancel::Stop;
 use crate::collection::Collection;
 use crate::feature::union_bbox;
@@ -39,7 +39,7 @@ use crate::table::geometry::GeometryBuilder;
 use crate::table::Table;
 use crate::{Error, Result};
 use geo::{Geometry, MultiLineString};
-use rusqlite::{params, Connection, OpenFlags, OptionalExtension, TransactionBehavior};
+use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
 use std::path::Path;
 
 /// The table of the parts this library stores.
@@ -56,6 +56,9 @@ const COMPLETE: &str = "hydroplot basin parts (complete): outlines of parts of t
 /// The registration's description while the parts are being made, before
 /// the run's own token (another run's build is told apart).
 const BEING_MADE: &str = "hydroplot basin parts (being made)";
+
+/// What a failed write of the parts could not do, for its error.
+const FAILURE: &str = "the basin parts cannot be stored";
 
 /// The writes that make stored parts stale.
 const EVENTS: [&str; 3] = ["insert", "update", "delete"];
@@ -233,21 +236,8 @@ pub fn create_basin_parts(
     stop: &Stop,
     progress: &mut dyn FnMut(usize, usize),
 ) -> Result<PartsOutcome> {
-    let refuse = |why: String| {
-        Error::Gpkg(format!(
-            "{}; basin parts are only for NHDPlus GeoPackages, nothing was changed.",
-            why.trim_end_matches('.')
-        ))
-    };
-    if !is_sqlite(path)? {
-        return Err(refuse(format!(
-            "{} is not an SQLite database",
-            path.display()
-        )));
-    }
-    let mut gpkg = GeoPackage::open(path).map_err(|e| refuse(e.to_string()))?;
+    let mut gpkg = open_nhdplus(path, "basin parts are only for NHDPlus GeoPackages")?;
     gpkg.watch(stop);
-    gpkg.topology_columns().map_err(|e| refuse(e.to_string()))?;
     let skip = |why: &str| Ok(PartsOutcome::Skipped { why: why.into() });
     let tables = match watched_tables(&gpkg) {
         Ok(tables) => tables,
@@ -401,12 +391,7 @@ struct PartsWriter {
 
 impl PartsWriter {
     fn begin(path: &Path, tables: &[String; 2], stop: &Stop) -> Result<PartsWriter> {
-        let conn = Connection::open_with_flags(
-            path,
-            OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
-        )
-        .map_err(|e| unwritable(path, e))?;
-        watch_connection(&conn, stop);
+        let conn = open_for_writing(path, FAILURE, stop)?;
         let since_epoch = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_nanos());
@@ -502,9 +487,9 @@ impl PartsWriter {
         let tx = self
             .conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(|e| unwritable(&path, e))?;
-        f(&tx).map_err(|e| unwritable(&path, e))?;
-        tx.commit().map_err(|e| unwritable(&path, e))
+            .map_err(|e| write_failed(&path, FAILURE, e))?;
+        f(&tx).map_err(|e| write_failed(&path, FAILURE, e))?;
+        tx.commit().map_err(|e| write_failed(&path, FAILURE, e))
     }
 }
 
@@ -520,15 +505,4 @@ fn create_triggers(tx: &rusqlite::Transaction, table: &str) -> rusqlite::Result<
         ))?;
     }
     Ok(())
-}
-
-/// A write's error: `Cancelled` when the call was, else `Error::Io`.
-fn unwritable(path: &Path, e: rusqlite::Error) -> Error {
-    match e.sqlite_error_code() {
-        Some(rusqlite::ErrorCode::OperationInterrupted) => Error::from(e),
-        _ => Error::Io(format!(
-            "{}: the basin parts cannot be stored: {e}",
-            path.display()
-        )),
-    }
 }

@@ -38,6 +38,12 @@ pub fn catchment_key(batch: &Table) -> Option<Column<'_>> {
         .find_map(|name| batch.column(name))
 }
 
+/// Up to this many folds (a plot's basins, one per outlet, usually one)
+/// keep their counting tables from one batch to the next, allocated and
+/// touched once. More (a file's basin parts, hundreds) free theirs after
+/// each batch, or hundreds of tables of megabytes each would stay.
+const FOLDS_KEEPING_TABLES: usize = 2;
+
 /// For one batch of catchments, the rows each fold takes (a row may go to
 /// several folds, or none).
 pub type Route<'a> = dyn Fn(&Table) -> Vec<Vec<usize>> + Sync + 'a;
@@ -59,9 +65,7 @@ impl GeoPackage {
                         if !rows.is_empty() {
                             fold.add(&batch, &rows);
                         }
-                        // Many folds (a file's basin parts) would each
-                        // keep a unit's table between batches.
-                        if folds > 2 {
+                        if folds > FOLDS_KEEPING_TABLES {
                             fold.dissolver.shrink();
                         }
                     }

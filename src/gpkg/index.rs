@@ -10,11 +10,10 @@
 //! writing. The only change to an accepted file is the new index.
 
 use super::layer::{covering_index, quote};
-use super::reader::GeoPackage;
+use super::user_file::{open_for_writing, open_nhdplus, write_failed};
 use crate::cancel::Stop;
-use crate::{Error, Result};
-use rusqlite::{Connection, OpenFlags, TransactionBehavior};
-use std::io::Read;
+use crate::Result;
+use rusqlite::TransactionBehavior;
 use std::path::Path;
 
 /// The name of the index this library creates.
@@ -37,36 +36,13 @@ pub enum IndexOutcome {
 /// A cancel of `stop` ends the creation with `Error::Cancelled`, the file
 /// as it was (the transaction rolled back).
 pub fn create_topology_index(path: &Path, stop: &Stop) -> Result<IndexOutcome> {
-    let refuse = |why: String| {
-        Error::Gpkg(format!(
-            "{}; the topology index is only for NHDPlus GeoPackages, nothing was changed.",
-            why.trim_end_matches('.')
-        ))
-    };
-    if !is_sqlite(path)? {
-        return Err(refuse(format!(
-            "{} is not an SQLite database",
-            path.display()
-        )));
-    }
     let (table, columns) = {
-        let gpkg = GeoPackage::open(path).map_err(|e| refuse(e.to_string()))?;
-        let (table, columns) = gpkg.topology_columns().map_err(|e| refuse(e.to_string()))?;
+        let gpkg = open_nhdplus(path, "the topology index is only for NHDPlus GeoPackages")?;
+        let (table, columns) = gpkg.topology_columns()?;
         (table.to_string(), columns.map(str::to_string))
     };
-    let writable = |e: rusqlite::Error| match e.sqlite_error_code() {
-        Some(rusqlite::ErrorCode::OperationInterrupted) => Error::from(e),
-        _ => Error::Io(format!(
-            "{}: the topology index cannot be created: {e}",
-            path.display()
-        )),
-    };
-    let mut conn = Connection::open_with_flags(
-        path,
-        OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
-    )
-    .map_err(writable)?;
-    super::reader::watch_connection(&conn, stop);
+    let writable = |e| write_failed(path, "the topology index cannot be created", e);
+    let mut conn = open_for_writing(path, "the topology index cannot be created", stop)?;
     // The look for an index and its creation are one write transaction:
     // two runs at once on one file take turns (the second, within SQLite's
     // busy wait, finds the first's index) instead of both creating it.
@@ -92,13 +68,4 @@ pub fn create_topology_index(path: &Path, stop: &Stop) -> Result<IndexOutcome> {
         name: TOPOLOGY_INDEX.to_string(),
         table,
     })
-}
-
-/// True when the file starts with the SQLite header; `Error::Io` when it
-/// cannot be read.
-pub(super) fn is_sqlite(path: &Path) -> Result<bool> {
-    const HEADER: &[u8; 16] = b"SQLite format 3\0";
-    let mut head = [0u8; 16];
-    let mut file = std::fs::File::open(path).map_err(|e| crate::error::io_error(path, e))?;
-    Ok(file.read_exact(&mut head).is_ok() && &head == HEADER)
 }

@@ -11,7 +11,8 @@
 //!   network stored beside it, so that large basins are folded from a few
 //!   outlines; [`Fold`] (`fold.rs`): catchments folded into basins as read.
 //! - [`index_geopackage`] and [`unindex_geopackage`] (`prepare.rs`): both of
-//!   those added to a user's file at once (`hydroplot index`), and removed.
+//!   those added to a user's file at once (`hydroplot index`), and removed;
+//!   `user_file.rs`: the checks, connection and errors all three share.
 
 mod basin_parts;
 pub mod blob;
@@ -21,6 +22,7 @@ mod layer;
 mod prepare;
 mod readahead;
 mod reader;
+mod user_file;
 mod wanted;
 mod writer;
 

@@ -3,12 +3,12 @@
 //! `hydroplot index --remove` takes away again.
 
 use super::basin_parts::{create_basin_parts, remove_basin_parts, PartsOutcome, REACHES_PER_PART};
-use super::index::{create_topology_index, is_sqlite, IndexOutcome, TOPOLOGY_INDEX};
+use super::index::{create_topology_index, IndexOutcome, TOPOLOGY_INDEX};
 use super::layer::quote;
-use super::reader::watch_connection;
+use super::user_file::{open_for_writing, refused, require_sqlite, write_failed};
 use crate::cancel::Stop;
-use crate::{Error, Result};
-use rusqlite::{Connection, OpenFlags, TransactionBehavior};
+use crate::Result;
+use rusqlite::TransactionBehavior;
 use std::path::Path;
 
 /// What [`index_geopackage`] did.
@@ -47,23 +47,10 @@ pub fn index_geopackage(
 /// a GeoPackage is an `Error::Gpkg` and left untouched; one with nothing to
 /// remove is left unchanged.
 pub fn unindex_geopackage(path: &Path, stop: &Stop) -> Result<Unindexed> {
-    let refuse = |why: &str| Error::Gpkg(format!("{} {why}; nothing was changed.", path.display()));
-    if !is_sqlite(path)? {
-        return Err(refuse("is not an SQLite database"));
-    }
-    let failed = |e: rusqlite::Error| match e.sqlite_error_code() {
-        Some(rusqlite::ErrorCode::OperationInterrupted) => Error::from(e),
-        _ => Error::Io(format!(
-            "{}: the index cannot be removed: {e}",
-            path.display()
-        )),
-    };
-    let mut conn = Connection::open_with_flags(
-        path,
-        OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
-    )
-    .map_err(failed)?;
-    watch_connection(&conn, stop);
+    const FAILURE: &str = "the index cannot be removed";
+    require_sqlite(path, None)?;
+    let failed = |e| write_failed(path, FAILURE, e);
+    let mut conn = open_for_writing(path, FAILURE, stop)?;
     let tx = conn
         .transaction_with_behavior(TransactionBehavior::Immediate)
         .map_err(failed)?;
@@ -75,7 +62,8 @@ pub fn unindex_geopackage(path: &Path, stop: &Stop) -> Result<Unindexed> {
         )
         .map_err(failed)?;
     if is_gpkg == 0 {
-        return Err(refuse("is not a GeoPackage (no gpkg_contents)"));
+        let why = format!("{} is not a GeoPackage (no gpkg_contents)", path.display());
+        return Err(refused(&why, None));
     }
     let topology_index: i64 = tx
         .query_row(

@@ -320,24 +320,17 @@ impl GeoPackage {
         ids: &[i64],
         shares: usize,
     ) -> Result<Table> {
-        let layer = self.layer(c)?;
-        let key = layer.require(key_columns(c)).map_err(|e| self.context(e))?;
-        let (unique, sorted) = unique_ids(ids);
-        if shares <= 1 || unique.len() * SCAN_FRACTION < self.max_rowid(layer)? {
+        let ByIds { key, unique, scan } = self.by_ids(c, ids)?;
+        let Some(scan) = scan.filter(|_| shares > 1) else {
             return self.read_by_ids(c, ids);
-        }
-        let wanted = WantedIds::new(sorted);
-        let max_rowid = self.max_rowid(layer)?;
+        };
         let read_share = |gpkg: &GeoPackage, index: usize| -> Result<TableBuilder> {
             let layer = gpkg.layer(c)?;
             let mut rows = Rows::new(layer);
-            let at = 2
-                + (layer.attributes.iter().position(|a| a == key))
-                    .expect("the key is an attribute");
-            let (low, high) = Share { index, of: shares }.fids(max_rowid);
+            let (low, high) = Share { index, of: shares }.fids(scan.max_rowid);
             let pk = quote(&layer.pk);
             let sql = format!("{} WHERE {pk} > ?1 AND {pk} <= ?2", layer.select());
-            gpkg.query(&mut rows, &sql, [low, high], Keep::KeyIn(at, &wanted))?;
+            gpkg.query(&mut rows, &sql, [low, high], scan.keep())?;
             Ok(rows.table)
         };
         let mut all = std::thread::scope(|s| -> Result<Vec<TableBuilder>> {
@@ -367,7 +360,6 @@ impl GeoPackage {
         ))
     }
 
-    /// The features of [`GeoPackage::read_by_ids`] in the order the queries
     /// The features of [`GeoPackage::read_by_ids`] in the order the queries
     /// give them (file order when a large share of the layer is read): for
     /// callers to whom order does not matter, which then never pay for a
@@ -402,28 +394,41 @@ impl GeoPackage {
         ids: &'i [i64],
         rows: &mut Rows,
     ) -> Result<(&'l str, Cow<'i, [i64]>)> {
-        let layer = self.layer(c)?;
-        let key = layer.require(key_columns(c)).map_err(|e| self.context(e))?;
-        let (unique, sorted) = unique_ids(ids);
-        if unique.len() * SCAN_FRACTION >= self.max_rowid(layer)? {
-            let at = layer.attributes.iter().position(|a| a == key);
-            let at = 2 + at.expect("the key is an attribute");
-            let wanted = WantedIds::new(sorted);
-            self.query(rows, &layer.select(), [], Keep::KeyIn(at, &wanted))?;
-        } else {
-            for chunk in unique.chunks(IDS_PER_QUERY) {
-                let list = chunk
-                    .iter()
-                    .map(i64::to_string)
-                    .collect::<Vec<_>>()
-                    .join(",");
-                // No ORDER BY: SQLite would sort whole rows, blobs and all;
-                // callers order the rows themselves.
-                let sql = format!("{} WHERE {} IN ({list})", layer.select(), quote(key));
-                self.query(rows, &sql, [], Keep::All)?;
+        let ByIds { key, unique, scan } = self.by_ids(c, ids)?;
+        match scan {
+            Some(scan) => self.query(rows, &rows.layer.select(), [], scan.keep())?,
+            None => {
+                for chunk in unique.chunks(IDS_PER_QUERY) {
+                    let list = chunk
+                        .iter()
+                        .map(i64::to_string)
+                        .collect::<Vec<_>>()
+                        .join(",");
+                    // No ORDER BY: SQLite would sort whole rows, blobs and
+                    // all; callers order the rows themselves.
+                    let sql = format!("{} WHERE {} IN ({list})", rows.layer.select(), quote(key));
+                    self.query(rows, &sql, [], Keep::All)?;
+                }
             }
         }
         Ok((key, unique))
+    }
+
+    /// How the features of layer `c` whose key is in `ids` are found.
+    fn by_ids<'l, 'i>(&'l self, c: Collection, ids: &'i [i64]) -> Result<ByIds<'l, 'i>> {
+        let layer = self.layer(c)?;
+        let key = layer.require(key_columns(c)).map_err(|e| self.context(e))?;
+        let (unique, sorted) = unique_ids(ids);
+        let max_rowid = self.max_rowid(layer)?;
+        let scan = (unique.len() * SCAN_FRACTION >= max_rowid).then(|| {
+            let at = layer.attributes.iter().position(|a| a == key);
+            IdScan {
+                key_at: 2 + at.expect("the key is an attribute"),
+                wanted: WantedIds::new(sorted),
+                max_rowid,
+            }
+        });
+        Ok(ByIds { key, unique, scan })
     }
 
     /// The features whose geometry intersects `bbox` (`[xmin, ymin, xmax, ymax]`,
@@ -922,6 +927,31 @@ fn in_order_of(table: Table, key: &str, unique: &[i64]) -> Table {
         return table;
     }
     table.take(&order)
+}
+
+/// How [`GeoPackage::read_by_ids`] finds its rows: the key column's name
+/// (borrowed from the layer), the ids without duplicates (borrowed from the
+/// caller's when they had none), and the scan when the ids are a large
+/// share of the layer (else `IN` lists on the key).
+struct ByIds<'l, 'i> {
+    key: &'l str,
+    unique: Cow<'i, [i64]>,
+    scan: Option<IdScan>,
+}
+
+/// One pass over a layer keeping the rows whose key is wanted.
+struct IdScan {
+    /// The key's position in a selected row.
+    key_at: usize,
+    wanted: WantedIds,
+    /// The layer's largest row id, which bounds the shares of the scan.
+    max_rowid: usize,
+}
+
+impl IdScan {
+    fn keep(&self) -> Keep<'_> {
+        Keep::KeyIn(self.key_at, &self.wanted)
+    }
 }
 
 /// `ids` without repeats (the first of each, in order), `ids` itself when

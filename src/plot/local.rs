@@ -89,20 +89,23 @@ pub fn subset(ctx: &Context, req: &PlotRequest, path: &Path) -> Result<Subset> {
                 path.display()
             ))
         })?;
-        let mask = network.upstream_mask(&[i]);
+        let mask = match &closes {
+            Some(closes) => {
+                let split = network.split_upstream(i, closes);
+                let comids_of = |at: Vec<usize>| at.into_iter().map(|i| reaches[i].comid).collect();
+                splits.push(SplitBasin {
+                    parts: comids_of(split.parts),
+                    rest: comids_of(split.rest),
+                });
+                split.mask
+            }
+            None => network.upstream_mask(&[i]),
+        };
         for (a, m) in all.iter_mut().zip(&mask) {
             *a |= m;
         }
         // A single outlet's upstream is every reach kept: no set needed.
         per_outlet.push((outlets.len() > 1).then(|| masked_comids(&reaches, &mask)));
-        if let Some(closes) = &closes {
-            let split = network.split_upstream(i, closes);
-            let comids_of = |at: Vec<usize>| at.into_iter().map(|i| reaches[i].comid).collect();
-            splits.push(SplitBasin {
-                parts: comids_of(split.parts),
-                rest: comids_of(split.rest),
-            });
-        }
     }
     drop(network); // not held while the layers are read
     let basins = BasinSources {
