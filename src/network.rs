@@ -64,8 +64,36 @@ pub struct Network {
 impl Network {
     /// Builds the network of `reaches` (indexes refer to this slice).
     pub fn new(reaches: &[Reach]) -> Network {
+        Network::build(reaches, &downstream_of_each(reaches))
+    }
+
+    /// The network of `reaches` from the reach each drains into, as
+    /// [`Network::downstream`] gave it for the same reaches (stored with a
+    /// file): the same network as [`Network::new`]'s, without its sorts.
+    /// `None` when `downstream` cannot be theirs (another length, a reach
+    /// out of range or draining into itself).
+    pub fn with_downstream(reaches: &[Reach], downstream: &[Option<usize>]) -> Option<Network> {
+        let fits = downstream.len() == reaches.len()
+            && (downstream.iter().enumerate())
+                .all(|(i, d)| d.is_none_or(|d| d < reaches.len() && d != i));
+        fits.then(|| Network::build(reaches, downstream))
+    }
+
+    /// The reach each reach drains into (`None` at a terminal).
+    pub fn downstream(&self) -> Vec<Option<usize>> {
+        let mut downstream = vec![None; self.comids.len()];
+        for d in 0..self.comids.len() {
+            for &u in &self.upstream[self.first[d]..self.first[d + 1]] {
+                downstream[u] = Some(d);
+            }
+        }
+        downstream
+    }
+
+    /// The network of `reaches`, each draining into its `downstream` (all
+    /// in range).
+    fn build(reaches: &[Reach], downstream: &[Option<usize>]) -> Network {
         let n = reaches.len();
-        let downstream = downstream_of_each(reaches);
         let mut first = vec![0usize; n + 1];
         for d in downstream.iter().flatten() {
             first[d + 1] += 1;
@@ -381,6 +409,26 @@ mod tests {
             network.parts(14).is_empty(),
             "the whole network is too small"
         );
+    }
+
+    #[test]
+    fn a_network_from_its_downstream_is_the_network() {
+        let reaches = tree();
+        let network = Network::new(&reaches);
+        let downstream = network.downstream();
+        assert_eq!(downstream, downstream_of_each(&reaches));
+        let again = Network::with_downstream(&reaches, &downstream).unwrap();
+        assert_eq!(again.first, network.first);
+        assert_eq!(again.upstream, network.upstream);
+        assert_eq!(again.comids, network.comids);
+        // A downstream that cannot be these reaches' is refused.
+        assert!(Network::with_downstream(&reaches, &downstream[1..]).is_none());
+        let mut out_of_range = downstream.clone();
+        out_of_range[0] = Some(reaches.len());
+        assert!(Network::with_downstream(&reaches, &out_of_range).is_none());
+        let mut into_itself = downstream;
+        into_itself[3] = Some(3);
+        assert!(Network::with_downstream(&reaches, &into_itself).is_none());
     }
 
     #[test]

@@ -9,6 +9,7 @@ use hydroplot::gpkg::{
     create_basin_parts, index_geopackage, unindex_geopackage, GeoPackage, PartsOutcome, Unindexed,
     BASIN_PARTS,
 };
+use hydroplot::network::{Network, Reach};
 use hydroplot::plot::{plot_hydro, Layer, Layers, Outlet, PlotRequest};
 use hydroplot::Error;
 use rusqlite::Connection;
@@ -160,6 +161,8 @@ fn a_column_changed_or_the_parts_dropped_leave_them_unused() {
         "UPDATE gpkg_geometry_columns SET srs_id = 4326 WHERE table_name = 'CatchmentSP'"
             .to_string(),
         format!("DROP TABLE {BASIN_PARTS}"),
+        "DROP TABLE hydroplot_basin_network".to_string(),
+        "UPDATE hydroplot_basin_network SET reaches = x'00'".to_string(),
     ] {
         let (_, parted) = copies("schema");
         store_parts(&parted);
@@ -169,7 +172,102 @@ fn a_column_changed_or_the_parts_dropped_leave_them_unused() {
             .unwrap();
         let gpkg = GeoPackage::open(&parted).unwrap();
         assert_eq!(gpkg.basin_parts().unwrap(), None, "{change}");
+        assert!(gpkg.stored_network().unwrap().is_none(), "{change}");
     }
+}
+
+/// Drops GDAL's R-tree triggers, which call SpatiaLite's functions that
+/// plain SQLite lacks, so that a test can write to the layers.
+fn drop_rtree_triggers(db: &Connection) {
+    let rtree: Vec<String> = db
+        .prepare("SELECT name FROM sqlite_master WHERE type = 'trigger' AND name LIKE 'rtree_%'")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    for name in rtree {
+        db.execute(&format!("DROP TRIGGER \"{name}\""), []).unwrap();
+    }
+}
+
+#[test]
+fn an_unreadable_stored_network_is_read_past_and_made_again() {
+    let (plain, parted) = copies("unreadable");
+    let parts = store_parts(&parted);
+    // Its blob spoilt behind the trigger's back (dropped, then made again).
+    let db = Connection::open(&parted).unwrap();
+    let name = "hydroplot_basin_parts_stale_on_update_hydroplot_basin_network";
+    let trigger: String = db
+        .query_row(
+            "SELECT sql FROM sqlite_master WHERE name = ?1",
+            [name],
+            |r| r.get(0),
+        )
+        .unwrap();
+    db.execute_batch(&format!(
+        "DROP TRIGGER {name}; UPDATE hydroplot_basin_network SET reaches = x'00'; {trigger};"
+    ))
+    .unwrap();
+    drop(db);
+    let gpkg = GeoPackage::open(&parted).unwrap();
+    assert!(gpkg.basin_parts().unwrap().is_some());
+    assert!(gpkg.stored_network().unwrap().is_none());
+    drop(gpkg);
+    let outlet = some_outlets()[0];
+    assert_eq!(
+        basins(&parted, &[outlet], Layers::All),
+        basins(&plain, &[outlet], Layers::All)
+    );
+    assert_eq!(store_parts(&parted), parts);
+    assert!(GeoPackage::open(&parted)
+        .unwrap()
+        .stored_network()
+        .unwrap()
+        .is_some());
+}
+
+/// The sample's topology with plain SQL, in row order: comid, hydroseq,
+/// dnhydroseq, stream order.
+fn topology_by_sql(file: &Path) -> Vec<(i64, i64, i64, i32)> {
+    let db = Connection::open(file).unwrap();
+    let mut stmt = db
+        .prepare("SELECT CAST(comid AS INTEGER), CAST(hydroseq AS INTEGER), CAST(dnhydroseq AS INTEGER), CAST(streamorde AS INTEGER) FROM NHDFlowline_Network ORDER BY rowid")
+        .unwrap();
+    let rows = stmt
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
+        .unwrap();
+    rows.map(Result::unwrap).collect()
+}
+
+#[test]
+fn the_network_stored_with_the_parts_is_the_flowlines_and_follows_their_writes() {
+    let (_, parted) = copies("topology");
+    store_parts(&parted);
+    let as_tuples = |reaches: &[Reach]| -> Vec<(i64, i64, i64, i32)> {
+        (reaches.iter())
+            .map(|r| (r.comid, r.hydroseq, r.dnhydroseq, r.streamorder))
+            .collect()
+    };
+    let gpkg = GeoPackage::open(&parted).unwrap();
+    let (reaches, network) = gpkg.stored_network().unwrap().expect("stored");
+    assert_eq!(as_tuples(&reaches), topology_by_sql(&parted));
+    assert_eq!(network.downstream(), Network::new(&reaches).downstream());
+    drop(gpkg);
+    // A flowline's hydroseq changed: the network read is the new one.
+    let db = Connection::open(&parted).unwrap();
+    drop_rtree_triggers(&db);
+    db.execute(
+        "UPDATE NHDFlowline_Network SET hydroseq = hydroseq + 1 WHERE fid = (SELECT min(fid) FROM NHDFlowline_Network)",
+        [],
+    )
+    .unwrap();
+    drop(db);
+    let gpkg = GeoPackage::open(&parted).unwrap();
+    assert!(gpkg.stored_network().unwrap().is_none());
+    let (reaches, network) = gpkg.read_network().unwrap();
+    assert_eq!(as_tuples(&reaches), topology_by_sql(&parted));
+    assert_eq!(network.downstream(), Network::new(&reaches).downstream());
 }
 
 #[test]
@@ -183,19 +281,8 @@ fn a_write_to_the_catchments_or_flowlines_leaves_the_parts_unused_until_made_aga
         let (plain, parted) = copies("stale");
         store_parts(&parted);
         for file in [&plain, &parted] {
-            // GDAL's R-tree triggers call SpatiaLite's functions, which plain
-            // SQLite lacks: dropped here, in both copies alike.
             let db = Connection::open(file).unwrap();
-            let rtree: Vec<String> = db
-                .prepare("SELECT name FROM sqlite_master WHERE type = 'trigger' AND name LIKE 'rtree_%'")
-                .unwrap()
-                .query_map([], |r| r.get(0))
-                .unwrap()
-                .map(Result::unwrap)
-                .collect();
-            for name in rtree {
-                db.execute(&format!("DROP TRIGGER \"{name}\""), []).unwrap();
-            }
+            drop_rtree_triggers(&db);
             // The user's own write goes through, the triggers beside it.
             db.execute(change, []).unwrap();
         }
@@ -267,8 +354,8 @@ fn parts_are_made_once_and_registered_as_attributes() {
         )
         .unwrap();
     assert_eq!(
-        triggers, 9,
-        "on the flowlines, the catchments and the parts"
+        triggers, 12,
+        "on the flowlines, the catchments, the parts and their topology"
     );
 }
 

@@ -30,6 +30,7 @@ use super::blob;
 use super::fold::{catchment_key, Fold};
 use super::layer::quote;
 use super::reader::GeoPackage;
+use super::stored_network::{self, BASIN_NETWORK};
 use super::user_file::{open_for_writing, open_nhdplus, write_failed};
 use crate::cancel::Stop;
 use crate::collection::Collection;
@@ -90,9 +91,10 @@ fn watched_tables(gpkg: &GeoPackage) -> Result<[String; 2]> {
 }
 
 /// The tables whose writes make the parts stale: the flowlines, the
-/// catchments and the parts' own table (an edited or deleted part).
-fn triggered_tables(tables: &[String; 2]) -> [&str; 3] {
-    [&tables[0], &tables[1], BASIN_PARTS]
+/// catchments and the parts' own two tables (an edited or deleted part,
+/// the stored topology changed).
+fn triggered_tables(tables: &[String; 2]) -> [&str; 4] {
+    [&tables[0], &tables[1], BASIN_PARTS, BASIN_NETWORK]
 }
 
 /// A fingerprint of what the parts were made from, beyond the rows the
@@ -173,6 +175,37 @@ impl GeoPackage {
         Ok(Some(comids))
     }
 
+    /// The flowline network as stored with current basin parts
+    /// ([`GeoPackage::basin_parts`]): the reaches [`GeoPackage::read_topology`]
+    /// read when they were made, which no write has changed since, and
+    /// their [`Network`]. `None` without current parts.
+    pub fn stored_network(&self) -> Result<Option<(Vec<Reach>, Network)>> {
+        if self.basin_parts()?.is_none() {
+            return Ok(None);
+        }
+        let blob: Option<Vec<u8>> = (self.connection())
+            .query_row(
+                &format!("SELECT reaches FROM {} LIMIT 1", quote(BASIN_NETWORK)),
+                [],
+                |r| r.get(0),
+            )
+            .optional()
+            .map_err(|e| self.context(e.into()))?;
+        Ok(blob.as_deref().and_then(stored_network::decode))
+    }
+
+    /// The flowline network: [`GeoPackage::stored_network`] when the file
+    /// has current basin parts, else [`GeoPackage::read_topology`] and
+    /// [`Network::new`]. The same reaches and network either way.
+    pub fn read_network(&self) -> Result<(Vec<Reach>, Network)> {
+        if let Some(stored) = self.stored_network()? {
+            return Ok(stored);
+        }
+        let reaches = self.read_topology()?;
+        let network = Network::new(&reaches);
+        Ok((reaches, network))
+    }
+
     /// Adds the stored parts closed by the reaches `comids` (of
     /// [`GeoPackage::basin_parts`]) to `fold`: their rings to its edge
     /// counts, their boxes to its box. One part is held at a time.
@@ -243,7 +276,8 @@ pub fn create_basin_parts(
         Ok(tables) => tables,
         Err(e) => return skip(&format!("its catchment layer cannot be used ({e})")),
     };
-    if let Some(parts) = gpkg.basin_parts()? {
+    // Current parts whose stored network cannot be read are made again.
+    if let (Some(parts), Some(_)) = (gpkg.basin_parts()?, gpkg.stored_network()?) {
         return Ok(PartsOutcome::Existing { parts: parts.len() });
     }
     if gpkg.layer(Collection::Catchment)?.to_lonlat.is_some() {
@@ -256,9 +290,9 @@ pub fn create_basin_parts(
     }
     let writer = PartsWriter::begin(path, &tables, stop)?;
     match made_parts(&gpkg, reaches_per_part, stop, progress) {
-        Ok(Made::Parts(parts)) => {
+        Ok(Made::Parts { parts, network }) => {
             drop(gpkg);
-            writer.finish(&tables, &parts)
+            writer.finish(&tables, &parts, &network)
         }
         Ok(Made::Skipped(why)) => {
             writer.abandon();
@@ -298,9 +332,13 @@ fn cut(
     Ok((network, closing))
 }
 
-/// The parts of [`made_parts`], or why the file gets none.
+/// The parts of [`made_parts`] and the network they were cut from (the
+/// blob of [`stored_network::encode`]), or why the file gets none.
 enum Made {
-    Parts(Vec<StoredPart>),
+    Parts {
+        parts: Vec<StoredPart>,
+        network: Vec<u8>,
+    },
     Skipped(String),
 }
 
@@ -344,11 +382,12 @@ fn made_parts(
         parts.push((reaches[c].comid, fold.bbox, outline));
         progress(parts.len(), closing.len());
     }
-    Ok(Made::Parts(parts))
+    let network = stored_network::encode(&reaches, &network);
+    Ok(Made::Parts { parts, network })
 }
 
-/// Removes the basin parts in the transaction `tx`: the table, its
-/// registration and its triggers, whichever are there. True when any was.
+/// Removes the basin parts in the transaction `tx`: their tables, their
+/// registration and their triggers, whichever are there. True when any was.
 pub fn remove_basin_parts(tx: &rusqlite::Transaction) -> rusqlite::Result<bool> {
     let triggers: Vec<String> = tx
         .prepare(&format!(
@@ -359,12 +398,15 @@ pub fn remove_basin_parts(tx: &rusqlite::Transaction) -> rusqlite::Result<bool> 
     for name in &triggers {
         tx.execute_batch(&format!("DROP TRIGGER {}", quote(name)))?;
     }
-    let table: i64 = tx.query_row(
-        "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?1",
-        [BASIN_PARTS],
-        |r| r.get(0),
-    )?;
-    tx.execute_batch(&format!("DROP TABLE IF EXISTS {}", quote(BASIN_PARTS)))?;
+    let mut table = 0;
+    for name in [BASIN_PARTS, BASIN_NETWORK] {
+        table += tx.query_row(
+            "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?1",
+            [name],
+            |r| r.get::<_, i64>(0),
+        )?;
+        tx.execute_batch(&format!("DROP TABLE IF EXISTS {}", quote(name)))?;
+    }
     let registered = tx.execute(
         "DELETE FROM gpkg_contents WHERE table_name = ?1",
         [BASIN_PARTS],
@@ -405,8 +447,10 @@ impl PartsWriter {
         writer.transaction(|tx| {
             remove_basin_parts(tx)?;
             tx.execute_batch(&format!(
-                "CREATE TABLE {} (comid INTEGER PRIMARY KEY NOT NULL, min_x REAL, min_y REAL, max_x REAL, max_y REAL, outline BLOB);",
-                quote(BASIN_PARTS)
+                "CREATE TABLE {} (comid INTEGER PRIMARY KEY NOT NULL, min_x REAL, min_y REAL, max_x REAL, max_y REAL, outline BLOB);
+                 CREATE TABLE {} (reaches BLOB NOT NULL);",
+                quote(BASIN_PARTS),
+                quote(BASIN_NETWORK)
             ))?;
             tx.execute(
                 "INSERT INTO gpkg_contents (table_name, data_type, identifier, description) VALUES (?1, 'attributes', ?1, ?2)",
@@ -420,8 +464,14 @@ impl PartsWriter {
         Ok(writer)
     }
 
-    /// Stores `parts` (closing comid, box, rings) and marks them complete.
-    fn finish(mut self, tables: &[String; 2], parts: &[StoredPart]) -> Result<PartsOutcome> {
+    /// Stores `parts` (closing comid, box, rings) and the `network` they
+    /// were cut from (its blob), and marks them complete.
+    fn finish(
+        mut self,
+        tables: &[String; 2],
+        parts: &[StoredPart],
+        network: &[u8],
+    ) -> Result<PartsOutcome> {
         let mut taken_over = false;
         let being_made = self.being_made.clone();
         self.transaction(|tx| {
@@ -442,7 +492,12 @@ impl PartsWriter {
                 let corner = |i: usize| bbox.map(|b| b[i]);
                 insert.execute(params![comid, corner(0), corner(1), corner(2), corner(3), outline])?;
             }
+            tx.execute(
+                &format!("INSERT INTO {} (reaches) VALUES (?1)", quote(BASIN_NETWORK)),
+                [network],
+            )?;
             create_triggers(tx, BASIN_PARTS)?;
+            create_triggers(tx, BASIN_NETWORK)?;
             tx.execute(
                 "UPDATE gpkg_contents SET description = ?2 WHERE table_name = ?1",
                 [BASIN_PARTS, &complete(tx, tables)?],

@@ -41,8 +41,9 @@ pub fn create_topology_index(path: &Path, stop: &Stop) -> Result<IndexOutcome> {
         let (table, columns) = gpkg.topology_columns()?;
         (table.to_string(), columns.map(str::to_string))
     };
-    let writable = |e| write_failed(path, "the topology index cannot be created", e);
-    let mut conn = open_for_writing(path, "the topology index cannot be created", stop)?;
+    const FAILURE: &str = "the topology index cannot be created";
+    let writable = |e| write_failed(path, FAILURE, e);
+    let mut conn = open_for_writing(path, FAILURE, stop)?;
     // The look for an index and its creation are one write transaction:
     // two runs at once on one file take turns (the second, within SQLite's
     // busy wait, finds the first's index) instead of both creating it.

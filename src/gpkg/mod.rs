@@ -9,7 +9,9 @@
 //!   files fast, added to a user's file after checking it is NHDPlus.
 //! - [`create_basin_parts`] (`basin_parts.rs`): outlines of parts of the
 //!   network stored beside it, so that large basins are folded from a few
-//!   outlines; [`Fold`] (`fold.rs`): catchments folded into basins as read.
+//!   outlines, and the topology they were cut from (`stored_network.rs`), so
+//!   that a plot reads it in one step; [`Fold`] (`fold.rs`): catchments
+//!   folded into basins as read.
 //! - [`index_geopackage`] and [`unindex_geopackage`] (`prepare.rs`): both of
 //!   those added to a user's file at once (`hydroplot index`), and removed;
 //!   `user_file.rs`: the checks, connection and errors all three share.
@@ -22,6 +24,7 @@ mod layer;
 mod prepare;
 mod readahead;
 mod reader;
+mod stored_network;
 mod user_file;
 mod wanted;
 mod writer;

@@ -178,7 +178,8 @@ impl GeoPackage {
     /// as 0. With the topology index ([`super::create_topology_index`])
     /// SQLite reads the index alone; the rows are sorted here, so the order
     /// is the same with or without it. Read in shares, one per core, each
-    /// on a connection of its own.
+    /// on a connection of its own. ([`GeoPackage::read_network`] reads the
+    /// reaches stored with basin parts, when the file has current ones.)
     pub fn read_topology(&self) -> Result<Vec<Reach>> {
         let cores = std::thread::available_parallelism().map_or(1, usize::from);
         self.read_topology_in(cores)

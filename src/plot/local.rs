@@ -14,7 +14,7 @@ use crate::context::Context;
 use crate::crs::Transformer;
 use crate::feature::union_bbox;
 use crate::gpkg::{catchment_key, GeoPackage, Share};
-use crate::network::{upstream_comids, IdSet, Network, Reach};
+use crate::network::{upstream_comids, IdSet, Reach};
 use crate::services::index;
 use crate::table::dissolve::{dissolve, Dissolver};
 use crate::table::{Table, TableBuilder};
@@ -46,9 +46,8 @@ pub fn subset(ctx: &Context, req: &PlotRequest, path: &Path) -> Result<Subset> {
         return in_bbox(ctx, &gpkg, req, bbox);
     }
     ctx.progress("topology", 0, 0);
-    let reaches = gpkg.read_topology()?;
+    let (reaches, network) = gpkg.read_network()?;
     ctx.progress("topology", reaches.len() as u64, reaches.len() as u64);
-    let network = Network::new(&reaches);
     if let Some(comids) = &req.comid_set {
         let asked: IdSet = comids.iter().copied().collect();
         let keep: Vec<bool> = reaches.iter().map(|r| asked.contains(&r.comid)).collect();
