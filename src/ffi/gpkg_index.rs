@@ -14,13 +14,15 @@ use std::path::Path;
 /// a national file in about a second), then, with a catchment layer, the
 /// basin parts (the table `hydroplot_basin_parts`: outlines of parts of the
 /// network, so that a large basin is folded from them and the catchments
-/// near its outlet; about 3 s for a million flowlines). The basins are the
-/// same to the bit with or without parts. Triggers on the flowline,
-/// catchment and parts tables withdraw the parts at any later write to
-/// those tables, from any program, until the next call. Running it again
-/// changes nothing. What was done is logged (level info); progress is
-/// reported as stage `"basin_parts"` (parts made of all). Cancel it with
-/// `hydroplot_context_cancel`: the parts made so far are taken away again.
+/// near its outlet; and `hydroplot_basin_network`: the network they were
+/// cut from, read by a plot in one step; about 3 s for a million
+/// flowlines). The basins are the same to the bit with or without parts.
+/// Triggers on the flowline, catchment and parts tables withdraw the parts
+/// at any later write to those tables, from any program, until the next
+/// call. Running it again changes nothing. What was done is logged (level
+/// info); progress is reported as stage `"basin_parts"` (parts made of
+/// all). Cancel it with `hydroplot_context_cancel`: the parts made so far
+/// are taken away again.
 ///
 /// \param ctx  The context; only read (its callbacks and cancel).
 /// \param path The GeoPackage (UTF-8 path), written in place.
@@ -67,8 +69,8 @@ pub extern "C" fn hydroplot_gpkg_index(
 
 /// Removes from the GeoPackage `path` what `hydroplot_gpkg_index` adds: the
 /// index it names `hydroplot_topology` (an index made by hand under another
-/// name stays) and the basin parts (their table, its `gpkg_contents` row,
-/// the triggers), in one transaction. A file with neither is left as it
+/// name stays) and the basin parts (their two tables, the `gpkg_contents`
+/// row, the triggers), in one transaction. A file with neither is left as it
 /// is. What was removed is logged (level info).
 ///
 /// \param ctx  The context; only read (its callbacks and cancel).

@@ -512,7 +512,7 @@ def index_geopackage(path, *, context=None):
     place, as ``hydroplot index`` does: an index on the flowline topology
     columns, then (with a catchment layer) the basin parts, outlines of
     parts of the network from which large basins are folded, to the bit the
-    same basins. Running it again changes nothing; a later write to the
+    same basins, and the network they were cut from, read in one step. Running it again changes nothing; a later write to the
     flowlines or catchments, from any program, leaves the parts unused until
     the next call. Ctrl-C stops it, the file left usable.
     """

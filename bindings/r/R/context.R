@@ -57,7 +57,8 @@ context_of <- function(context) {
 #' flowline topology columns (a 10k-flowline basin of a national file in
 #' about a second), then, with a catchment layer, the basin parts (the
 #' table `hydroplot_basin_parts`: outlines of parts of the network, from
-#' which large basins are folded, to the bit the same basins). Running it
+#' which large basins are folded, to the bit the same basins; and the
+#' network they were cut from, read in one step). Running it
 #' again changes nothing. A later write to the flowlines or catchments, from
 #' any program, leaves the parts unused until the next call. Esc/Ctrl-C
 #' stops it, the file left usable.
