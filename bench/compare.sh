@@ -63,7 +63,14 @@ if [ -f "$DATA/national_2m.gpkg" ]; then
 fi
 if [ -f "$DATA/national_2m_topo.gpkg" ]; then
   echo "-- the same file with a covering (COMID, Hydroseq, DnHydroseq, StreamOrde) index"
+  # Without basin parts, whatever an earlier run left (the covering index,
+  # made by the generator under its own name, stays).
+  "$BIN/hydroplot" index --remove "$DATA/national_2m_topo.gpkg" >/dev/null
   "$BIN/bench_hydroplot" local "$DATA/national_2m_topo.gpkg" "$DATA/local_topo.json"
+  echo "-- the same file after \`hydroplot index\` (basin parts, the stored network; taken away again after)"
+  /usr/bin/time -f "hydroplot index: %e s, %M KB peak" "$BIN/hydroplot" index "$DATA/national_2m_topo.gpkg"
+  "$BIN/bench_hydroplot" local "$DATA/national_2m_topo.gpkg" "$DATA/local_indexed.json"
+  "$BIN/hydroplot" index --remove "$DATA/national_2m_topo.gpkg" >/dev/null
 fi
 
 if [ "${NATIONAL:-1}" != 0 ]; then
@@ -141,9 +148,10 @@ for name in ["rust.json", "link.json", "million.json", "million_seamless.json", 
     p = os.path.join(d, name)
     if os.path.exists(p):
         f.update(json.load(open(p)))
-p = os.path.join(d, "local_topo.json")
-if os.path.exists(p):
-    f.update({k + "_topo": v for k, v in json.load(open(p)).items()})
+for suffix in ["topo", "indexed"]:
+    p = os.path.join(d, f"local_{suffix}.json")
+    if os.path.exists(p):
+        f.update({f"{k}_{suffix}": v for k, v in json.load(open(p)).items()})
 nav = {l.split()[0]: float(l.split()[1]) for l in open(os.path.join(d, "navigation.txt")) if l.strip()}
 def row(what, value, target, ok):
     print(f"{what:<62} {value:>10} {target:>14}  {'MET' if ok else 'NOT MET'}")
@@ -175,6 +183,9 @@ if "local_wall_with_png_topo" in f:
     if "local_first_wall_topo" in f:
         print(f"{'  its first run, the pages as earlier steps left them (s)':<62} {f['local_first_wall_topo']:>10.2f}")
     row("local 2M file + covering topology index, peak RSS (MB)", f"{f['local_peak_rss_topo']:.0f}", "< 500 MB", f["local_peak_rss_topo"] < 500)
+if "local_wall_with_png_indexed" in f:
+    row("local 2M file after hydroplot index, 10k basin + map, warm (s)", f"{f['local_wall_with_png_indexed']:.2f}", "< 2 s", f["local_wall_with_png_indexed"] < 2)
+    row("local 2M file after hydroplot index, peak RSS (MB)", f"{f['local_peak_rss_indexed']:.0f}", "< 500 MB", f["local_peak_rss_indexed"] < 500)
 for m, what in [("million", "a million flowlines"), ("million_seamless", "the same, seamless copies")]:
     if f"{m}_full_wall" not in f:
         continue
