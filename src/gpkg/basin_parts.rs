@@ -10,15 +10,17 @@
 //! keyed by the comid of the reach that closes it. A basin adds the rings of
 //! the parts it holds whole to the edge counts of its other catchments
 //! ([`crate::table::dissolve::Dissolver::add_lines`]): the same edges are
-//! counted, so the basin is the same, bit for bit.
+//! counted, so the basin is the same, bit for bit. The network the parts
+//! were cut from is stored beside them (`stored_network.rs`, the table
+//! `hydroplot_basin_network`), for plots to read in one step.
 //!
 //! Stale parts are never used. The table is registered in `gpkg_contents`
 //! (as attributes, described as complete only once filled, with a
 //! fingerprint of the two tables' definitions and SRS), and triggers on the
-//! flowline and catchment tables and on the parts' own table delete that
-//! registration at any insert, update or delete, whichever program makes
-//! it. The parts count only while the registration says complete, its
-//! fingerprint matches and all nine triggers are in place: a table dropped
+//! flowline and catchment tables and on the parts' own two tables delete
+//! that registration at any insert, update or delete, whichever program
+//! makes it. The parts count only while the registration says complete,
+//! its fingerprint matches and all twelve triggers are in place: a table dropped
 //! and made again has lost its triggers, a column added or renamed changes
 //! the fingerprint. A plot looks again after reading them, so a write
 //! meanwhile is an error, never a basin of old parts and new catchments.
