@@ -317,6 +317,12 @@ fn cut(
         keys.sort_unstable();
         keys.windows(2).any(|w| w[0] == w[1])
     };
+    if !stored_network::fits(reaches.len()) {
+        return Err(format!(
+            "its {} flowlines are more than one SQLite blob holds",
+            reaches.len()
+        ));
+    }
     if repeats(reaches.iter().map(|r| r.comid).collect()) {
         return Err("a comid repeats among its flowlines".into());
     }

@@ -22,6 +22,15 @@ const MAGIC: &[u8; 8] = b"hpreach1";
 /// Bytes per reach.
 const REACH_BYTES: usize = 8 + 8 + 8 + 4 + 8;
 
+/// The longest blob SQLite stores (its default `SQLITE_MAX_LENGTH`).
+const MAX_BYTES: usize = 1_000_000_000;
+
+/// Whether the network of `reaches` reaches fits in one blob (up to about
+/// 27 million).
+pub(super) fn fits(reaches: usize) -> bool {
+    reaches.saturating_mul(REACH_BYTES) <= MAX_BYTES - MAGIC.len()
+}
+
 /// `reaches` and the reach each drains into (`network`'s) as the blob.
 pub(super) fn encode(reaches: &[Reach], network: &Network) -> Vec<u8> {
     let mut blob = Vec::with_capacity(MAGIC.len() + reaches.len() * REACH_BYTES);
@@ -106,5 +115,13 @@ mod tests {
         let mut out_of_range = blob.clone();
         out_of_range[8 + 28..8 + 36].copy_from_slice(&3i64.to_le_bytes());
         assert!(decode(&out_of_range).is_none());
+    }
+
+    #[test]
+    fn a_network_fits_while_its_blob_is_one_sqlite_stores() {
+        assert!(fits(2_700_000));
+        assert!(fits((MAX_BYTES - 8) / 36));
+        assert!(!fits((MAX_BYTES - 8) / 36 + 1));
+        assert!(!fits(usize::MAX));
     }
 }
