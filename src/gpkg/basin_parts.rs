@@ -256,7 +256,8 @@ impl GeoPackage {
 /// unless it has current ones. Idempotent. The file is checked as
 /// [`super::create_topology_index`] checks it (a refused file is left
 /// untouched); one without a catchment layer in NAD83 lon/lat, with
-/// repeated comids or hydroseqs, or too small for a single part gets none.
+/// repeated comids or hydroseqs, too small for a single part or too large
+/// for its network to be stored ([`stored_network::fits`]) gets none.
 /// The triggers are in place before the topology is read, so a write to
 /// the flowlines or catchments while the parts are made is an `Error::Gpkg`
 /// (run again), as is another run taking over. On any failure (a cancel of
