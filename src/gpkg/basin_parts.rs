@@ -14,19 +14,19 @@
 //! were cut from is stored beside them (`stored_network.rs`, the table
 //! `hydroplot_basin_network`), for plots to read in one step.
 //!
-//! Stale parts are never used. The table is registered in `gpkg_contents`
-//! (as attributes, described as complete only once filled, with a
-//! fingerprint of the two tables' definitions and SRS), and triggers on the
-//! flowline and catchment tables and on the parts' own two tables delete
-//! that registration at any insert, update or delete, whichever program
-//! makes it. The parts count only while the registration says complete,
-//! its fingerprint matches and all twelve triggers are in place: a table dropped
-//! and made again has lost its triggers, a column added or renamed changes
-//! the fingerprint. A plot looks again after reading them, so a write
-//! meanwhile is an error, never a basin of old parts and new catchments.
-//! Catchments in another CRS than NAD83 lon/lat, or flowlines whose comids
-//! or hydroseqs repeat, get no parts. (A program that turns SQLite's
-//! triggers off can still make them stale unseen.)
+//! Stale parts are never used. The table is registered in `gpkg_contents` (as
+//! attributes, described as complete only once filled, with a fingerprint of
+//! the two tables' definitions and SRS), and triggers on the flowline and
+//! catchment tables and on the parts' own two tables delete that registration
+//! at any insert, update or delete, whichever program makes it. The parts
+//! count only while the registration says complete, its fingerprint matches
+//! and all twelve triggers are in place: a table dropped and made again has
+//! lost its triggers, a column added or renamed changes the fingerprint. A
+//! plot looks again after reading them, so a write meanwhile is an error,
+//! never a basin of old parts and new catchments. Catchments in another CRS
+//! than NAD83 lon/lat, or flowlines whose comids or hydroseqs repeat, get no
+//! parts. (A program that turns SQLite's triggers off can still make them
+//! stale unseen.)
 
 use super::blob;
 use super::fold::{catchment_key, Fold};
