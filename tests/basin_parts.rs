@@ -163,6 +163,9 @@ fn a_column_changed_or_the_parts_dropped_leave_them_unused() {
         format!("DROP TABLE {BASIN_PARTS}"),
         "DROP TABLE hydroplot_basin_network".to_string(),
         "UPDATE hydroplot_basin_network SET reaches = x'00'".to_string(),
+        // No trigger fires on these; the fingerprint changes.
+        "ALTER TABLE hydroplot_basin_network RENAME COLUMN reaches TO spoilt".to_string(),
+        format!("ALTER TABLE {BASIN_PARTS} RENAME COLUMN outline TO spoilt"),
     ] {
         let (_, parted) = copies("schema");
         store_parts(&parted);
@@ -356,6 +359,41 @@ fn parts_are_made_once_and_registered_as_attributes() {
     assert_eq!(
         triggers, 12,
         "on the flowlines, the catchments, the parts and their topology"
+    );
+}
+
+#[test]
+fn a_table_defined_anew_while_the_parts_are_made_leaves_none() {
+    let (plain, parted) = copies("defined-anew");
+    let mut changed = false;
+    // Once the build watches the tables (its progress starts after that),
+    // a column is added: no trigger fires, the definition changes.
+    let made = create_basin_parts(&parted, SMALL_PARTS, &Stop::never(), &mut |_, _| {
+        if !std::mem::replace(&mut changed, true) {
+            Connection::open(&parted)
+                .unwrap()
+                .execute("ALTER TABLE CatchmentSP ADD COLUMN note TEXT", [])
+                .unwrap();
+        }
+    });
+    match made {
+        Err(Error::Gpkg(why)) => assert!(why.contains("run `hydroplot index` again"), "{why}"),
+        other => panic!("an error expected, got {other:?}"),
+    }
+    let db = Connection::open(&parted).unwrap();
+    let ours: i64 = db
+        .query_row(
+            "SELECT count(*) FROM sqlite_master WHERE name LIKE 'hydroplot_basin_%'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(ours, 0, "tables and triggers taken away again");
+    drop(db);
+    let outlet = some_outlets()[0];
+    assert_eq!(
+        basins(&parted, &[outlet], Layers::All),
+        basins(&plain, &[outlet], Layers::All)
     );
 }
 

@@ -122,8 +122,9 @@ hydroplot index [--remove] FILE.gpkg
   adds the topology index that makes a national-scale NHDPlus GeoPackage fast
   (--hydro-data), and the basin parts that make its large basins fast (the
   outlines of parts of the network, in the table hydroplot_basin_parts, and
-  the network itself, read in one step; kept current by triggers: a later edit of the flowlines or catchments leaves
-  them unused until the next index); refuses other files, may run twice
+  the network itself, read in one step; kept current by triggers: a later
+  edit of the flowlines or catchments leaves them unused until the next
+  index); refuses other files, may run twice
   --remove                 takes both away again (an index made by hand stays)
 
 hydroplot --version

@@ -99,13 +99,14 @@ fn triggered_tables(tables: &[String; 2]) -> [&str; 4] {
     [&tables[0], &tables[1], BASIN_PARTS, BASIN_NETWORK]
 }
 
-/// A fingerprint of what the parts were made from, beyond the rows the
-/// triggers watch: the two tables' definitions (a column added, renamed or
-/// dropped changes which is the key) and their geometry columns' SRS (the
+/// A fingerprint of what the parts were made from and are kept in, beyond
+/// the rows the triggers watch: the definitions of the two tables and of
+/// the parts' own two (a column added, renamed or dropped changes which is
+/// the key, or what is read back) and the geometry columns' SRS (the
 /// coordinates read). FNV-1a, in hex.
 fn fingerprint(conn: &Connection, tables: &[String; 2]) -> rusqlite::Result<String> {
     let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
-    for table in tables {
+    for table in triggered_tables(tables) {
         let mut text = String::new();
         for query in [
             "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?1 COLLATE NOCASE",
@@ -180,20 +181,24 @@ impl GeoPackage {
     /// The flowline network as stored with current basin parts
     /// ([`GeoPackage::basin_parts`]): the reaches [`GeoPackage::read_topology`]
     /// read when they were made, which no write has changed since, and
-    /// their [`Network`]. `None` without current parts.
+    /// their [`Network`]. `None` without current parts, or when the blob
+    /// cannot be read or decoded: the network is then read row by row, and
+    /// `hydroplot index` makes it again.
     pub fn stored_network(&self) -> Result<Option<(Vec<Reach>, Network)>> {
-        if self.basin_parts()?.is_none() {
-            return Ok(None);
-        }
-        let blob: Option<Vec<u8>> = (self.connection())
-            .query_row(
-                &format!("SELECT reaches FROM {} LIMIT 1", quote(BASIN_NETWORK)),
-                [],
-                |r| r.get(0),
-            )
-            .optional()
-            .map_err(|e| self.context(e.into()))?;
-        Ok(blob.as_deref().and_then(stored_network::decode))
+        let conn = self.connection();
+        let sql = |e: rusqlite::Error| self.context(e.into());
+        // The look at the parts and the read see one state of the file.
+        conn.execute_batch("SAVEPOINT hydroplot_stored_network")
+            .map_err(sql)?;
+        let blob = self.basin_parts().map(|parts| {
+            parts.and_then(|_| {
+                let select = format!("SELECT reaches FROM {} LIMIT 1", quote(BASIN_NETWORK));
+                conn.query_row(&select, [], |r| r.get::<_, Vec<u8>>(0)).ok()
+            })
+        });
+        conn.execute_batch("RELEASE hydroplot_stored_network")
+            .map_err(sql)?;
+        Ok(blob?.as_deref().and_then(stored_network::decode))
     }
 
     /// The flowline network: [`GeoPackage::stored_network`] when the file
@@ -438,6 +443,9 @@ struct PartsWriter {
     path: std::path::PathBuf,
     /// This run's registration while it makes the parts.
     being_made: String,
+    /// The registration once made ([`complete`]), as the tables were
+    /// defined when the triggers began to watch them.
+    registered: String,
 }
 
 impl PartsWriter {
@@ -451,8 +459,10 @@ impl PartsWriter {
             conn,
             path: path.to_path_buf(),
             being_made,
+            registered: String::new(),
         };
         let being_made = writer.being_made.clone();
+        let mut made = String::new();
         writer.transaction(|tx| {
             remove_basin_parts(tx)?;
             tx.execute_batch(&format!(
@@ -468,8 +478,10 @@ impl PartsWriter {
             for table in tables {
                 create_triggers(tx, table)?;
             }
+            made = complete(tx, tables)?;
             Ok(())
         })?;
+        writer.registered = made;
         Ok(writer)
     }
 
@@ -482,14 +494,16 @@ impl PartsWriter {
         network: &[u8],
     ) -> Result<PartsOutcome> {
         let mut taken_over = false;
-        let being_made = self.being_made.clone();
-        self.transaction(|tx| {
+        let (being_made, made) = (self.being_made.clone(), self.registered.clone());
+        let stored = self.transaction(|tx| {
             let ours: i64 = tx.query_row(
                 "SELECT count(*) FROM gpkg_contents WHERE table_name = ?1 AND description = ?2",
                 [BASIN_PARTS, &being_made],
                 |r| r.get(0),
             )?;
-            if ours == 0 {
+            // Rows written meanwhile withdrew the registration; a table
+            // defined anew changed the fingerprint.
+            if ours == 0 || complete(tx, tables)? != made {
                 taken_over = true;
                 return Ok(());
             }
@@ -509,15 +523,19 @@ impl PartsWriter {
             create_triggers(tx, BASIN_NETWORK)?;
             tx.execute(
                 "UPDATE gpkg_contents SET description = ?2 WHERE table_name = ?1",
-                [BASIN_PARTS, &complete(tx, tables)?],
+                [BASIN_PARTS, &made],
             )?;
             Ok(())
-        })?;
+        });
+        if let Err(e) = stored {
+            self.abandon();
+            return Err(e);
+        }
         if taken_over {
             let path = self.path.display().to_string();
             self.abandon();
             return Err(Error::Gpkg(format!(
-                "{path}: the flowlines or catchments changed, or another `hydroplot index` ran, while the basin parts were made; run `hydroplot index` again."
+                "{path}: the flowlines or catchments changed (their rows or definitions), or another `hydroplot index` ran, while the basin parts were made; run `hydroplot index` again."
             )));
         }
         Ok(PartsOutcome::Created { parts: parts.len() })

@@ -321,8 +321,11 @@ impl GeoPackage {
         ids: &[i64],
         shares: usize,
     ) -> Result<Table> {
+        if shares <= 1 {
+            return self.read_by_ids(c, ids);
+        }
         let ByIds { key, unique, scan } = self.by_ids(c, ids)?;
-        let Some(scan) = scan.filter(|_| shares > 1) else {
+        let Some(scan) = scan else {
             return self.read_by_ids(c, ids);
         };
         let read_share = |gpkg: &GeoPackage, index: usize| -> Result<TableBuilder> {
