@@ -496,14 +496,9 @@ impl PartsWriter {
         let mut taken_over = false;
         let (being_made, made) = (self.being_made.clone(), self.registered.clone());
         let stored = self.transaction(|tx| {
-            let ours: i64 = tx.query_row(
-                "SELECT count(*) FROM gpkg_contents WHERE table_name = ?1 AND description = ?2",
-                [BASIN_PARTS, &being_made],
-                |r| r.get(0),
-            )?;
             // Rows written meanwhile withdrew the registration; a table
             // defined anew changed the fingerprint.
-            if ours == 0 || complete(tx, tables)? != made {
+            if !is_ours(tx, &being_made)? || complete(tx, tables)? != made {
                 taken_over = true;
                 return Ok(());
             }
@@ -548,12 +543,7 @@ impl PartsWriter {
         self.conn.progress_handler(0, None::<fn() -> bool>);
         let being_made = self.being_made.clone();
         let _ = self.transaction(|tx| {
-            let ours: i64 = tx.query_row(
-                "SELECT count(*) FROM gpkg_contents WHERE table_name = ?1 AND description = ?2",
-                [BASIN_PARTS, &being_made],
-                |r| r.get(0),
-            )?;
-            if ours > 0 {
+            if is_ours(tx, &being_made)? {
                 remove_basin_parts(tx)?;
             }
             Ok(())
@@ -573,6 +563,17 @@ impl PartsWriter {
         f(&tx).map_err(|e| write_failed(&path, FAILURE, e))?;
         tx.commit().map_err(|e| write_failed(&path, FAILURE, e))
     }
+}
+
+/// Whether the parts' registration is still the run's own, `being_made`
+/// ([`PartsWriter`]): no write withdrew it, no other run took over.
+fn is_ours(tx: &rusqlite::Transaction, being_made: &str) -> rusqlite::Result<bool> {
+    let ours: i64 = tx.query_row(
+        "SELECT count(*) FROM gpkg_contents WHERE table_name = ?1 AND description = ?2",
+        [BASIN_PARTS, being_made],
+        |r| r.get(0),
+    )?;
+    Ok(ours > 0)
 }
 
 /// Creates the triggers that withdraw the parts' registration at any
