@@ -9,7 +9,7 @@
 //! buffer, its arrays pointing into that buffer (no copy when aligned).
 
 use super::data::{Layer, PlotData};
-use super::outlets::site_id;
+use super::site::site_id;
 use super::request::{Layers, Outlet, PlotRequest, Properties};
 use crate::cache::PlotCache;
 use crate::context::{Context, LogLevel};

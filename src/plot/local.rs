@@ -1,7 +1,8 @@
 //! The subset from a local NHDPlus GeoPackage (`hydro_data`): navigation
 //! over the topology columns alone, then geometries for the subset only.
 
-use super::outlets::{linked_data_id, outlet_point, site_number, Resolved};
+use super::outlets::{linked_data_id, outlet_point, Resolved};
+use super::site::site_number;
 use super::request::{Layers, Outlet, PlotRequest};
 use super::subset::{
     cores, extent, flowlines_of_order, ids_of, left_out, network_rows, retain_keys, wbareacomi_of,

@@ -9,12 +9,13 @@ mod local;
 pub mod lod;
 mod outlets;
 pub mod request;
+mod site;
 mod subset;
 mod thinning;
 
 pub use data::{Drawing, Layer, Plot, PlotData, PLOT_DATA_CRS};
 pub use draw::draw_plot_data;
-pub use outlets::site_id;
+pub use site::site_id;
 pub use request::{CacheSetting, Layers, Outlet, PlotRequest, Properties};
 
 use crate::cancel::Stop;

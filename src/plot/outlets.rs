@@ -1,6 +1,7 @@
 //! Outlets: their linked-data identity, and the outlets layer of the result.
 
 use super::request::Outlet;
+use super::site::site_id;
 use crate::config::Names;
 use crate::table::column::Scalar;
 use crate::table::{Table, TableBuilder};
@@ -64,21 +65,6 @@ pub fn linked_data_id(outlet: &Outlet, names: Names) -> Option<(String, String)>
     }
 }
 
-/// `05428500` -> `USGS-05428500`; ids that carry an agency prefix stay.
-pub fn site_id(id: &str) -> String {
-    let id = id.trim();
-    if id.contains('-') {
-        id.to_string()
-    } else {
-        format!("USGS-{id}")
-    }
-}
-
-/// The site number of a gauge id (`USGS-05428500` -> `05428500`).
-pub fn site_number(id: &str) -> &str {
-    id.rsplit_once('-').map_or(id, |(_, n)| n)
-}
-
 /// The point to draw for a linked-data feature: the point itself, or the
 /// downstream (last) vertex of a flowline.
 pub fn outlet_point(g: &Geometry<f64>) -> Option<Point<f64>> {
@@ -98,10 +84,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn bare_site_ids_get_the_agency_prefix() {
-        assert_eq!(site_id("05428500"), "USGS-05428500");
-        assert_eq!(site_id("USGS-05428500"), "USGS-05428500");
-        assert_eq!(site_number("USGS-05428500"), "05428500");
+    fn gauge_outlets_are_linked_data_features_with_the_agency_prefix() {
         let o = Outlet::Site("05428500".into());
         assert_eq!(
             linked_data_id(&o, Names::Neutral),

@@ -454,7 +454,7 @@ fn check_outlet(outlet: &Outlet) -> Result<()> {
         Outlet::Site(s)
             if s.trim().is_empty()
                 || s.contains('/')
-                || super::outlets::site_number(s.trim()).is_empty() =>
+                || super::site::site_number(s.trim()).is_empty() =>
         {
             bad(format!(
                 "gauge site {s:?} must be a non-empty id (a site number after any \

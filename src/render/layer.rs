@@ -8,7 +8,7 @@
 use super::colors::RColor;
 use super::style::Style;
 use super::symbols::{self, SymbolPaint};
-use super::view::View;
+use super::view::{View, MAP_CRS};
 use crate::crs::Transformer;
 use crate::table::geometry::{kind, Geometries, GeometryBuilder};
 use crate::{Error, Result};
@@ -119,7 +119,7 @@ impl Canvas<'_> {
     /// that draws them (in order, so the pixels are the same).
     pub fn draw(&mut self, layer: &LayerView) -> Result<()> {
         let g = layer.geometries;
-        let to_map = Transformer::new(layer.crs, super::MAP_CRS)?;
+        let to_map = Transformer::new(layer.crs, MAP_CRS)?;
         let coords: usize = layer.rows.iter().map(|r| g.row_xy(r).len() / 2).sum();
         if coords < PIPELINE_COORDS {
             let mut px = std::mem::take(&mut self.scratch.px);
@@ -301,7 +301,7 @@ struct Chunk {
 /// when the receiver does.
 fn project_chunks(layer: &LayerView, view: &View, send: &SyncSender<Result<Chunk>>) {
     let g = layer.geometries;
-    let to_map = match Transformer::new(layer.crs, super::MAP_CRS) {
+    let to_map = match Transformer::new(layer.crs, MAP_CRS) {
         Ok(t) => t,
         Err(e) => {
             let _ = send.send(Err(e));

@@ -3,6 +3,9 @@
 
 use crate::{Error, Result};
 
+/// The CRS of the drawn map.
+pub const MAP_CRS: &str = "EPSG:3857";
+
 /// The map size when none is given, pixels.
 pub const DEFAULT_SIZE: (u32, u32) = (1024, 768);
 

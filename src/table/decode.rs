@@ -11,6 +11,7 @@
 
 use super::column::Scalar;
 use super::geometry::{kind, GeometryBuilder};
+use super::scratch::{KeyMode, Step};
 use super::{Table, TableBuilder};
 use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::Deserialize;
@@ -77,21 +78,6 @@ fn page(head: Head, b: TableBuilder) -> Result<Page, String> {
         number_returned: head.number_returned,
         next: head.next,
     })
-}
-
-/// How the decoder reads property keys.
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
-pub(super) enum KeyMode {
-    /// As checked strings, from any deserializer.
-    #[default]
-    Text,
-    /// As serde_json's unchecked string bytes, which saves checking UTF-8
-    /// of the predicted key ([`TableBuilder::key_bytes`]).
-    Bytes,
-    /// Bytes met a key whose escapes decode to a control character. The
-    /// bytes parse lets a raw control character through too, so only a
-    /// text parse tells the two apart: the page is read again as text.
-    Ambiguous,
 }
 
 /// The page's members other than `features`.
@@ -509,16 +495,6 @@ impl<'de> Visitor<'de> for GeometrySeed<'_> {
         })?;
         b.geometry.finish_row(k).map_err(custom)
     }
-}
-
-/// One step of a coordinates array, recorded before the geometry's type is
-/// known (members come in any order: serializers of sorted maps send
-/// `coordinates` first).
-#[derive(Debug, Clone, Copy)]
-pub(super) enum Step {
-    Open,
-    Close,
-    Position(f64, f64),
 }
 
 /// Writes recorded coordinates into the geometry buffers as a geometry

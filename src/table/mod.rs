@@ -20,6 +20,7 @@ pub mod export;
 pub mod geojson;
 pub mod geometry;
 mod import;
+mod scratch;
 
 use crate::feature::{Feature, Properties};
 use arrow_array::{Array, ArrayRef, Float64Array, Int64Array, UInt32Array};
@@ -380,9 +381,9 @@ pub struct TableBuilder {
     order: Vec<u32>,
     ids: ColumnBuilder,
     /// The decoder's scratch: the coordinates of the geometry being read.
-    coords: Vec<decode::Step>,
+    coords: Vec<scratch::Step>,
     /// How the decoder reads property keys.
-    keys: decode::KeyMode,
+    keys: scratch::KeyMode,
     /// The geometry of each row; pushed by the filler.
     pub geometry: GeometryBuilder,
     rows: usize,
@@ -475,7 +476,7 @@ impl TableBuilder {
     /// needs no check (its spelling was checked when first seen); any other
     /// is checked as a string parse would (no control character, UTF-8).
     /// The decoder reads a key whose escapes decode to a control character
-    /// as text instead (see `decode::KeyMode`).
+    /// as text instead (see `scratch::KeyMode`).
     #[inline]
     pub(super) fn key_bytes(&mut self, bytes: &[u8]) -> Result<u32, String> {
         if let Some(&id) = self.last_order.get(self.order.len()) {
