@@ -2,7 +2,7 @@
 # Bounded fuzzing of every parser of outside bytes (feature pages, traces,
 # GeoPackage blobs, plot-cache and tile-cache entries, tile images).
 #
-# Always: the stable-toolchain mutation fuzzer (tests/fuzz_parsers.rs),
+# Always: the stable-toolchain mutation fuzzer (tests/it/fuzz_parsers.rs),
 # FUZZ_SECONDS per target (default 20; six targets on two test threads).
 # Also, with LIBFUZZER=1 and a nightly toolchain and cargo-fuzz installed
 # (a stock machine has neither; nothing is installed here): libFuzzer on the
@@ -15,7 +15,7 @@ cd "$(dirname "$0")/.."
 seconds="${FUZZ_SECONDS:-20}"
 
 echo "stable mutation fuzzer: ${seconds}s per target"
-HYDROPLOT_FUZZ_SECONDS="$seconds" cargo test --test fuzz_parsers -- --nocapture --test-threads 2
+HYDROPLOT_FUZZ_SECONDS="$seconds" cargo test --test it fuzz_parsers:: -- --nocapture --test-threads 2
 
 if [ "${LIBFUZZER:-0}" = 1 ] && cargo +nightly fuzz --version >/dev/null 2>&1; then
     echo "libFuzzer (cargo +nightly fuzz): ${seconds}s per target"

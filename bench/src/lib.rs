@@ -4,6 +4,9 @@
 //! logged requests replayed without parsing). Never run in CI;
 //! `bench/compare.sh` runs the programs.
 
+
+pub mod make_network;
+
 use hydroplot::config::Config;
 use hydroplot_mock::Transfer;
 use serde_json::{json, Map as JsonMap, Value};

@@ -2,7 +2,7 @@
 //! must return (an error is fine) without panicking, and whatever it accepts
 //! must survive the library's own round trip. Shared by the libFuzzer targets
 //! (`fuzz/fuzz_targets/*.rs`, `cargo +nightly fuzz run <name>`) and the
-//! stable-toolchain mutation fuzzer (`tests/fuzz_parsers.rs`).
+//! stable-toolchain mutation fuzzer (`tests/it/fuzz_parsers.rs`).
 
 use hydroplot::feature::to_geojson;
 use hydroplot::gpkg::blob;

@@ -9,7 +9,7 @@
 //! Every request is logged, and faults (statuses, 429, slow answers, broken
 //! bodies, dropped connections) can be injected per path.
 //!
-//! Files import downward only (tests/architecture.rs checks it), bottom up:
+//! Files import downward only (tests/it/architecture.rs checks it), bottom up:
 //! - [`data`]: the fixture data, loaded once per process, and upstream navigation.
 //! - `wire`: the parsed request and the answer, shared by the router and the endpoints.
 //! - `index`, `fabric`, `flowtrace`, `tiles`: the endpoints.

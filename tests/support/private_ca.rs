@@ -1,6 +1,6 @@
 //! A throw-away certificate authority made in the test (rcgen), as an
 //! agency's TLS-inspecting root would be, and server certificates it signs
-//! for the HTTPS mock. Used by `tests/tls.rs` and `tests/tls_env.rs`.
+//! for the HTTPS mock. Used by `tests/it/tls.rs` and `tests/process/tls_env.rs`.
 #![allow(dead_code)]
 
 use hydroplot_mock::TlsIdentity;

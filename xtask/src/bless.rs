@@ -1,7 +1,7 @@
 //! Blessing the reference images of the pixel tests, as a reviewed step
 //! outside the test run: the tests only ever read `tests/data/render/`.
 //!
-//! `render_candidates` runs `tests/render.rs` with `HYDROPLOT_RENDER_CANDIDATES`
+//! `render_candidates` runs `tests/it/render.rs` with `HYDROPLOT_RENDER_CANDIDATES`
 //! pointing at `<target dir>/bless/`, where the tests write what they render;
 //! `accept` copies those reviewed files over the references. Only `.png` files
 //! are handled, and only the candidates this task asked the tests to write are
@@ -55,7 +55,7 @@ pub fn render_candidates(root: &Path) -> Result<(), String> {
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let status = Command::new(cargo)
         .current_dir(root)
-        .args(["test", "--test", "render"])
+        .args(["test", "--test", "it", "render::"])
         .env(CANDIDATES_VAR, &dir)
         .status()
         .map_err(|e| format!("cannot run cargo test: {e}"))?;

@@ -5,7 +5,7 @@
 //!   `cbindgen.toml`;
 //! - `header --check`: regenerate in memory and fail, showing the first
 //!   differing lines, when the checked-in header differs (CI runs this);
-//! - `bless-render`: run the pixel tests (`tests/render.rs`) so that they
+//! - `bless-render`: run the pixel tests (`tests/it/render.rs`) so that they
 //!   write the images they render to `<target dir>/bless/`, and print the
 //!   candidates' paths for review; the references are not touched;
 //! - `bless-render --accept`: copy the reviewed candidates in
