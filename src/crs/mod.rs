@@ -194,7 +194,7 @@ impl Transformer {
 /// Spherical Mercator (EPSG:3857) of a lon/lat point in degrees, as the
 /// backends compute it (longitude wrapped into [-180, 180], the same errors
 /// at and beyond the poles) but about 20x faster than proj4rs, which spent
-/// a third of the time of drawing 50k flowlines (bench/RESULTS.md).
+/// a third of the time of drawing 50k flowlines (bench/HISTORY.md).
 fn web_mercator(lon: f64, lat: f64) -> std::result::Result<(f64, f64), String> {
     use std::f64::consts::{FRAC_PI_2, PI};
     const RADIUS: f64 = 6_378_137.0;
