@@ -21,6 +21,9 @@ work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 sample="$root/tests/data/yahara_sample.gpkg"
 conn="HYDROPLOT:comid=13293970&hydro_data=$sample"
+trace="HYDROPLOT:trace=-89.2158,42.9561&direction=up"
+# Runs a command with the mock services up (HYDROPLOT_* pointing at them).
+with_mock="$root/tests/bindings/with-mock.sh"
 passed=0
 failed=0
 
@@ -176,7 +179,7 @@ mock="${HYDROPLOT_TEST_MOCK_BIN:-$target/debug/hydroplot-mock}"
 [ -x "$mock" ] || (cd "$root" && cargo build -q -p hydroplot-mock)
 trace_fields() {
     local f
-    f="$("$root/tests/bindings/with-mock.sh" ogrinfo -ro -al "HYDROPLOT:trace=-89.2158,42.9561&direction=up")" ||
+    f="$("$with_mock" ogrinfo -ro -al "$trace")" ||
         return 1
     equals "$(sed -n 's/^Feature Count: //p' <<<"$f")" 2 &&
         grep -q 'ID\["EPSG",4326\]' <<<"$f" &&
@@ -195,7 +198,7 @@ check "trace: 2 features, the spec's 7 fields, EPSG:4326 (mock flowtrace)" trace
 # flowlines, with far fewer fields than the 138 the service holds.
 properties_plot() {
     local f fields
-    f="$("$root/tests/bindings/with-mock.sh" ogrinfo -ro -so "HYDROPLOT:comid=13293970&properties=plot" flowline)" ||
+    f="$("$with_mock" ogrinfo -ro -so "HYDROPLOT:comid=13293970&properties=plot" flowline)" ||
         return 1
     echo "$f" | grep -q '^Feature Count: 251$' || { echo "$f"; return 1; }
     fields=$(echo "$f" | grep -cE '^[A-Za-z_0-9]+: (Integer64|Integer|Real|String)')
@@ -208,7 +211,7 @@ check "properties=plot: 251 flowlines from the mock with only the plot's fields"
 # no flowline upstream of the outlet has stream order 9.
 library_warning() {
     local f
-    f="$("$root/tests/bindings/with-mock.sh" ogrinfo -ro -so "HYDROPLOT:comid=13293970&streamorder=9" flowline 2>&1)" ||
+    f="$("$with_mock" ogrinfo -ro -so "HYDROPLOT:comid=13293970&streamorder=9" flowline 2>&1)" ||
         return 1
     grep -q '^Warning 1: HYDROPLOT: outlet comid/13293970 (comid 13293970) is not among the flowlines fetched' <<<"$f" ||
         { echo "$f"; return 1; }
@@ -219,7 +222,6 @@ check "the library's warnings are GDAL warnings (an outlet the stream order filt
 # test_ogrsf -ro: counts, filters, extents, random reads, SQL, ignored fields,
 # the Arrow stream, each feature's SRS object; -fsf adds the full spatial
 # filter tests. Passing: exit 0 and no ERROR or FAILURE line.
-with_mock="$root/tests/bindings/with-mock.sh"
 ogrsf_clean() {
     local rc=0
     "$@" >"$work/ogrsf.out" 2>&1 || rc=$?
@@ -237,7 +239,7 @@ if test_ogrsf="$(bash "$root/gdal/test_ogrsf.sh" 2>"$work/test_ogrsf.build")"; t
         check "test_ogrsf -ro${fsf:+ $fsf}: a comid plot from the mock" \
             ogrsf_clean "$with_mock" "$test_ogrsf" -ro $fsf "HYDROPLOT:comid=13293970"
         check "test_ogrsf -ro${fsf:+ $fsf}: a trace from the mock" \
-            ogrsf_clean "$with_mock" "$test_ogrsf" -ro $fsf "HYDROPLOT:trace=-89.2158,42.9561&direction=up"
+            ogrsf_clean "$with_mock" "$test_ogrsf" -ro $fsf "$trace"
     done
 else
     echo "FAIL: gdal/test_ogrsf.sh could not get test_ogrsf"
