@@ -5,8 +5,10 @@
 #
 # PLUGIN_DIR holds the built ogr_HYDROPLOT.so (default: the CMake build's
 # $CARGO_TARGET_DIR/cmake-gdal/gdalplugins). Needs gdal-bin, libgdal-dev,
-# sqlite3, gcc; R with sf and valgrind when present (their checks fail when
-# they are missing, so CI cannot skip them by accident). The trace check
+# sqlite3, gcc, g++; apt-get and dpkg-dev for GDAL's test_ogrsf
+# (gdal/test_ogrsf.sh); R with sf, valgrind, and QGIS (python3-qgis,
+# qgis-providers, python3-gdal) when present (their checks fail when they are
+# missing, so CI cannot skip them by accident; QGIS's only under CI=true). The trace check
 # runs against the loopback mock (tests/bindings/with-mock.sh). Every check
 # prints ok/FAIL; the last line is the summary .ci/run counts.
 set -uo pipefail
@@ -19,6 +21,9 @@ work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 sample="$root/tests/data/yahara_sample.gpkg"
 conn="HYDROPLOT:comid=13293970&hydro_data=$sample"
+trace="HYDROPLOT:trace=-89.2158,42.9561&direction=up"
+# Runs a command with the mock services up (HYDROPLOT_* pointing at them).
+with_mock="$root/tests/bindings/with-mock.sh"
 passed=0
 failed=0
 
@@ -52,11 +57,21 @@ documents_keys() {
     ! grep -qi 'could not parse' <<<"$f" &&
         grep -q 'Connection prefix: HYDROPLOT:' <<<"$f" &&
         for k in COMID COMID_SET SITE FEATURE POINT BBOX STREAMORDER FLOWLINE_ONLY \
-            HYDRO_DATA CACHE_DATA TRACE DIRECTION INDEX_URL FABRIC_URL NAMES; do
+            HYDRO_DATA CACHE_DATA TRACE DIRECTION INDEX_URL FABRIC_URL NAMES \
+            CA_BUNDLE PROXY OFFLINE; do
             grep -q "name=\"$k\"" <<<"$f" || { echo "missing $k"; return 1; }
         done
 }
 check "ogrinfo --format HYDROPLOT documents every key" documents_keys
+# GDAL's convention: a capability the driver lacks is left out, never "NO".
+no_virtualio() {
+    /usr/bin/python3 -c 'from osgeo import gdal
+md = gdal.GetDriverByName("HYDROPLOT").GetMetadata()
+assert md.get("DCAP_VECTOR") == "YES", md
+bad = {k: v for k, v in md.items() if k.startswith("DCAP_") and v != "YES"}
+assert not bad, bad'
+}
+check "driver metadata: only DCAP_* = YES (no DCAP_VIRTUALIO=NO; python3-gdal)" no_virtualio
 
 # --- The sample: published Yahara figures (fixtures/README.md) ------------------
 published_counts() {
@@ -85,13 +100,22 @@ open_options() {
         equals "$(count -oo FLOWLINE_ONLY=YES "$conn" catchment)" 0
 }
 check "open options (-oo COMID=...) as the connection keys" open_options
+# QGIS passes NOLOCK=ON to a string naming a .gpkg, GDAL's utilities and sf
+# pass others: GDAL's warning, and the open goes on. The string's own keys
+# stay strict (bad_strings below).
+foreign_open_options() {
+    local out
+    out="$(ogrinfo -ro -so -oo NOLOCK=ON -oo LIST_ALL_TABLES=YES "$conn" flowline 2>&1)" ||
+        { echo "$out"; return 1; }
+    grep -q '^Feature Count: 251$' <<<"$out" &&
+        grep -q '^Warning 6: driver HYDROPLOT does not support open option NOLOCK$' <<<"$out" &&
+        ! grep -q '^ERROR' <<<"$out" || { echo "$out"; return 1; }
+}
+check "open options not the driver's (NOLOCK, LIST_ALL_TABLES): a warning, and it opens" \
+    foreign_open_options
 
-# The upstream set, computed independently: a recursive CTE down the
-# sample's Hydroseq -> DnHydroseq links.
-upstream_sql="WITH RECURSIVE up(h) AS (
-  SELECT Hydroseq FROM s.NHDFlowline_Network WHERE COMID = 13293970
-  UNION SELECT f.Hydroseq FROM s.NHDFlowline_Network f JOIN up ON f.DnHydroseq = up.h)
-SELECT COMID FROM s.NHDFlowline_Network WHERE Hydroseq IN (SELECT h FROM up)"
+# The upstream set, computed independently (SQL over the sample).
+upstream_sql="$(grep -v '^--' "$root/gdal/upstream.sql")"
 ogr2ogr_set() {
     ogr2ogr -f GPKG "$work/yahara.gpkg" "$conn" || return 1
     local r
@@ -155,7 +179,7 @@ mock="${HYDROPLOT_TEST_MOCK_BIN:-$target/debug/hydroplot-mock}"
 [ -x "$mock" ] || (cd "$root" && cargo build -q -p hydroplot-mock)
 trace_fields() {
     local f
-    f="$("$root/tests/bindings/with-mock.sh" ogrinfo -ro -al "HYDROPLOT:trace=-89.2158,42.9561&direction=up")" ||
+    f="$("$with_mock" ogrinfo -ro -al "$trace")" ||
         return 1
     equals "$(sed -n 's/^Feature Count: //p' <<<"$f")" 2 &&
         grep -q 'ID\["EPSG",4326\]' <<<"$f" &&
@@ -174,7 +198,7 @@ check "trace: 2 features, the spec's 7 fields, EPSG:4326 (mock flowtrace)" trace
 # flowlines, with far fewer fields than the 138 the service holds.
 properties_plot() {
     local f fields
-    f="$("$root/tests/bindings/with-mock.sh" ogrinfo -ro -so "HYDROPLOT:comid=13293970&properties=plot" flowline)" ||
+    f="$("$with_mock" ogrinfo -ro -so "HYDROPLOT:comid=13293970&properties=plot" flowline)" ||
         return 1
     echo "$f" | grep -q '^Feature Count: 251$' || { echo "$f"; return 1; }
     fields=$(echo "$f" | grep -cE '^[A-Za-z_0-9]+: (Integer64|Integer|Real|String)')
@@ -187,12 +211,57 @@ check "properties=plot: 251 flowlines from the mock with only the plot's fields"
 # no flowline upstream of the outlet has stream order 9.
 library_warning() {
     local f
-    f="$("$root/tests/bindings/with-mock.sh" ogrinfo -ro -so "HYDROPLOT:comid=13293970&streamorder=9" flowline 2>&1)" ||
+    f="$("$with_mock" ogrinfo -ro -so "HYDROPLOT:comid=13293970&streamorder=9" flowline 2>&1)" ||
         return 1
     grep -q '^Warning 1: HYDROPLOT: outlet comid/13293970 (comid 13293970) is not among the flowlines fetched' <<<"$f" ||
         { echo "$f"; return 1; }
 }
 check "the library's warnings are GDAL warnings (an outlet the stream order filter leaves out)" library_warning
+
+# --- GDAL's own driver test program (gdal/test_ogrsf.sh builds it) --------------
+# test_ogrsf -ro: counts, filters, extents, random reads, SQL, ignored fields,
+# the Arrow stream, each feature's SRS object; -fsf adds the full spatial
+# filter tests. Passing: exit 0 and no ERROR or FAILURE line.
+ogrsf_clean() {
+    local rc=0
+    "$@" >"$work/ogrsf.out" 2>&1 || rc=$?
+    if [ "$rc" -ne 0 ] || grep -qE '^(ERROR|FAILURE)' "$work/ogrsf.out"; then
+        grep -E '^(ERROR|FAILURE)' "$work/ogrsf.out" | sort | uniq -c | head -n 15
+        echo "exit $rc"
+        return 1
+    fi
+}
+started=$SECONDS
+if test_ogrsf="$(bash "$root/gdal/test_ogrsf.sh" 2>"$work/test_ogrsf.build")"; then
+    for fsf in "" -fsf; do
+        check "test_ogrsf -ro${fsf:+ $fsf}: the sample through hydro_data" \
+            ogrsf_clean "$test_ogrsf" -ro $fsf "$conn"
+        check "test_ogrsf -ro${fsf:+ $fsf}: a comid plot from the mock" \
+            ogrsf_clean "$with_mock" "$test_ogrsf" -ro $fsf "HYDROPLOT:comid=13293970"
+        check "test_ogrsf -ro${fsf:+ $fsf}: a trace from the mock" \
+            ogrsf_clean "$with_mock" "$test_ogrsf" -ro $fsf "$trace"
+    done
+else
+    echo "FAIL: gdal/test_ogrsf.sh could not get test_ogrsf"
+    sed 's/^/    /' "$work/test_ogrsf.build" | tail -n 20
+    failed=$((failed + 1))
+fi
+echo "    (test_ogrsf, getting it and six runs: $((SECONDS - started)) s)"
+
+# --- QGIS (gdal/test_qgis.py, headless PyQGIS) -------------------------------------
+started=$SECONDS
+rc=0
+QT_QPA_PLATFORM=offscreen "$with_mock" /usr/bin/python3 "$root/gdal/test_qgis.py" \
+    >"$work/qgis.out" 2>&1 || rc=$?
+grep -E '^(ok|FAIL|skipped): |^    ' "$work/qgis.out"
+passed=$((passed + $(grep -c '^ok: ' "$work/qgis.out")))
+failed=$((failed + $(grep -c '^FAIL: ' "$work/qgis.out")))
+if [ "$rc" -ne 0 ] && ! grep -q '^FAIL: ' "$work/qgis.out"; then
+    echo "FAIL: gdal/test_qgis.py exited $rc"
+    sed 's/^/    /' "$work/qgis.out" | tail -n 20
+    failed=$((failed + 1))
+fi
+echo "    (QGIS: $((SECONDS - started)) s)"
 
 # --- R's sf -----------------------------------------------------------------------
 sf_read() {

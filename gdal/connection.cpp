@@ -55,11 +55,26 @@ const KeyDoc kContextKeys[] = {
     {"page_size", "int", "Features per page"},
     {"rate_limit_per_s", "float", "Requests per second at most"},
     {"max_features", "int", "Refuse requests of more features than this"},
+    {"ca_bundle", "string", "A PEM file of root certificates trusted besides the system's"},
+    {"proxy", "string", "http(s)://[user:password@]host:port, or none to ignore the environment"},
+    {"offline", "string", "on: no request is sent; caches and local files serve"},
 };
 
 bool IsRequestKey(const std::string &key)
 {
     for (const auto &k : kRequestKeys)
+        if (key == k.name)
+            return true;
+    return false;
+}
+
+/// Whether `key` (lower case) is one of the driver's: a request, trace or
+/// context key.
+bool IsDriverKey(const std::string &key)
+{
+    if (IsRequestKey(key))
+        return true;
+    for (const auto &k : kContextKeys)
         if (key == k.name)
             return true;
     return false;
@@ -291,6 +306,19 @@ Settings(const char *filename, const char *const *open_options)
         // NATIVE_DATA=YES, internal @KEY=...): not ours to refuse.
         if (STARTS_WITH_CI(*p, "NATIVE_DATA=") || (*p)[0] == '@')
             continue;
+        // Options the host passes to every source (QGIS's NOLOCK=ON,
+        // LIST_ALL_TABLES=...) are not ours either: GDAL's convention is a
+        // warning and an open that goes on. GDALOpenEx has already warned
+        // (CPLE_NotSupported, "driver HYDROPLOT does not support open option
+        // NOLOCK", checked against our DMD_OPENOPTIONLIST), so the option is
+        // only left out here. Only the string's keys are strict.
+        const std::string name = Trim(std::string(*p).substr(0, std::strcspn(*p, "=")));
+        if (!IsDriverKey(Lower(name)))
+        {
+            CPLDebug("HYDROPLOT", "open option %s ignored: not a driver key",
+                     name.c_str());
+            continue;
+        }
         add(*p, "open options");
     }
     return out;

@@ -8,6 +8,9 @@
 // flowline_only, hydro_data, cache_data, properties), a trace key (trace,
 // direction) or a context option (hydroplot_context_set_option). Every
 // value is checked before any request; a bad one is an error naming its key.
+// An unknown key in the string is an error too; an open option that is not
+// one of these keys (QGIS's NOLOCK=ON) is ignored after GDALOpenEx's
+// CPLE_NotSupported warning, as by GDAL's own drivers.
 #pragma once
 
 #include "arrow_table.h"  // the Arrow C structs, before hydroplot.h
@@ -58,7 +61,8 @@ bool HasPrefix(const char *filename);
 /// (`KEY=VALUE`, may be null) into `out`, setting every value on a new
 /// context and request. On failure returns false with `err` naming the key
 /// and the problem and `status` the hydroplot status (an invalid argument
-/// unless the library said otherwise); nothing has been requested.
+/// unless the library said otherwise); nothing has been requested. An open
+/// option that is not a driver key is left out (GDAL has warned).
 bool ParseConnection(const char *filename, const char *const *open_options,
                      Connection &out, std::string &err,
                      hydroplot_status &status);

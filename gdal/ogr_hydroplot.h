@@ -13,6 +13,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 // GDAL 3.12 made the layer and dataset getters const; one source for both.
@@ -85,7 +86,10 @@ class OGRHydroplotLayer final
     StreamSource source_;
     std::vector<FixedField> fixed_fields_;
     OGRFeatureDefn *defn_;
-    OGRSpatialReference *srs_ = nullptr;
+    /// The geometry field's SRS, owned by `defn_`; every geometry refers to
+    /// it. Typed as GetSpatialRef() returns it (const from later GDALs on).
+    decltype(std::declval<const OGRGeomFieldDefn &>().GetSpatialRef()) srs_ =
+        nullptr;
     ArrowTable table_;
     bool loaded_ = false;
     int geometry_column_ = -1;

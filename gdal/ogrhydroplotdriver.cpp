@@ -184,7 +184,6 @@ extern "C" void GDALRegister_HYDROPLOT()
     driver->SetMetadataItem(GDAL_DMD_OPENOPTIONLIST,
                             hydroplot_gdal::OpenOptionListXml().c_str());
     driver->SetMetadataItem(GDAL_DMD_SUPPORTED_SQL_DIALECTS, "OGRSQL SQLITE");
-    driver->SetMetadataItem(GDAL_DCAP_VIRTUALIO, "NO");
     driver->SetMetadataItem(GDAL_DMD_HELPTOPIC, "docs/gdal.md");
     driver->pfnIdentify = hydroplot_gdal::Identify;
     driver->pfnOpen = hydroplot_gdal::OGRHydroplotDataset::Open;

@@ -120,8 +120,6 @@ OGRHydroplotLayer::OGRHydroplotLayer(const std::string &name,
 OGRHydroplotLayer::~OGRHydroplotLayer()
 {
     defn_->Release();
-    if (srs_)
-        srs_->Release();
 }
 
 bool OGRHydroplotLayer::Load()
@@ -212,15 +210,20 @@ void OGRHydroplotLayer::BuildDefinition()
     const std::string crs = geometry_column_ >= 0
                                 ? GeoArrowCrs(columns[geometry_column_].extension_metadata)
                                 : std::string();
-    srs_ = new OGRSpatialReference();
-    srs_->SetAxisMappingStrategy(OAMS_TRADITIONAL_GIS_ORDER);
-    if (crs.empty() || srs_->SetFromUserInput(crs.c_str()) != OGRERR_NONE)
-        srs_->SetFromUserInput(default_crs_.c_str());
+    auto *srs = new OGRSpatialReference();
+    srs->SetAxisMappingStrategy(OAMS_TRADITIONAL_GIS_ORDER);
+    if (crs.empty() || srs->SetFromUserInput(crs.c_str()) != OGRERR_NONE)
+        srs->SetFromUserInput(default_crs_.c_str());
     const std::string geometry_name =
         geometry_column_ >= 0 ? columns[geometry_column_].name : "geometry";
     OGRGeomFieldDefn geometry(geometry_name.c_str(), type);
-    geometry.SetSpatialRef(srs_);
+    geometry.SetSpatialRef(srs);
+    srs->Release();  // the field holds its own reference
+    // AddGeomFieldDefn stores a clone: the geometries get the definition's
+    // own object, the one GetSpatialRef() returns (test_ogrsf compares the
+    // pointers).
     defn_->AddGeomFieldDefn(&geometry);
+    srs_ = defn_->GetGeomFieldDefn(0)->GetSpatialRef();
     if (geometry_column_ < 0)
         stream_is_definition_ = false;
 }
