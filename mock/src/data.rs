@@ -1,11 +1,11 @@
 //! The mock's data: the layers of `tests/data/yahara_sample.gpkg` and
 //! `tests/data/new_hope.gpkg` (in that order), with properties as the real
-//! fabric service sends them, loaded once per process.
+//! fabric service sends them, loaded once per process by the mock's own
+//! reader (`gpkg`).
 
+use super::feature::{integer, Feature};
+use super::gpkg::GeoPackage;
 use hydroplot::collection::Collection;
-use hydroplot::feature::Feature;
-use hydroplot::gpkg::GeoPackage;
-use hydroplot::{Error, Result};
 use once_cell::sync::OnceCell;
 use serde_json::{json, Map, Value};
 use std::collections::HashMap;
@@ -69,7 +69,7 @@ pub fn wire_json(feature: &Feature, keep: Option<&[String]>, skip_geometry: bool
         None => feature.properties.clone(),
     };
     let geometry = match (&feature.geometry, skip_geometry) {
-        (Some(g), false) => json!(geojson::Geometry::new(geojson::GeometryValue::from(g))),
+        (Some(g), false) => super::geojson::geometry(g),
         _ => Value::Null,
     };
     json!({"type": "Feature", "properties": props, "id": feature.id, "geometry": geometry})
@@ -86,16 +86,19 @@ pub struct Data {
     tributaries: HashMap<i64, Vec<usize>>,
 }
 
-static SHARED: OnceCell<std::result::Result<Arc<Data>, Error>> = OnceCell::new();
+/// Why the data could not be loaded: the file and what is wrong with it.
+pub type LoadError = String;
+
+static SHARED: OnceCell<Result<Arc<Data>, LoadError>> = OnceCell::new();
 
 impl Data {
     /// The data, loaded on first use and shared by every mock server of the process.
-    pub fn shared() -> Result<Arc<Data>> {
+    pub fn shared() -> Result<Arc<Data>, LoadError> {
         SHARED.get_or_init(|| Data::load().map(Arc::new)).clone()
     }
 
     /// Reads both GeoPackages.
-    pub fn load() -> Result<Data> {
+    pub fn load() -> Result<Data, LoadError> {
         let root = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/.."));
         let files: Vec<_> = GEOPACKAGES.iter().map(|f| root.join(f)).collect();
         Data::load_from(&files)
@@ -103,23 +106,24 @@ impl Data {
 
     /// Reads these GeoPackages (in order) instead of the fixtures, e.g. the
     /// generated benchmark network.
-    pub fn load_from(files: &[std::path::PathBuf]) -> Result<Data> {
+    pub fn load_from(files: &[std::path::PathBuf]) -> Result<Data, LoadError> {
         let mut layers: HashMap<Collection, Vec<Item>> = HashMap::new();
         let mut gages = Vec::new();
         for path in files {
-            let gpkg = GeoPackage::open(path).map_err(|e| e.context("mock data"))?;
+            let in_file = |e: String| format!("mock data: {}: {e}", path.display());
+            let gpkg = GeoPackage::open(path).map_err(in_file)?;
             for &collection in SERVED {
-                if !gpkg.has_layer(collection) {
+                let Some(features) = gpkg.read(collection) else {
                     continue;
-                }
+                };
                 let items = layers.entry(collection).or_default();
-                for feature in gpkg.read_all(collection)?.to_features() {
+                for feature in features.map_err(in_file)? {
                     let row = items.len() as i64;
                     items.push(to_wire(collection, feature, row));
                 }
             }
-            if gpkg.has_layer(Collection::Gage) {
-                gages.extend(gpkg.read_all(Collection::Gage)?.to_features());
+            if let Some(features) = gpkg.read(Collection::Gage) {
+                gages.extend(features.map_err(in_file)?);
             }
         }
         let index_by = |c: Collection, key: &str| -> HashMap<i64, usize> {
@@ -228,7 +232,7 @@ fn to_wire(collection: Collection, mut feature: Feature, row: i64) -> Item {
     for (key, value) in feature.properties.iter_mut() {
         let Value::Number(n) = value else { continue };
         let wire = if ints.contains(&key.as_str()) {
-            hydroplot::feature::value_as_i64(value).map(Value::from)
+            integer(value).map(Value::from)
         } else {
             n.as_f64()
                 .and_then(|f| serde_json::Number::from_f64(f).map(Value::Number))

@@ -25,11 +25,12 @@
 //! page forever (with or without feature ids).
 
 use super::data::{wire_json, Data, Item};
+use super::date::civil_from_days;
+use super::feature::integer;
 use super::wire::{Reply, Request};
 use geo::{Intersects, Point, Rect};
 use hydroplot::collection::Collection;
 use hydroplot::config::Names;
-use hydroplot::http::with_query;
 use serde_json::{json, Map, Value};
 use std::borrow::Cow;
 use std::cmp::Ordering;
@@ -415,6 +416,32 @@ fn page_body(features: &[Cow<str>], matched: Option<usize>, links: &Value) -> Ve
     out.into_bytes()
 }
 
+/// `base` with the query `pairs`, each name and value percent-encoded but
+/// for RFC 3986's unreserved characters and `,` (so a bbox reads
+/// `x,y,x,y`), as the links of pygeoapi's pages read.
+fn with_query(base: &str, pairs: &[(&str, &str)]) -> String {
+    let mut url = base.to_string();
+    for (i, (name, value)) in pairs.iter().enumerate() {
+        url.push(if i == 0 { '?' } else { '&' });
+        percent_encode(name, &mut url);
+        url.push('=');
+        percent_encode(value, &mut url);
+    }
+    url
+}
+
+/// Appends `text` to `out`, percent-encoded as [`with_query`] says.
+fn percent_encode(text: &str, out: &mut String) {
+    for b in text.bytes() {
+        match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' | b',' => {
+                out.push(char::from(b))
+            }
+            _ => out.push_str(&format!("%{b:02X}")),
+        }
+    }
+}
+
 /// The query pairs with `name` set to `value` (replacing or appending).
 fn with_param<'a>(
     pairs: &[(&'a str, &'a str)],
@@ -579,9 +606,7 @@ fn parse_in(
         .as_array()
         .ok_or("the second arg must be an array")?
         .iter()
-        .map(|v| {
-            hydroplot::feature::value_as_i64(v).ok_or_else(|| format!("{v} is not an integer id"))
-        })
+        .map(|v| integer(v).ok_or_else(|| format!("{v} is not an integer id")))
         .collect::<Result<_, _>>()?;
     Ok((property(name)?, ids))
 }
@@ -591,7 +616,7 @@ fn selects(query: &Query, item: &Item) -> bool {
     if let Some((property, ids)) = &query.ids {
         if !props
             .get(property)
-            .and_then(hydroplot::feature::value_as_i64)
+            .and_then(integer)
             .is_some_and(|id| ids.contains(&id))
         {
             return false;
@@ -666,16 +691,7 @@ fn timestamp() -> String {
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap_or_default();
     let (days, secs) = ((now.as_secs() / 86_400) as i64, now.as_secs() % 86_400);
-    // Civil date from days since 1970-01-01 (H. Hinnant's algorithm).
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
+    let (year, month, day) = civil_from_days(days);
     format!(
         "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{:06}Z",
         secs / 3600,
@@ -853,6 +869,21 @@ mod tests {
         assert_eq!(reply.status, 400);
         let body = String::from_utf8_lossy(&reply.body);
         assert!(body.contains("nosuch"), "{body}");
+    }
+
+    #[test]
+    fn links_percent_encode_all_but_unreserved_characters_and_commas() {
+        let pairs = [
+            ("filter", "gnis_name = 'Yahara River'"),
+            ("bbox", "-89.5,43.0,-89.2,43.2"),
+            ("sortby", "-comid"),
+            ("x~y", "caf\u{e9}/&?"),
+        ];
+        assert_eq!(
+            with_query("http://m/items", &pairs),
+            "http://m/items?filter=gnis_name%20%3D%20%27Yahara%20River%27\
+             &bbox=-89.5,43.0,-89.2,43.2&sortby=-comid&x~y=caf%C3%A9%2F%26%3F"
+        );
     }
 
     #[test]

@@ -2,10 +2,12 @@
 //! `.../basin`, in the shape of `nldi_feature_nwissite_USGS-05427718.json`.
 
 use super::data::{Data, SYNTHETIC_FEATURES};
+use super::feature::Feature;
+use super::geojson;
 use super::wire::{Reply, Request};
-use geo::{Geometry, LineString, Point};
+use geo::orient::{Direction, Orient};
+use geo::{Geometry, LineString, Point, Polygon};
 use hydroplot::config::Names;
-use hydroplot::feature::Feature;
 use serde_json::{json, Value};
 
 /// A resolved linked-data feature: its comid and its GeoJSON feature.
@@ -113,10 +115,7 @@ fn locate(source: &str, id: &str, data: &Data, base_url: &str) -> Option<Located
         "nwissite" | "gaugesite" => {
             let gage = data.gage(id.strip_prefix("USGS-")?)?;
             let comid = gage.get_i64("flcomid")?;
-            let point = gage
-                .geometry
-                .as_ref()
-                .map(|g| geojson::Geometry::new(geojson::GeometryValue::from(g)));
+            let point = gage.geometry.as_ref().map(geojson::geometry);
             let feature = json!({
                 "type": "Feature",
                 "geometry": point,
@@ -154,12 +153,13 @@ fn locate(source: &str, id: &str, data: &Data, base_url: &str) -> Option<Located
 }
 
 /// A flowline as the index service sends it: a LineString when it has one part.
-fn single_line_geojson(g: &Geometry<f64>) -> geojson::Geometry {
-    let g = match g {
-        Geometry::MultiLineString(m) if m.0.len() == 1 => Geometry::LineString(m.0[0].clone()),
-        other => other.clone(),
-    };
-    geojson::Geometry::new(geojson::GeometryValue::from(&g))
+fn single_line_geojson(g: &Geometry<f64>) -> Value {
+    match g {
+        Geometry::MultiLineString(m) if m.0.len() == 1 => {
+            geojson::geometry(&Geometry::LineString(m.0[0].clone()))
+        }
+        other => geojson::geometry(other),
+    }
 }
 
 /// The last vertex of a flowline (flowlines are digitized downstream).
@@ -173,16 +173,27 @@ fn downstream_end(flowline: &Feature) -> Option<Point<f64>> {
     .map(Point::from)
 }
 
-/// The union of the catchments of `comid` and everything upstream of it.
-fn basin_of(comid: i64, data: &Data) -> Option<geojson::Geometry> {
-    let catchments: Vec<&Feature> = data
+/// The union of the catchments of `comid` and everything upstream of it:
+/// one Polygon, or a MultiPolygon when they fall apart.
+fn basin_of(comid: i64, data: &Data) -> Option<Value> {
+    let polygons: Vec<Polygon<f64>> = data
         .upstream(comid)
         .into_iter()
-        .filter_map(|c| data.catchment(c))
+        .filter_map(|c| data.catchment(c)?.geometry.as_ref())
+        .flat_map(|g| match g {
+            Geometry::Polygon(p) => vec![p.clone()],
+            Geometry::MultiPolygon(m) => m.0.clone(),
+            _ => Vec::new(),
+        })
+        // geo's unary_union takes its fill rule from the first ring it
+        // sees and drops polygons winding the other way: one winding for all.
+        .map(|p| p.orient(Direction::Default))
         .collect();
-    let geometry =
-        hydroplot::feature::union_polygons(catchments.iter().filter_map(|f| f.geometry.as_ref()))?;
-    Some(geojson::Geometry::new(geojson::GeometryValue::from(
-        &geometry,
-    )))
+    let mut union = geo::unary_union(polygons.iter());
+    let basin = match union.0.len() {
+        0 => return None,
+        1 => Geometry::Polygon(union.0.remove(0)),
+        _ => Geometry::MultiPolygon(union),
+    };
+    Some(geojson::geometry(&basin))
 }

@@ -9,7 +9,17 @@
 //! Every request is logged, and faults (statuses, 429, slow answers, broken
 //! bodies, dropped connections) can be injected per path.
 //!
+//! The mock shares no code with the library it tests: it reads the
+//! GeoPackages (SQL through rusqlite, its own WKB parsing), writes GeoJSON,
+//! unites basins (with `geo`) and reads HTTP dates itself, and takes from
+//! `hydroplot` only names (collections, service profiles), its error type
+//! for [`MockServer`]'s results, and what builds a client's context
+//! ([`context`]); `tests/it/architecture.rs` checks it.
+//!
 //! Files import downward only (tests/it/architecture.rs checks it), bottom up:
+//! - `date`, `wkb`, [`feature`], `geojson`: HTTP dates and civil time, the
+//!   geometry blobs, the feature model, GeoJSON geometry objects.
+//! - `gpkg`: the GeoPackage reader.
 //! - [`data`]: the fixture data, loaded once per process, and upstream navigation.
 //! - `wire`: the parsed request and the answer, shared by the router and the endpoints.
 //! - `index`, `fabric`, `flowtrace`, `tiles`: the endpoints.
@@ -21,9 +31,13 @@
 //! - `tls`: the HTTPS front ([`MockServer::start_https`]).
 
 pub mod data;
+mod date;
 mod fabric;
 mod fault;
+pub mod feature;
 mod flowtrace;
+mod geojson;
+mod gpkg;
 mod gzip;
 mod http;
 mod index;
@@ -32,6 +46,7 @@ mod state;
 mod tiles;
 mod tls;
 mod wire;
+mod wkb;
 
 use hydroplot::config::{Config, Names};
 use hydroplot::context::Context;
@@ -69,7 +84,11 @@ impl MockServer {
 
     /// Serves on `port` (0 = a free one).
     pub fn start_on(port: u16) -> hydroplot::Result<MockServer> {
-        MockServer::serve(data::Data::shared()?, port, None)
+        MockServer::serve(
+            data::Data::shared().map_err(hydroplot::Error::Gpkg)?,
+            port,
+            None,
+        )
     }
 
     /// Serves the GeoPackages `files` instead of the fixtures (benchmarks),
@@ -78,7 +97,8 @@ impl MockServer {
         files: &[std::path::PathBuf],
         port: u16,
     ) -> hydroplot::Result<MockServer> {
-        MockServer::serve(Arc::new(data::Data::load_from(files)?), port, None)
+        let data = data::Data::load_from(files).map_err(hydroplot::Error::Gpkg)?;
+        MockServer::serve(Arc::new(data), port, None)
     }
 
     /// Serves `data` on `port`; the links the services write start with

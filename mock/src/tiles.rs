@@ -3,11 +3,12 @@
 //! `Last-Modified`) and `304 Not Modified` answers to conditional requests
 //! that match them.
 
+use super::date::{http_date, parse_http_date, this_year};
 use super::wire::Reply;
-use hydroplot::render::tile_cache::parse_http_date;
 
-/// The `Last-Modified` of every tile (tiles never change).
-const LAST_MODIFIED: &str = "Sun, 06 Nov 1994 08:49:37 GMT";
+/// The `Last-Modified` of every tile (tiles never change), in seconds since
+/// 1970: RFC 9110's example date, Sun, 06 Nov 1994 08:49:37 GMT.
+const LAST_MODIFIED: i64 = 784_111_777;
 
 /// Tile edge in pixels.
 const TILE_SIZE: u32 = 256;
@@ -54,14 +55,16 @@ pub(super) fn tile(
     let headers = vec![
         ("Cache-Control", "max-age=3600".into()),
         ("ETag", etag.clone()),
-        ("Last-Modified", LAST_MODIFIED.into()),
+        ("Last-Modified", http_date(LAST_MODIFIED)),
     ];
     let not_modified = match (if_none_match, if_modified_since) {
         (Some(tags), _) => tags
             .split(',')
             .map(|t| t.trim().trim_start_matches("W/"))
             .any(|t| t == "*" || t == etag),
-        (None, Some(date)) => parse_http_date(date) >= parse_http_date(LAST_MODIFIED),
+        (None, Some(date)) => {
+            parse_http_date(date, this_year()).is_some_and(|since| since >= LAST_MODIFIED)
+        }
         (None, None) => false,
     };
     if not_modified {
@@ -109,17 +112,22 @@ mod tests {
         assert!(!full.body.is_empty());
         let etag = tile_etag(3, 1, 2);
         assert!(full.headers.contains(&("ETag", etag.clone())));
+        let last_modified = "Sun, 06 Nov 1994 08:49:37 GMT";
         assert!(full
             .headers
-            .contains(&("Last-Modified", LAST_MODIFIED.into())));
+            .contains(&("Last-Modified", last_modified.into())));
         let cases = [
             (Some(etag.as_str()), None, 304),
             (Some("\"other\", W/\"tile-3-1-2\""), None, 304),
             (Some("*"), None, 304),
-            (Some("\"tile-3-1-3\""), Some(LAST_MODIFIED), 200),
-            (None, Some(LAST_MODIFIED), 304),
+            (Some("\"tile-3-1-3\""), Some(last_modified), 200),
+            (None, Some(last_modified), 304),
             (None, Some("Mon, 07 Nov 1994 08:49:37 GMT"), 304),
             (None, Some("Sat, 05 Nov 1994 08:49:37 GMT"), 200),
+            (None, Some("Sun, 06 Nov 1994 08:49:36 GMT"), 200),
+            // The obsolete forms RFC 9110 has recipients accept.
+            (None, Some("Sunday, 06-Nov-94 08:49:37 GMT"), 304),
+            (None, Some("Sun Nov  6 08:49:36 1994"), 200),
             (None, Some("not a date"), 200),
         ];
         for (inm, ims, status) in cases {

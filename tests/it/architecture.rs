@@ -1,7 +1,8 @@
 //! docs/architecture.md stays true: each top-level module of `src/` uses
 //! only modules of lower layers (so there is no circle between modules),
 //! no two files of `src/` import each other, even through others, and the
-//! files of the dev-only mock crate import each other in no circle.
+//! files of the dev-only mock crate import each other in no circle and use
+//! none of the library's code that reads, parses or computes data.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -372,4 +373,91 @@ fn the_files_of_src_import_each_other_in_no_circle() {
     if let Some(circle) = find_circle(&edges) {
         panic!("files of src/ import in a circle: {}", circle.join(" -> "));
     }
+}
+
+/// The library's modules that read, parse or compute data: the mock must
+/// do all of that itself, or its "local equals service" tests would compare
+/// the library with itself. (It may name things with `collection` and
+/// `config`, and build a client's `context`.)
+const CODE_UNDER_TEST: [&str; 5] = ["gpkg", "table", "feature", "http", "render"];
+
+/// The items a `use` group or path names first: `a` for `a::b`, and for
+/// `{a::{b, c}, d}` `a` and `d` (commas inside nested braces ignored).
+fn first_segments(rest: &str) -> Vec<String> {
+    let ident = |s: &str| -> String {
+        s.trim_start()
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+            .collect()
+    };
+    let Some(group) = rest.trim_start().strip_prefix('{') else {
+        return vec![ident(rest)];
+    };
+    let (mut depth, mut items, mut start) = (0usize, Vec::new(), 0);
+    for (i, c) in group.char_indices() {
+        match c {
+            '{' => depth += 1,
+            '}' if depth == 0 => {
+                items.push(ident(&group[start..i]));
+                break;
+            }
+            '}' => depth -= 1,
+            ',' if depth == 0 => {
+                items.push(ident(&group[start..i]));
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    items
+}
+
+/// What each file of `mock/src` (the binary's too, test modules included)
+/// takes from the library's modules in [`CODE_UNDER_TEST`], or from a
+/// renamed library (`use hydroplot as h`, `hydroplot::{self, ..}`), which
+/// this check could not follow.
+fn mock_uses_of_code_under_test() -> Vec<String> {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("mock/src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    let mut found = Vec::new();
+    for file in files {
+        let source = std::fs::read_to_string(&file).unwrap();
+        let code: String = (source.lines())
+            .map(|l| l.split("//").next().unwrap_or(""))
+            .collect::<Vec<_>>()
+            .join("\n")
+            .replace("::hydroplot::", " hydroplot::");
+        let name = file.strip_prefix(&src).unwrap().display().to_string();
+        if code.contains("hydroplot as ") {
+            found.push(format!("{name}: renames the hydroplot crate"));
+        }
+        for (at, _) in code.match_indices("hydroplot::") {
+            let before = code[..at].chars().next_back();
+            if before.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_') {
+                continue; // another crate's path, such as `hydroplot_mock::`
+            }
+            for module in first_segments(&code[at + "hydroplot::".len()..]) {
+                if CODE_UNDER_TEST.contains(&module.as_str()) || module == "self" {
+                    found.push(format!("{name}: hydroplot::{module}"));
+                }
+            }
+        }
+    }
+    found
+}
+
+#[test]
+fn the_mock_shares_no_code_with_the_library_it_tests() {
+    assert_eq!(
+        first_segments("{config::{Config, Names}, feature::Feature};"),
+        ["config", "feature"],
+        "the check reads nested use groups"
+    );
+    let found = mock_uses_of_code_under_test();
+    assert!(
+        found.is_empty(),
+        "the mock reads, parses or computes with the library under test:\n{}",
+        found.join("\n")
+    );
 }
