@@ -130,3 +130,22 @@ def render(canvas, layers, path):
     job.waitForFinished()
     path.parent.mkdir(parents=True, exist_ok=True)
     assert job.renderedImage().save(str(path))
+
+
+def test_a_failed_click_says_why_and_adds_nothing(plugin, iface, canvas):
+    from qgis.core import QgsProject
+    from qgis.PyQt.QtCore import Qt
+
+    project = QgsProject.instance()
+    before = set(project.mapLayers())
+    iface.messageBar.reset_mock()
+    tool = plugin.tool
+    click(tool, canvas, in_canvas_crs(canvas, -100.0, 40.0), Qt.LeftButton)  # outside the data
+    request = tool.requests[0]
+    wait_for(tool)
+    assert request.group is None
+    assert set(project.mapLayers()) == before
+    [call] = iface.messageBar.return_value.pushMessage.call_args_list
+    text = call.args[1]
+    assert text.startswith("hydroplot at (-100.00000, 40.00000): "), text
+    assert "Traceback" not in text, text

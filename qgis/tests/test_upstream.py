@@ -60,6 +60,24 @@ def test_local_geopackage_gives_the_published_counts_and_the_sql_upstream_set(pl
     assert results["NETWORK_WTBD"].featureCount() + results["OFF_NETWORK_WTBD"].featureCount() == YAHARA_WATERBODIES
 
 
+def test_the_feedback_carries_the_library_progress(plugin, sample_gpkg):
+    from qgis.core import QgsProcessingFeedback
+
+    class Stages(QgsProcessingFeedback):
+        texts = []
+
+        def setProgressText(self, text):
+            self.texts.append(text)
+            super().setProgressText(text)
+
+    feedback = Stages()
+    run("upstream", {"COMIDS": "13293970", "HYDRO_DATA": sample_gpkg, "FLOWLINE": TEMPORARY}, feedback)
+    assert feedback.progress() == 100  # the last stage's end
+    # The library's stages, reading the sample's topology, then its layers.
+    assert feedback.texts[:2] == ["topology", "catchment"], feedback.texts
+    assert "flowline" in feedback.texts
+
+
 def test_services_give_the_same_network(plugin, mock_url, sample_gpkg):
     results = run("upstream", all_temporary(COMIDS="13293970"))
     check_yahara(results)
