@@ -77,11 +77,11 @@ class HydroplotAlgorithm(QgsProcessingAlgorithm):
             raise QgsProcessingException(self.invalidSinkError(parameters, name))
         return sink, dest
 
-    def write_geojson(self, parameters, name, context, collection, geometry_kind, crs, names=None):
+    def write_geojson(self, parameters, name, context, collection, geometry_kind, crs):
         """Output ``name`` filled with a GeoJSON FeatureCollection's features;
         returns the output's id or path, or None when not asked for."""
         items = collection["features"]
-        fields = features.make_fields(features.property_fields(items, names))
+        fields = features.make_fields(features.property_fields(items))
         sink, dest = self.sink(parameters, name, context, fields, geometry_kind, crs)
         if sink is None:
             return None

@@ -20,13 +20,11 @@ def field(name, kind):
     return QgsField(name, kind)
 
 
-def property_fields(features, names=None):
-    """The fields of the properties of GeoJSON ``features``: ``names`` in
-    that order when given (the trace's 7), else every name in the order first
-    seen; each typed by its values (String when all are null)."""
+def property_fields(features):
+    """The fields of the properties of GeoJSON ``features``, every name in
+    the order first seen, each typed by its values (String when all are null)."""
     rows = [f.get("properties") or {} for f in features]
-    if names is None:
-        names = list(dict.fromkeys(name for row in rows for name in row))
+    names = dict.fromkeys(name for row in rows for name in row)
     return [field(name, value_type(row.get(name) for row in rows)) for name in names]
 
 
@@ -70,8 +68,6 @@ def geometry(geojson_geometry, multi):
     if not geojson_geometry:
         return QgsGeometry()
     ogr_geometry = ogr.CreateGeometryFromJson(json.dumps(geojson_geometry))
-    if ogr_geometry is None:
-        return QgsGeometry()
     geom = QgsGeometry()
     geom.fromWkb(bytes(ogr_geometry.ExportToIsoWkb()))
     if multi and not geom.isEmpty():

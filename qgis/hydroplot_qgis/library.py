@@ -65,12 +65,9 @@ class LibraryRun:
             done.set()
             watcher.join()
 
-    def canceled(self):
-        return self.feedback is not None and self.feedback.isCanceled()
-
     def _watch(self, done):
         while not done.wait(CANCEL_POLL_S):
-            if self.canceled():
+            if self.feedback is not None and self.feedback.isCanceled():
                 self.context.cancel()
 
     def _progress(self, stage, done, total):

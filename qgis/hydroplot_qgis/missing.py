@@ -11,6 +11,10 @@ class MissingPackagePlugin:
         self.iface = iface
         self.message = message
 
+    def initProcessing(self):
+        # Where QGIS runs Processing alone (qgis_process) there is only the log.
+        QgsMessageLog.logMessage(self.message, "hydroplot", Qgis.Critical)
+
     def initGui(self):
         QgsMessageLog.logMessage(self.message, "hydroplot", Qgis.Critical)
         if self.iface is not None:

@@ -64,7 +64,9 @@ def test_the_feedback_carries_the_library_progress(plugin, sample_gpkg):
     from qgis.core import QgsProcessingFeedback
 
     class Stages(QgsProcessingFeedback):
-        texts = []
+        def __init__(self):
+            super().__init__()
+            self.texts = []
 
         def setProgressText(self, text):
             self.texts.append(text)
