@@ -87,6 +87,27 @@ def test_services_give_the_same_network(plugin, mock_url, sample_gpkg):
     assert comids == sql_upstream(sample_gpkg)
 
 
+def test_a_linked_data_feature(plugin, mock_url, sample_gpkg):
+    results = run("upstream", all_temporary(FEATURES="comid:13293970"))
+    check_yahara(results)
+
+
+@pytest.mark.parametrize("parameters, call", [
+    ({"SITES": "05428500"}, {"outlets": ["05428500"]}),
+    ({"EXTENT": "-89.45,-89.35,43.05,43.12 [EPSG:4326]"}, {"outlets": None, "bbox": (-89.45, 43.05, -89.35, 43.12)}),
+])
+def test_sites_and_extents_reach_the_package_as_given(plugin, mock_url, parameters, call):
+    import hydroplot
+
+    results = run("upstream", all_temporary(**parameters))
+    direct = hydroplot.plot_hydro(**call, actually_plot=False, output="geojson")
+    for layer, name in (("flowline", "FLOWLINE"), ("catchment", "CATCHMENT")):
+        assert sorted(f["comid" if layer == "flowline" else "featureid"] for f in results[name].getFeatures()) \
+            == sorted(f["properties"]["comid" if layer == "flowline" else "featureid"]
+                      for f in direct[layer]["features"]), layer
+    assert results["FLOWLINE"].featureCount() > 0
+
+
 def test_selected_outlet_points_only(plugin, mock_url, sample_gpkg):
     from qgis.core import QgsProcessingFeatureSourceDefinition, QgsProject
 
