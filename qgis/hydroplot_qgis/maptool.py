@@ -14,18 +14,13 @@ from qgis.core import (
 from qgis.gui import QgsMapToolEmitPoint
 from qgis.PyQt.QtCore import Qt
 
-from . import styles
-from .upstream import UpstreamAlgorithm
+from . import styles, upstream
+from .algorithm import WGS84
 
-#: (plot-data layer, output parameter, layer name), top of the group first.
-LAYERS = (
-    ("outlets", "OUTLETS", "Outlet"),
-    ("flowline", "FLOWLINE", "Flowlines"),
-    ("network_wtbd", "NETWORK_WTBD", "Network waterbodies"),
-    ("off_network_wtbd", "OFF_NETWORK_WTBD", "Off-network waterbodies"),
-    ("basin", "BASIN", "Basin"),
-)
-WGS84 = QgsCoordinateReferenceSystem("EPSG:4326")
+#: The plot-data layers a click adds, top of the group first (not the catchments).
+ADDED = ("outlets", "flowline", "network_wtbd", "off_network_wtbd", "basin")
+#: plot-data layer -> (output parameter, layer name), as the algorithm has them.
+OUTPUTS = {layer: (name, description) for layer, name, description, _ in upstream.LAYERS}
 #: The algorithm a click runs (the plugin's provider registers it).
 ALGORITHM = "hydroplot:upstream"
 
@@ -49,7 +44,8 @@ class UpstreamMapTool(QgsMapToolEmitPoint):
     def add_upstream(self, map_point):
         """Starts the request for ``map_point`` (a QgsPointXY in the canvas's
         CRS) and returns it."""
-        to_wgs84 = QgsCoordinateTransform(self.canvas().mapSettings().destinationCrs(), WGS84, self.project)
+        to_wgs84 = QgsCoordinateTransform(self.canvas().mapSettings().destinationCrs(),
+                                          QgsCoordinateReferenceSystem(WGS84), self.project)
         request = UpstreamRequest(to_wgs84.transform(map_point), self.project, self.notify, self.requests.remove)
         self.requests.append(request)
         request.start()
@@ -76,8 +72,8 @@ class UpstreamRequest:
         self.context = QgsProcessingContext()
         self.context.setProject(project)
         self.feedback = QgsProcessingFeedback()
-        parameters = {name: "TEMPORARY_OUTPUT" for _, name, _ in LAYERS}
-        parameters[UpstreamAlgorithm.OUTLET_POINT] = f"{point.x()},{point.y()} [EPSG:4326]"
+        parameters = {OUTPUTS[layer][0]: "TEMPORARY_OUTPUT" for layer in ADDED}
+        parameters[upstream.UpstreamAlgorithm.OUTLET_POINT] = f"{point.x()},{point.y()} [EPSG:4326]"
         algorithm = QgsApplication.processingRegistry().algorithmById(ALGORITHM)
         self.task = QgsProcessingAlgRunnerTask(algorithm, parameters, self.context, self.feedback)
         self.task.executed.connect(self.finished)
@@ -108,11 +104,11 @@ class UpstreamRequest:
     def add_layers(self, results):
         """The result layers, styled, in a new group at the top of the
         layer tree; returns the group."""
-        layers = {kind: self.context.takeResultLayer(results[name]) for kind, name, _ in LAYERS}
+        layers = {kind: self.context.takeResultLayer(results[OUTPUTS[kind][0]]) for kind in ADDED}
         group = self.project.layerTreeRoot().insertGroup(0, group_name(layers["outlets"], self.point))
-        for kind, _, title in LAYERS:
+        for kind in ADDED:
             layer = layers[kind]
-            layer.setName(title)
+            layer.setName(OUTPUTS[kind][1])
             styles.apply(layer, kind)
             self.project.addMapLayer(layer, False)
             group.addLayer(layer)
@@ -122,11 +118,10 @@ class UpstreamRequest:
 def group_name(outlets, point):
     """The group's name: the outlet's comid when the outlet layer has one,
     else the clicked point."""
-    names = outlets.fields().names()
-    for f in outlets.getFeatures():
-        for key in ("comid", "featureid", "identifier"):
-            if key in names and f[key] not in (None, ""):
-                return f"Upstream of comid {f[key]}"
+    if "comid" in outlets.fields().names():
+        for f in outlets.getFeatures():
+            if f["comid"]:
+                return f"Upstream of comid {f['comid']}"
     return f"Upstream of ({point.x():.5f}, {point.y():.5f})"
 
 

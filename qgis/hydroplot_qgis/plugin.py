@@ -1,15 +1,13 @@
 """The plugin: the Processing provider and the map tool's toolbar button."""
 
-import os
-
 from qgis.core import Qgis, QgsApplication, QgsProject
 from qgis.PyQt.QtGui import QIcon
 from qgis.PyQt.QtWidgets import QAction
 
+from .algorithm import ICON
 from .maptool import UpstreamMapTool
 from .provider import HydroplotProvider
 
-ICON = os.path.join(os.path.dirname(__file__), "icon.png")
 MENU = "&hydroplot"
 
 

@@ -80,7 +80,7 @@ def test_a_click_adds_the_styled_upstream_network_and_basin_in_a_group(plugin, c
         assert project.layerTreeRoot().children()[0] is group
         layers = {node.layer().name(): node.layer() for node in group.findLayers()}
         assert [node.layer().name() for node in group.findLayers()] == [
-            "Outlet", "Flowlines", "Network waterbodies", "Off-network waterbodies", "Basin"]
+            "Outlets", "Flowlines", "Network waterbodies", "Off-network waterbodies", "Basin"]
         assert set(project.mapLayers()) - before == {layer.id() for layer in layers.values()}
         assert layers["Flowlines"].featureCount() == YAHARA_FLOWLINES
         assert layers["Basin"].featureCount() == 1
@@ -105,7 +105,7 @@ def check_styles(layers):
     for name, fill in (("Network waterbodies", "#add8e6"), ("Off-network waterbodies", "#00008b")):
         layer = symbol_of(layers[name]).symbolLayer(0)
         assert (layer.fillColor().name(), layer.strokeColor().name()) == (fill, "#000000"), name
-    assert symbol_of(layers["Outlet"]).color().name() == "#000000"
+    assert symbol_of(layers["Outlets"]).color().name() == "#000000"
 
 
 def render(canvas, layers, path):
@@ -120,7 +120,7 @@ def render(canvas, layers, path):
     settings.setOutputSize(QSize(900, 700))
     settings.setBackgroundColor(QColor("white"))
     settings.setLayers([layers[name] for name in
-                        ("Outlet", "Flowlines", "Network waterbodies", "Off-network waterbodies", "Basin")])
+                        ("Outlets", "Flowlines", "Network waterbodies", "Off-network waterbodies", "Basin")])
     basin = layers["Basin"]
     extent = settings.layerExtentToOutputExtent(basin, basin.extent())
     extent.scale(1.05)
