@@ -1,7 +1,9 @@
 """The installable zip: qgis/package.py builds it with the folder
 hydroplot_qgis/ at the top; unzipped into a fresh QGIS profile's plugin
 folder, QGIS finds the plugin there and starts it (qgis.utils, in a
-process of its own so that this one's loaded copy does not answer)."""
+process of its own so that this one's loaded copy does not answer), with
+the hydroplot package and without it (then one message says how to
+install it)."""
 
 import os
 import subprocess
@@ -9,6 +11,7 @@ import sys
 import textwrap
 import zipfile
 
+import pytest
 from conftest import PLUGIN_DIR
 
 STARTS_FROM_PROFILE = textwrap.dedent("""
@@ -17,7 +20,9 @@ STARTS_FROM_PROFILE = textwrap.dedent("""
     from qgis.core import QgsApplication
     from qgis.gui import QgisInterface, QgsMapCanvas
     from qgis.PyQt.QtWidgets import QMainWindow
-    profile_root, archive = sys.argv[1], sys.argv[2]
+    profile_root, archive, with_package = sys.argv[1], sys.argv[2], sys.argv[3] == "yes"
+    if not with_package:
+        sys.modules["hydroplot"] = None  # import hydroplot raises ImportError
     QgsApplication.setPrefixPath("/usr", True)
     app = QgsApplication([], False, profile_root)
     app.initQgis()
@@ -38,14 +43,20 @@ STARTS_FROM_PROFILE = textwrap.dedent("""
     import hydroplot_qgis
     assert os.path.dirname(hydroplot_qgis.__file__) == os.path.join(plugins, "hydroplot_qgis"), hydroplot_qgis.__file__
     provider = QgsApplication.processingRegistry().providerById("hydroplot")
-    print("algorithms", sorted(a.id() for a in provider.algorithms()))
+    if with_package:
+        print("algorithms", sorted(a.id() for a in provider.algorithms()))
+    else:
+        assert provider is None
+        [call] = iface.messageBar.return_value.pushMessage.call_args_list
+        print("message", call.args[1])
     assert qgis.utils.unloadPlugin("hydroplot_qgis")
     assert QgsApplication.processingRegistry().providerById("hydroplot") is None
     print("ok")
 """)
 
 
-def test_the_zip_installs_into_a_fresh_profile_and_starts(qgis_app, tmp_path):
+@pytest.mark.parametrize("with_package", ["yes", "no"])
+def test_the_zip_installs_into_a_fresh_profile_and_starts(qgis_app, tmp_path, with_package):
     sys.path.insert(0, str(PLUGIN_DIR))
     try:
         import package
@@ -57,11 +68,15 @@ def test_the_zip_installs_into_a_fresh_profile_and_starts(qgis_app, tmp_path):
             "hydroplot_qgis/LICENSE"} <= set(names)
     assert all(n.startswith("hydroplot_qgis/") and "__pycache__" not in n for n in names)
     result = subprocess.run(
-        [sys.executable, "-c", STARTS_FROM_PROFILE, str(tmp_path / "profiles"), str(archive)],
+        [sys.executable, "-c", STARTS_FROM_PROFILE, str(tmp_path / "profile"), str(archive), with_package],
         check=False, capture_output=True, text=True, env={**os.environ, "QT_QPA_PLATFORM": "offscreen"},
         timeout=300,
     )
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "algorithms ['hydroplot:comid_at_points', 'hydroplot:raindrop_trace', 'hydroplot:upstream']" \
-        in result.stdout, result.stdout
+    if with_package == "yes":
+        assert "algorithms ['hydroplot:comid_at_points', 'hydroplot:raindrop_trace', 'hydroplot:upstream']" \
+            in result.stdout, result.stdout
+    else:
+        assert "message The hydroplot plugin needs the hydroplot Python package" in result.stdout, result.stdout
+        assert "-m pip install" in result.stdout
     assert result.stdout.strip().endswith("ok")
