@@ -86,6 +86,31 @@ class Context:
         check(lib.hydroplot_context_set_option(self._handle, text(key), text(value)))
         self.options[key] = value
 
+    def set_progress_callback(self, fn):
+        """Calls ``fn(stage, done, total)`` as a call with this context
+        progresses (``stage`` a str such as ``"flowline"``, ``"tiles"``;
+        ``total`` 0 when unknown), on the thread that made the call; None
+        removes it. ``fn`` may call :meth:`cancel` (a GUI's progress bar with
+        a Cancel button). An exception ``fn`` raises is reported as
+        unraisable (``sys.unraisablehook``) and the call goes on. Not while
+        another thread uses this context."""
+        relay = _ffi.PROGRESS_FN()  # NULL: none
+        if fn is not None:
+            relay = _ffi.PROGRESS_FN(lambda _user, stage, done, total: fn(stage.decode(), done, total))
+        check(lib.hydroplot_context_set_progress_callback(self._handle, relay, None))
+        self._progress = relay  # the library calls it until replaced: kept alive here
+
+    def set_log_callback(self, fn):
+        """Calls ``fn(level, message)`` with every log line of a call with
+        this context (``level`` 1 error, 2 warning, 3 info, 4 debug: retries,
+        warnings), on the thread that made the call; None removes it.
+        Exceptions as in :meth:`set_progress_callback`."""
+        relay = _ffi.LOG_FN()  # NULL: none
+        if fn is not None:
+            relay = _ffi.LOG_FN(lambda _user, level, message: fn(level, message.decode("utf-8", "replace")))
+        check(lib.hydroplot_context_set_log_callback(self._handle, relay, None))
+        self._log = relay  # the library calls it until replaced: kept alive here
+
     def cancel(self):
         """Stops every call running with this context, from any thread (a
         GUI's Cancel button, a watchdog): each raises :class:`HydroplotError`

@@ -25,6 +25,7 @@ from ctypes import (
     c_int64,
     c_size_t,
     c_uint32,
+    c_uint64,
     c_uint8,
     c_void_p,
 )
@@ -81,6 +82,11 @@ _status = c_int32
 _ptr = c_void_p
 _out = POINTER(c_void_p)
 
+#: ``hydroplot_log_fn``: (user, level, message).
+LOG_FN = ctypes.CFUNCTYPE(None, c_void_p, c_int32, c_char_p)
+#: ``hydroplot_progress_fn``: (user, stage, done, total).
+PROGRESS_FN = ctypes.CFUNCTYPE(None, c_void_p, c_char_p, c_uint64, c_uint64)
+
 _SIGNATURES = {
     # library
     "hydroplot_version": (c_char_p, []),
@@ -96,6 +102,8 @@ _SIGNATURES = {
     "hydroplot_context_set_option": (_status, [_ptr, c_char_p, c_char_p]),
     "hydroplot_context_free": (None, [_ptr]),
     "hydroplot_context_cancel": (None, [_ptr]),
+    "hydroplot_context_set_log_callback": (_status, [_ptr, LOG_FN, c_void_p]),
+    "hydroplot_context_set_progress_callback": (_status, [_ptr, PROGRESS_FN, c_void_p]),
     # maps
     "hydroplot_map_png": (_status, [_ptr, _out]),
     "hydroplot_map_write_png": (_status, [_ptr, c_char_p]),

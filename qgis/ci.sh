@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# CI of the QGIS plugin, run from anywhere as `bash qgis/ci.sh` (.ci/run may
+# call it). Installs what is missing (Debian's QGIS 3.22 Python bindings and
+# providers, pytest), installs the hydroplot Python package for the system
+# Python as a user would (pip install bindings/python, which builds the
+# crate, into target/qgis/site, put on PYTHONPATH), builds the mock, then
+# runs qgis/tests headless (QT_QPA_PLATFORM=offscreen) with /usr/bin/python3.
+# Prints one cargo-style `test result: ...` line at the end, as bindings/ci.sh
+# does. Under CI=true a missing QGIS is a failure; elsewhere it is a skip.
+# Writes only under target/ (CARGO_TARGET_DIR when set).
+set -euo pipefail
+
+cd "$(dirname "$0")/.."
+root=$PWD
+target="${CARGO_TARGET_DIR:-$root/target}"
+work="$target/qgis"
+mkdir -p "$work"
+python=/usr/bin/python3
+export PYTHONDONTWRITEBYTECODE=1
+export QT_QPA_PLATFORM=offscreen
+export HYDROPLOT_TEST_DATA="$root/tests/data"
+export HYDROPLOT_TEST_MOCK_BIN="$target/debug/hydroplot-mock"
+
+result() { # result PASSED FAILED [IGNORED]
+    local status=ok
+    [ "$2" -eq 0 ] || status=FAILED
+    echo "test result: $status. $1 passed; $2 failed; ${3:-0} ignored; (qgis)"
+}
+
+echo "--- qgis: system packages ---"
+need=()
+for pkg in python3-qgis qgis-providers python3-pytest python3-pip; do
+    dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
+done
+if [ ${#need[@]} -gt 0 ]; then
+    sudo=""
+    [ "$(id -u)" -eq 0 ] || sudo="sudo"
+    export DEBIAN_FRONTEND=noninteractive
+    { $sudo apt-get update -qq && $sudo apt-get install -y -qq --no-install-recommends "${need[@]}"; } || true
+fi
+if ! "$python" -c 'import qgis.core, pytest' 2>/dev/null; then
+    echo "QGIS's Python bindings (python3-qgis) or pytest are missing"
+    if [ "${CI:-}" = true ]; then result 0 1; exit 1; fi
+    result 0 0 1
+    exit 0
+fi
+"$python" -c 'from qgis.core import Qgis; print("QGIS", Qgis.QGIS_VERSION)'
+
+echo "--- qgis: the mock and the hydroplot Python package ---"
+cargo build -q -p hydroplot-mock
+site="$work/site"
+rm -rf "$site"
+start=$SECONDS
+# pip builds the crate (release, a cdylib) in cargo's target directory shared with CI.
+(cd "$work" && CARGO_TARGET_DIR="$target" "$python" -m pip install -q --no-deps --target "$site" "$root/bindings/python") ||
+    { echo "pip install bindings/python failed"; result 0 1; exit 1; }
+echo "pip install --target $site bindings/python: $((SECONDS - start)) s"
+export PYTHONPATH="$site"
+
+echo "--- qgis: tests (pytest, headless) ---"
+log="$work/pytest.log"
+rc=0
+(cd "$work" && env -u HYDROPLOT_LIBRARY CARGO_TARGET_DIR="$target" \
+    "$python" -m pytest -q -p no:cacheprovider "$root/qgis/tests") 2>&1 | tee "$log" || rc=$?
+line=$(grep -E '^[0-9]+ (passed|failed)|^=+ .*(passed|failed)' "$log" | tail -n 1 || true)
+count() { echo "$line" | { grep -oE "[0-9]+ ($1)" || true; } | awk '{ s += $1 } END { print s + 0 }'; }
+passed=$(count passed)
+failed=$(count 'failed|errors?')
+skipped=$(count skipped)
+[ "$rc" -eq 0 ] || [ "$failed" -gt 0 ] || failed=1
+if [ "${CI:-}" = true ] && [ "$skipped" -gt 0 ]; then
+    failed=$((failed + skipped)); skipped=0 # in CI a skip is a missing tool: a failure
+fi
+echo "the map tool's screenshot: $work/qgis-maptool.png (docs/qgis-maptool.png is a copy)"
+result "$passed" "$failed" "$skipped"
+[ "$failed" -eq 0 ]
