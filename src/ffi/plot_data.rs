@@ -533,9 +533,17 @@ mod tests {
         let mut out = String::new();
         for layer in Layer::ALL {
             let schema = layer.schema();
-            let mut line = format!("/// - `{}` ({}):", layer.name(), kind::name(schema.geometry));
+            let mut line = format!(
+                "/// - `{}` ({}):",
+                layer.name(),
+                kind::name(schema.geometry)
+            );
             for (i, (name, ty)) in schema.fields.iter().enumerate() {
-                let sep = if i + 1 < schema.fields.len() { "," } else { "." };
+                let sep = if i + 1 < schema.fields.len() {
+                    ","
+                } else {
+                    "."
+                };
                 let arrow = ty.data_type().to_string().to_lowercase();
                 let word = format!(" {name} {arrow}{sep}");
                 if line.len() + word.len() > 80 {

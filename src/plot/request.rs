@@ -140,10 +140,7 @@ fn check_properties(properties: &Properties) -> Result<()> {
     let Properties::With(names) = properties else {
         return Ok(());
     };
-    if let Some(bad) = names
-        .iter()
-        .find(|n| !is_flowline_network_property(n))
-    {
+    if let Some(bad) = names.iter().find(|n| !is_flowline_network_property(n)) {
         return Err(Error::InvalidArgument(format!(
             "properties: {bad:?} is not a network flowline property; give \"all\", \"plot\" or a comma list of flowline properties such as \"totdasqkm,slope\""
         )));

@@ -91,10 +91,12 @@ impl Subset {
             (Layer::Gage, self.gages),
         ] {
             let wanted = wanted_fields(req, layer);
-            let table = (table.conform(&layer.schema(), layer.name(), wanted.as_deref()))
-                .map_err(|e| match req.hydro_data {
-                    Some(_) => Error::Gpkg(e),
-                    None => Error::Service(e),
+            let table =
+                (table.conform(&layer.schema(), layer.name(), wanted.as_deref())).map_err(|e| {
+                    match req.hydro_data {
+                        Some(_) => Error::Gpkg(e),
+                        None => Error::Service(e),
+                    }
                 })?;
             data.set_layer(layer, table);
         }

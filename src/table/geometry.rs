@@ -359,7 +359,10 @@ impl Geometries {
         if !self.kinds.contains(&single) {
             return self.clone();
         }
-        let kinds = self.kinds.iter().map(|&k| if k == single { multi } else { k });
+        let kinds = self
+            .kinds
+            .iter()
+            .map(|&k| if k == single { multi } else { k });
         Geometries {
             kinds: ScalarBuffer::from(kinds.collect::<Vec<u8>>()),
             ..self.clone()

@@ -71,7 +71,10 @@ pub struct LayerSchema {
 impl LayerSchema {
     /// The declared type of the field `name` (lower case).
     pub fn field(&self, name: &str) -> Option<FieldType> {
-        self.fields.iter().find(|(n, _)| *n == name).map(|(_, t)| *t)
+        self.fields
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, t)| *t)
     }
 }
 
@@ -162,7 +165,10 @@ impl Table {
     /// The declared geometry type of a conformed table (`"MULTIPOLYGON"`),
     /// when every row fits it ([`Table::conform`]).
     pub fn declared_geometry(&self) -> Option<&str> {
-        self.schema.metadata().get(GEOMETRY_TYPE).map(String::as_str)
+        self.schema
+            .metadata()
+            .get(GEOMETRY_TYPE)
+            .map(String::as_str)
     }
 
     /// How an error names the feature at `row`: by the schema's key unless
@@ -290,8 +296,12 @@ mod tests {
 
     #[test]
     fn declared_fields_come_first_typed_then_the_others_as_they_are() {
-        let a = conformed(vec![json!({"extra": "x", "streamorde": 5.0, "comid": 7, "lengthkm": 1})]);
-        let b = conformed(vec![json!({"reachcode": "07", "streamorde": 5, "comid": 7.0})]);
+        let a = conformed(vec![
+            json!({"extra": "x", "streamorde": 5.0, "comid": 7, "lengthkm": 1}),
+        ]);
+        let b = conformed(vec![
+            json!({"reachcode": "07", "streamorde": 5, "comid": 7.0}),
+        ]);
         let (a, b) = (a.unwrap(), b.unwrap());
         let declared: Vec<(String, DataType)> = (SCHEMA.fields.iter())
             .map(|(n, t)| (n.to_string(), t.data_type()))
@@ -305,7 +315,9 @@ mod tests {
         assert_eq!(a.declared_geometry(), Some("MULTILINESTRING"));
         assert_eq!(a.geometries().kinds[0], kind::MULTILINESTRING);
         let only = table_of_rows([(json!({"comid": 1}), None, line())]);
-        let narrow = only.conform(&SCHEMA, "flowline", Some(&["reachcode"])).unwrap();
+        let narrow = only
+            .conform(&SCHEMA, "flowline", Some(&["reachcode"]))
+            .unwrap();
         let names: Vec<String> = types(&narrow).into_iter().map(|(n, _)| n).collect();
         assert_eq!(names, ["comid", "reachcode"]);
     }
