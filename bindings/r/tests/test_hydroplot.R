@@ -246,6 +246,7 @@ check("one schema per layer: the local sample and the services give the same col
   stopifnot(identical(setdiff(names(empty), "geometry"),
                       c("gridcode", "featureid", "sourcefc", "areasqkm", "shape_length", "shape_area")))
   stopifnot(is.integer(empty$featureid), is.character(empty$sourcefc), is.double(empty$areasqkm))
+  if (with_sf) stopifnot(inherits(sf::st_geometry(empty), "sfc_MULTIPOLYGON"))
 })
 
 check("a gpkg is written, kept without overwrite, and read back", {
