@@ -43,9 +43,12 @@ fn arrow_schemas(d: &PlotData) -> Vec<(Layer, SchemaRef)> {
         .collect()
 }
 
-/// Each table of a GeoPackage with its geometry type, and its columns with
-/// their declared SQLite types, as plain SQL reads them.
-fn gpkg_types(path: &Path) -> Vec<(String, String, Vec<(String, String)>)> {
+/// A GeoPackage table: its name, its geometry type and its columns with
+/// their declared SQLite types.
+type TableTypes = (String, String, Vec<(String, String)>);
+
+/// Each table of a GeoPackage, as plain SQL reads it.
+fn gpkg_types(path: &Path) -> Vec<TableTypes> {
     let db = rusqlite::Connection::open(path).unwrap();
     let mut tables = db
         .prepare(
@@ -319,7 +322,7 @@ fn a_value_its_declared_type_cannot_hold_is_an_error_naming_it() {
         "{local}"
     );
 
-    let hostile = MockServer::start_with_data(&[file.clone()], 0).unwrap();
+    let hostile = MockServer::start_with_data(std::slice::from_ref(&file), 0).unwrap();
     let ctx = context(&hostile);
     let served = plot_hydro(
         &ctx,
