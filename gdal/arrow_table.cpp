@@ -173,6 +173,7 @@ bool ArrowTable::ReadBatches(ArrowArrayStream *stream, std::string &err)
         info.extension_name = MetadataValue(c->metadata, "ARROW:extension:name");
         info.extension_metadata =
             MetadataValue(c->metadata, "ARROW:extension:metadata");
+        info.geometry_type = MetadataValue(c->metadata, "hydroplot:geometry_type");
         columns_.push_back(std::move(info));
     }
     while (true)

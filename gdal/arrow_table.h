@@ -49,6 +49,9 @@ struct ColumnInfo
     /// `ARROW:extension:name` and `ARROW:extension:metadata`, empty when absent.
     std::string extension_name;
     std::string extension_metadata;
+    /// `hydroplot:geometry_type` (the declared type of a geometry column,
+    /// `MULTILINESTRING`), empty when absent.
+    std::string geometry_type;
 };
 
 /// One cell: the column's array in one batch and the absolute index of the

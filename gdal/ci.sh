@@ -95,6 +95,18 @@ srs_and_types() {
         grep -q '^Geometry Column = geometry' <<<"$f"
 }
 check "flowline layer: EPSG:4269, multilinestring, Arrow field types" srs_and_types
+# An empty layer keeps its declared fields and geometry type (flowlines
+# only: no catchment is read); the fields and types the sample declares for
+# CatchmentSP (MEDIUMINT, TEXT, REAL), written here by hand.
+empty_layer_typed() {
+    local f
+    f="$(ogrinfo -ro -so "$conn&flowline_only=true" catchment)"
+    equals "$(sed -n 's/^Feature Count: //p' <<<"$f")" 0 &&
+        grep -q '^Geometry: Multi Polygon' <<<"$f" &&
+        equals "$(grep -E '^[a-z_]+: ' <<<"$f" | cut -d' ' -f1-2 | tr '\n' ' ')" \
+            "gridcode: Integer64 featureid: Integer64 sourcefc: String areasqkm: Real shape_length: Real shape_area: Real "
+}
+check "an empty layer (no catchment read) is Multi Polygon with its 6 typed fields" empty_layer_typed
 open_options() {
     equals "$(count -oo COMID=13293970 -oo "HYDRO_DATA=$sample" -oo FLOWLINE_ONLY=YES HYDROPLOT: flowline)" 251 &&
         equals "$(count -oo FLOWLINE_ONLY=YES "$conn" catchment)" 0

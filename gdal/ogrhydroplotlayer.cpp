@@ -178,8 +178,9 @@ void OGRHydroplotLayer::BuildDefinition()
             stream_is_definition_ = false;
         }
 
-    // The geometry field: its type from the WKB of every row, its SRS from
-    // the GeoArrow metadata.
+    // The geometry field: its type as the stream declares it (so an empty
+    // layer has one too, and a layer has the same whatever its source),
+    // else from the WKB of every row; its SRS from the GeoArrow metadata.
     std::set<OGRwkbGeometryType> types;
     if (geometry_column_ >= 0)
         for (int64_t r = 0; r < table_.RowCount(); r++)
@@ -206,6 +207,17 @@ void OGRHydroplotLayer::BuildDefinition()
             type = b;
             promote_to_multi_ = true;
         }
+    }
+    const OGRwkbGeometryType declared =
+        geometry_column_ >= 0 && !columns[geometry_column_].geometry_type.empty()
+            ? OGRFromOGCGeomType(columns[geometry_column_].geometry_type.c_str())
+            : wkbUnknown;
+    if (declared != wkbUnknown)
+    {
+        // Every row is of the declared type (the library declares no
+        // other): nothing to promote.
+        type = declared;
+        promote_to_multi_ = false;
     }
     const std::string crs = geometry_column_ >= 0
                                 ? GeoArrowCrs(columns[geometry_column_].extension_metadata)

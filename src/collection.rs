@@ -1,7 +1,13 @@
 //! The NHDPlusV2 layers hydroplot reads, by their role, with their names in
-//! the remote services (both naming schemes) and in local GeoPackages.
+//! the remote services (both naming schemes) and in local GeoPackages, and
+//! their declared schemas ([`fields`]): one schema per layer, whatever the
+//! source.
+
+pub mod fields;
 
 use crate::config::Names;
+use crate::table::geometry::kind;
+use crate::table::schema::LayerSchema;
 
 /// An NHDPlus layer, named by its role.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -20,150 +26,13 @@ pub enum Collection {
     Gage,
 }
 
-/// The properties of a network flowline in the fabric service (NHDPlusV2,
-/// as its recorded answer `tests/data/responses/flowline_items_comid_13293454.json`
-/// names them): the names a user may add to the `plot` selection of
-/// `properties`, checked before any request.
-pub const FLOWLINE_NETWORK_PROPERTIES: [&str; 138] = [
-    "objectid",
-    "comid",
-    "fdate",
-    "resolution",
-    "gnis_id",
-    "gnis_name",
-    "lengthkm",
-    "reachcode",
-    "flowdir",
-    "wbareacomi",
-    "ftype",
-    "fcode",
-    "shape_length",
-    "streamleve",
-    "streamorde",
-    "streamcalc",
-    "fromnode",
-    "tonode",
-    "hydroseq",
-    "levelpathi",
-    "pathlength",
-    "terminalpa",
-    "arbolatesu",
-    "divergence",
-    "startflag",
-    "terminalfl",
-    "dnlevel",
-    "uplevelpat",
-    "uphydroseq",
-    "dnlevelpat",
-    "dnminorhyd",
-    "dndraincou",
-    "dnhydroseq",
-    "frommeas",
-    "tomeas",
-    "rtndiv",
-    "vpuin",
-    "vpuout",
-    "areasqkm",
-    "totdasqkm",
-    "divdasqkm",
-    "tidal",
-    "totma",
-    "wbareatype",
-    "pathtimema",
-    "hwnodesqkm",
-    "maxelevraw",
-    "minelevraw",
-    "maxelevsmo",
-    "minelevsmo",
-    "slope",
-    "elevfixed",
-    "hwtype",
-    "slopelenkm",
-    "qa_ma",
-    "va_ma",
-    "qc_ma",
-    "vc_ma",
-    "qe_ma",
-    "ve_ma",
-    "qa_01",
-    "va_01",
-    "qc_01",
-    "vc_01",
-    "qe_01",
-    "ve_01",
-    "qa_02",
-    "va_02",
-    "qc_02",
-    "vc_02",
-    "qe_02",
-    "ve_02",
-    "qa_03",
-    "va_03",
-    "qc_03",
-    "vc_03",
-    "qe_03",
-    "ve_03",
-    "qa_04",
-    "va_04",
-    "qc_04",
-    "vc_04",
-    "qe_04",
-    "ve_04",
-    "qa_05",
-    "va_05",
-    "qc_05",
-    "vc_05",
-    "qe_05",
-    "ve_05",
-    "qa_06",
-    "va_06",
-    "qc_06",
-    "vc_06",
-    "qe_06",
-    "ve_06",
-    "qa_07",
-    "va_07",
-    "qc_07",
-    "vc_07",
-    "qe_07",
-    "ve_07",
-    "qa_08",
-    "va_08",
-    "qc_08",
-    "vc_08",
-    "qe_08",
-    "ve_08",
-    "qa_09",
-    "va_09",
-    "qc_09",
-    "vc_09",
-    "qe_09",
-    "ve_09",
-    "qa_10",
-    "va_10",
-    "qc_10",
-    "vc_10",
-    "qe_10",
-    "ve_10",
-    "qa_11",
-    "va_11",
-    "qc_11",
-    "vc_11",
-    "qe_11",
-    "ve_11",
-    "qa_12",
-    "va_12",
-    "qc_12",
-    "vc_12",
-    "qe_12",
-    "ve_12",
-    "lakefract",
-    "surfarea",
-    "rareahload",
-    "rpuid",
-    "vpuid",
-    "enabled",
-];
+/// The names a user may add to the `plot` selection of `properties`,
+/// checked before any request: the properties of a network flowline in the
+/// fabric service ([`fields::FLOWLINE_NETWORK`], as its recorded answer
+/// `tests/data/responses/flowline_items_comid_13293454.json` names them).
+pub fn is_flowline_network_property(name: &str) -> bool {
+    fields::FLOWLINE_NETWORK.iter().any(|(n, _)| *n == name)
+}
 
 impl Collection {
     /// Every layer, in the order above.
@@ -198,6 +67,30 @@ impl Collection {
         match self {
             Collection::Catchment => "featureid",
             _ => "comid",
+        }
+    }
+
+    /// The declared schema of this layer: its NHDPlusV2 fields
+    /// ([`fields`]), its geometry type (flowlines MultiLineString, polygons
+    /// MultiPolygon, gages Point) and the key naming a feature in errors
+    /// ([`Collection::id_property`], the gages' `flcomid`).
+    pub fn schema(self) -> LayerSchema {
+        let (fields, geometry) = match self {
+            Collection::FlowlineNetwork => (fields::FLOWLINE_NETWORK, kind::MULTILINESTRING),
+            Collection::Catchment => (fields::CATCHMENT, kind::MULTIPOLYGON),
+            Collection::Waterbody => (fields::WATERBODY, kind::MULTIPOLYGON),
+            Collection::Area => (fields::AREA, kind::MULTIPOLYGON),
+            Collection::FlowlineNonNetwork => (fields::FLOWLINE_NONNETWORK, kind::MULTILINESTRING),
+            Collection::Gage => (fields::GAGE, kind::POINT),
+        };
+        let key = match self {
+            Collection::Gage => "flcomid",
+            c => c.id_property(),
+        };
+        LayerSchema {
+            fields,
+            geometry,
+            key: Some(key),
         }
     }
 
@@ -270,23 +163,26 @@ impl Collection {
 mod tests {
     use super::*;
 
-    /// The property names of the first feature of a recorded answer.
+    /// The property names of a recorded answer, in the order it sends them.
     fn recorded(file: &str) -> Vec<String> {
         let path = format!("{}/tests/data/responses/{file}", env!("CARGO_MANIFEST_DIR"));
-        let page: serde_json::Value =
-            serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
-        let props = page["features"][0]["properties"].as_object().unwrap();
-        props.keys().cloned().collect()
+        let page = crate::table::decode::decode_page(&std::fs::read(path).unwrap()).unwrap();
+        let fields = page.table.schema().fields().iter();
+        fields.map(|f| f.name().clone()).collect()
     }
 
     #[test]
     fn the_flowline_properties_and_plot_columns_are_those_of_the_recorded_answers() {
-        let mut flowline = recorded("flowline_items_comid_13293454.json");
-        let mut known = FLOWLINE_NETWORK_PROPERTIES.map(String::from).to_vec();
-        flowline.sort();
-        known.sort();
-        assert_eq!(known, flowline);
+        let flowline = recorded("flowline_items_comid_13293454.json");
+        let known: Vec<String> = (fields::FLOWLINE_NETWORK.iter())
+            .map(|(n, _)| n.to_string())
+            .collect();
+        assert_eq!(known, flowline, "the service's fields, in its order");
         let waterbody = recorded("waterbody_items_comid.json");
+        let declared: Vec<String> = (fields::WATERBODY.iter())
+            .map(|(n, _)| n.to_string())
+            .collect();
+        assert_eq!(declared, waterbody);
         for (collection, names) in [
             (Collection::FlowlineNetwork, &flowline),
             (Collection::Waterbody, &waterbody),

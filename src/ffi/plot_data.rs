@@ -163,12 +163,96 @@ pub extern "C" fn hydroplot_plot_data_layer_geojson(
 /// `geoarrow.wkb`: WKB, its field metadata `ARROW:extension:metadata` holding
 /// the CRS, NAD83 (EPSG:4269), as PROJJSON: `{"crs":{"type":"GeographicCRS",
 /// ..., "id":{"authority":"EPSG","code":4269}},"crs_type":"projjson"}`; null for a feature
-/// without geometry), then one column per property in first-seen order.
+/// without geometry), then one column per property.
 ///
-/// A column's type follows how the values were written (the JSON number
+/// \par One schema per layer, whatever the source
+/// The same request gives the same schema from a local GeoPackage
+/// (`hydro_data`), from the services and from the plot-data cache. A layer's
+/// declared fields (listed below: NHDPlusV2's fields in the fabric service's
+/// order, typed as the NHDPlusV2 GeoPackages declare them, MEDIUMINT int64,
+/// REAL float64, TEXT and DATETIME utf8) come first, each always of its
+/// declared type: an integer the service writes as `5.0` is an int64 5, and a
+/// field the source lacks is null (`objectid` and `pathtimema` from a
+/// GeoPackage, which has neither). With `properties` `plot` or a list, a
+/// field the request did not ask for is left out rather than added as nulls.
+/// A value its declared type cannot hold (`5.5` for `streamorde`, `"abc"` for
+/// `comid`; an array or object anywhere) fails `hydroplot_plot_hydro` with
+/// `HYDROPLOT_ERR_SERVICE` (services) or `HYDROPLOT_ERR_GPKG` (`hydro_data`),
+/// the message naming the layer, the field, the feature and the value; a
+/// number or boolean in a utf8 field is its JSON text. The geometry field's
+/// metadata `hydroplot:geometry_type` names the layer's geometry type
+/// (`MULTILINESTRING`; a LineString row is a MultiLineString of one line,
+/// and so on) whenever every row has it, so an empty layer (no gage in a
+/// basin) keeps its fields and its geometry type.
+///
+/// \par Declared fields (name and Arrow type, in order)
+/// - `basin` (MULTIPOLYGON): comid int64, id utf8, type utf8.
+/// - `catchment` (MULTIPOLYGON): gridcode int64, featureid int64,
+///   sourcefc utf8, areasqkm float64, shape_length float64, shape_area float64.
+/// - `nhdarea` (MULTIPOLYGON): objectid int64, comid int64, fdate utf8,
+///   resolution utf8, gnis_id utf8, gnis_name utf8, areasqkm float64,
+///   elevation float64, ftype utf8, fcode int64, shape_length float64,
+///   shape_area float64, onoffnet int64, purpcode utf8, purpdesc utf8.
+/// - `network_wtbd` (MULTIPOLYGON): objectid int64, comid int64, fdate utf8,
+///   resolution utf8, gnis_id utf8, gnis_name utf8, areasqkm float64,
+///   elevation float64, reachcode utf8, ftype utf8, fcode int64,
+///   shape_length float64, shape_area float64, onoffnet int64, purpcode utf8,
+///   purpdesc utf8, meandepth float64, lakevolume float64, maxdepth float64,
+///   meandused float64, meandcode utf8, lakearea float64.
+/// - `off_network_wtbd` (MULTIPOLYGON): objectid int64, comid int64,
+///   fdate utf8, resolution utf8, gnis_id utf8, gnis_name utf8,
+///   areasqkm float64, elevation float64, reachcode utf8, ftype utf8,
+///   fcode int64, shape_length float64, shape_area float64, onoffnet int64,
+///   purpcode utf8, purpdesc utf8, meandepth float64, lakevolume float64,
+///   maxdepth float64, meandused float64, meandcode utf8, lakearea float64.
+/// - `flowline_nonnetwork` (MULTILINESTRING): objectid int64, comid int64,
+///   fdate utf8, resolution utf8, gnis_id utf8, gnis_name utf8,
+///   lengthkm float64, reachcode utf8, flowdir utf8, wbareacomi int64,
+///   ftype utf8, fcode int64, shape_length float64.
+/// - `flowline` (MULTILINESTRING): objectid int64, comid int64, fdate utf8,
+///   resolution utf8, gnis_id utf8, gnis_name utf8, lengthkm float64,
+///   reachcode utf8, flowdir utf8, wbareacomi int64, ftype utf8, fcode int64,
+///   shape_length float64, streamleve int64, streamorde int64,
+///   streamcalc int64, fromnode float64, tonode float64, hydroseq float64,
+///   levelpathi float64, pathlength float64, terminalpa float64,
+///   arbolatesu float64, divergence int64, startflag int64, terminalfl int64,
+///   dnlevel int64, uplevelpat float64, uphydroseq float64, dnlevelpat float64,
+///   dnminorhyd float64, dndraincou int64, dnhydroseq float64,
+///   frommeas float64, tomeas float64, rtndiv int64, vpuin int64, vpuout int64,
+///   areasqkm float64, totdasqkm float64, divdasqkm float64, tidal int64,
+///   totma float64, wbareatype utf8, pathtimema float64, hwnodesqkm float64,
+///   maxelevraw float64, minelevraw float64, maxelevsmo float64,
+///   minelevsmo float64, slope float64, elevfixed utf8, hwtype utf8,
+///   slopelenkm float64, qa_ma float64, va_ma float64, qc_ma float64,
+///   vc_ma float64, qe_ma float64, ve_ma float64, qa_01 float64, va_01 float64,
+///   qc_01 float64, vc_01 float64, qe_01 float64, ve_01 float64, qa_02 float64,
+///   va_02 float64, qc_02 float64, vc_02 float64, qe_02 float64, ve_02 float64,
+///   qa_03 float64, va_03 float64, qc_03 float64, vc_03 float64, qe_03 float64,
+///   ve_03 float64, qa_04 float64, va_04 float64, qc_04 float64, vc_04 float64,
+///   qe_04 float64, ve_04 float64, qa_05 float64, va_05 float64, qc_05 float64,
+///   vc_05 float64, qe_05 float64, ve_05 float64, qa_06 float64, va_06 float64,
+///   qc_06 float64, vc_06 float64, qe_06 float64, ve_06 float64, qa_07 float64,
+///   va_07 float64, qc_07 float64, vc_07 float64, qe_07 float64, ve_07 float64,
+///   qa_08 float64, va_08 float64, qc_08 float64, vc_08 float64, qe_08 float64,
+///   ve_08 float64, qa_09 float64, va_09 float64, qc_09 float64, vc_09 float64,
+///   qe_09 float64, ve_09 float64, qa_10 float64, va_10 float64, qc_10 float64,
+///   vc_10 float64, qe_10 float64, ve_10 float64, qa_11 float64, va_11 float64,
+///   qc_11 float64, vc_11 float64, qe_11 float64, ve_11 float64, qa_12 float64,
+///   va_12 float64, qc_12 float64, vc_12 float64, qe_12 float64, ve_12 float64,
+///   lakefract float64, surfarea float64, rareahload float64, rpuid utf8,
+///   vpuid utf8, enabled int64.
+/// - `gage` (POINT): reachcode utf8, reachresol utf8, source_ori utf8,
+///   source_fea utf8, featuredet utf8, measure float64, eventtype utf8,
+///   flcomid int64, agency_cd utf8, station_nm utf8, state_cd utf8, state utf8,
+///   dasqmi float64, dasqkm float64, latsite float64, lonsite float64,
+///   active utf8, activedate utf8, gagesii utf8.
+/// - `outlets` (POINT): comid int64, id utf8, type utf8.
+///
+/// \par Other fields
+/// Fields a source has beyond the declared ones follow, in the source's
+/// order, each typed after how its values were written (the JSON number
 /// literals of the service's pages, the SQLite storage class of a
-/// GeoPackage's values), never whether they happen to be integral, so two
-/// requests for the same layer agree on its schema:
+/// GeoPackage's values), never whether they happen to be integral:
 /// - int64: every value an integer literal (`13293970`) or SQLite INTEGER;
 /// - float64: every value a number and at least one written with a
 ///   fraction or an exponent (`510042379.0`, `1e3`) or a SQLite REAL; the
@@ -190,9 +274,11 @@ pub extern "C" fn hydroplot_plot_data_layer_geojson(
 ///
 /// Column names are the property names in lower case; two names that
 /// differ only in case (`COMID` and `comid`) are two columns, each named
-/// with its own spelling, so both values are kept. (Before 0.3, float
-/// columns whose values were all integral were int64, and case-distinct
-/// names shared one column.)
+/// with its own spelling, so both values are kept (the declared field takes
+/// the lower-case one). (Before 0.3, float columns whose values were all
+/// integral were int64, and case-distinct names shared one column. Until
+/// fields were declared, a field's type followed its source, and an empty
+/// layer had no field.)
 ///
 /// \param pd    The plot data.
 /// \param layer `outlets`, `flowline`, `basin`, `catchment`, `network_wtbd`,
@@ -433,4 +519,50 @@ pub extern "C" fn hydroplot_plot_data_warning(
             .and_then(|pd| pd.warnings.get(i))
             .map_or(std::ptr::null(), |w| w.as_ptr())
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::plot::Layer;
+    use crate::table::geometry::kind;
+
+    /// The "Declared fields" list of `hydroplot_plot_data_layer_arrow`'s
+    /// doc comment, made from the declarations: each layer, its geometry
+    /// type and its fields with their Arrow types, in order, wrapped.
+    fn declared_fields_doc() -> String {
+        let mut out = String::new();
+        for layer in Layer::ALL {
+            let schema = layer.schema();
+            let mut line = format!(
+                "/// - `{}` ({}):",
+                layer.name(),
+                kind::name(schema.geometry)
+            );
+            for (i, (name, ty)) in schema.fields.iter().enumerate() {
+                let sep = if i + 1 < schema.fields.len() {
+                    ","
+                } else {
+                    "."
+                };
+                let arrow = ty.data_type().to_string().to_lowercase();
+                let word = format!(" {name} {arrow}{sep}");
+                if line.len() + word.len() > 80 {
+                    out.push_str(&line);
+                    out.push('\n');
+                    line = "///  ".to_string();
+                }
+                line.push_str(&word);
+            }
+            out.push_str(&line);
+            out.push('\n');
+        }
+        out
+    }
+
+    #[test]
+    fn the_header_lists_the_declared_fields_as_declared() {
+        let source = include_str!("plot_data.rs");
+        let doc = declared_fields_doc();
+        assert!(source.contains(&doc), "the doc comment should list:\n{doc}");
+    }
 }

@@ -811,13 +811,15 @@ pub extern "C" fn hydroplot_plot_request_set_lod(
 ///   know (404), a point outside the network, a comid set with no network
 ///   flowline.
 /// - `HYDROPLOT_ERR_SERVICE`: a service answered something that is not the
-///   expected document.
+///   expected document, or a value a layer's declared field cannot hold
+///   (`5.5` for `streamorde`; `hydroplot_plot_data_layer_arrow` lists the
+///   declared fields).
 /// - `HYDROPLOT_ERR_IO`: the hydro_data file cannot be read, the gpkg or PNG
 ///   output or the cache file cannot be written (an output's missing or
 ///   read-only folder, or a directory in its place, is found before any
 ///   work; the message names the output).
 /// - `HYDROPLOT_ERR_GPKG`: the hydro_data GeoPackage lacks a layer or column,
-///   or is malformed.
+///   is malformed, or holds a value a layer's declared field cannot hold.
 /// - `HYDROPLOT_ERR_EXISTS`: the gpkg or PNG output exists and overwrite is
 ///   false (the file is untouched).
 /// - `HYDROPLOT_ERR_LIMIT`: more than 10,000 outlets or 100,000 comids, or more

@@ -521,20 +521,6 @@ pub fn write_wkb(g: &Geometry<f64>, out: &mut Vec<u8>) {
     wkb_row(&single(g), 0, out);
 }
 
-/// The OGC geometry type name of a row type code ([`kind`]), as written.
-pub fn type_name(code: u8) -> &'static str {
-    match code {
-        kind::POINT => "POINT",
-        kind::LINESTRING => "LINESTRING",
-        kind::POLYGON => "POLYGON",
-        kind::MULTIPOINT => "MULTIPOINT",
-        kind::MULTILINESTRING => "MULTILINESTRING",
-        kind::MULTIPOLYGON => "MULTIPOLYGON",
-        kind::COLLECTION => "GEOMETRYCOLLECTION",
-        _ => "GEOMETRY",
-    }
-}
-
 /// `g` as the one row of a [`Geometries`] (`Line`, `Rect` and `Triangle`
 /// as the LineString and Polygon they are).
 fn single(g: &Geometry<f64>) -> Geometries {

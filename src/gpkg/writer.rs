@@ -22,6 +22,7 @@ use super::layer::quote;
 use crate::cancel::Stop;
 use crate::output::TempFile;
 use crate::table::column::Scalar;
+use crate::table::geometry::kind;
 use crate::table::{Column, Table};
 use crate::{Error, Result};
 
@@ -218,13 +219,17 @@ fn columns(table: &Table) -> Vec<(String, &'static str, Column<'_>)> {
         .collect()
 }
 
-/// The declared geometry type of a layer: the common type of the rows
-/// with a geometry, else GEOMETRY.
-fn layer_type(table: &Table) -> &'static str {
-    let mut kinds =
-        (table.geometries().kinds.iter()).filter(|&&k| k != crate::table::geometry::kind::NONE);
+/// The declared geometry type of a layer: the table's own declaration
+/// ([`Table::declared_geometry`], which holds for every row, so an empty
+/// layer has its type too), else the common type of the rows with a
+/// geometry, else GEOMETRY.
+fn layer_type(table: &Table) -> &str {
+    if let Some(declared) = table.declared_geometry() {
+        return declared;
+    }
+    let mut kinds = (table.geometries().kinds.iter()).filter(|&&k| k != kind::NONE);
     match kinds.next() {
-        Some(&first) if kinds.all(|&k| k == first) => blob::type_name(first),
+        Some(&first) if kinds.all(|&k| k == first) => kind::name(first),
         _ => "GEOMETRY",
     }
 }

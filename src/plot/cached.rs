@@ -22,8 +22,10 @@ use serde_json::{json, Value};
 use std::path::Path;
 
 /// The entry format, part of every key: a new one never reads an old entry.
-/// 2: layers as Arrow IPC parts (1 was one GeoJSON document).
-const ENTRY_FORMAT: u32 = 2;
+/// 3: layers conformed to their declared schemas (`Layer::schema`), the
+/// geometry type in the schema metadata (2: layers as Arrow IPC parts as
+/// their sources typed them; 1 was one GeoJSON document).
+const ENTRY_FORMAT: u32 = 3;
 
 /// The plot data of `req` from the cache file at `path`, or built by
 /// `build` and added to it.

@@ -2,6 +2,9 @@
 //! NAD83 lon/lat, the plot bbox, warnings), and beside it the map when one was
 //! drawn and what it was drawn with.
 
+use crate::collection::Collection;
+use crate::table::geometry::kind;
+use crate::table::schema::{FieldType, LayerSchema};
 use crate::table::Table;
 use std::collections::BTreeMap;
 use std::sync::LazyLock;
@@ -75,6 +78,42 @@ impl Layer {
     /// The layer of an API name.
     pub fn from_name(name: &str) -> Option<Layer> {
         Layer::ALL.into_iter().find(|l| l.name() == name)
+    }
+
+    /// The NHDPlus layer whose features this layer holds; `None` for the
+    /// outlets and basins, which plot_hydro makes.
+    pub fn collection(self) -> Option<Collection> {
+        Some(match self {
+            Layer::Flowline => Collection::FlowlineNetwork,
+            Layer::Catchment => Collection::Catchment,
+            Layer::NetworkWtbd | Layer::OffNetworkWtbd => Collection::Waterbody,
+            Layer::Area => Collection::Area,
+            Layer::FlowlineNonNetwork => Collection::FlowlineNonNetwork,
+            Layer::Gage => Collection::Gage,
+            Layer::Outlets | Layer::Basin => return None,
+        })
+    }
+
+    /// The declared schema of the layer, whatever its source: its
+    /// collection's ([`Collection::schema`]), or for the outlets (points)
+    /// and basins (multipolygons) the outlet's columns `comid` (integer),
+    /// `id` and `type` (text; [`super::outlets::Resolved::set_columns`]).
+    pub fn schema(self) -> LayerSchema {
+        const OUTLET_FIELDS: &[(&str, FieldType)] = &[
+            ("comid", FieldType::Integer),
+            ("id", FieldType::Text),
+            ("type", FieldType::Text),
+        ];
+        let geometry = match self {
+            Layer::Outlets => kind::POINT,
+            Layer::Basin => kind::MULTIPOLYGON,
+            _ => return self.collection().expect("a layer of NHDPlus").schema(),
+        };
+        LayerSchema {
+            fields: OUTLET_FIELDS,
+            geometry,
+            key: Some("comid"),
+        }
     }
 }
 

@@ -102,18 +102,21 @@ fn plot_data(ctx: &Context, req: &PlotRequest) -> Result<PlotData> {
         Some(path) => local::subset(ctx, req, path)?,
         None => download::subset(ctx, req)?,
     };
-    subset.into_plot_data()
+    subset.into_plot_data(req)
 }
 
 /// Writes the subset as a GeoPackage with the NHDPlus layer names (so it can
 /// serve as `hydro_data` again), plus the basins and outlets. The layers are
 /// written from their tables; only the two waterbody layers are joined (copied)
-/// into the one `NHDWaterbody` table.
+/// into the one `NHDWaterbody` table, under their declared schema. Every
+/// layer is written, an empty one too (its columns and geometry type
+/// declared), so the file's tables are the same whatever the source.
 fn write_gpkg(data: &PlotData, path: &std::path::Path, overwrite: bool, stop: &Stop) -> Result<()> {
     let waterbodies = Table::concat(&[
         data.layer(Layer::NetworkWtbd).clone(),
         data.layer(Layer::OffNetworkWtbd).clone(),
     ])
+    .and_then(|t| t.conform(&Layer::NetworkWtbd.schema(), "NHDWaterbody", Some(&[])))
     .map_err(crate::Error::Gpkg)?;
     let all: [(&str, &Table); 8] = [
         ("NHDFlowline_Network", data.layer(Layer::Flowline)),
@@ -128,6 +131,5 @@ fn write_gpkg(data: &PlotData, path: &std::path::Path, overwrite: bool, stop: &S
         ("basin", data.layer(Layer::Basin)),
         ("outlets", data.layer(Layer::Outlets)),
     ];
-    let layers: Vec<(&str, &Table)> = all.into_iter().filter(|(_, t)| !t.is_empty()).collect();
-    crate::gpkg::write(path, &layers, overwrite, stop)
+    crate::gpkg::write(path, &all, overwrite, stop)
 }

@@ -10,7 +10,7 @@
 //! same rules, and adds the rules across fields (outlets or bbox, distinct
 //! files, outputs that can be written).
 
-use crate::collection::{Collection, FLOWLINE_NETWORK_PROPERTIES};
+use crate::collection::{is_flowline_network_property, Collection};
 use crate::context::Context;
 use crate::crs::Transformer;
 use crate::output::check_path_given;
@@ -89,7 +89,7 @@ pub enum Properties {
     /// What plot_hydro reads from each layer ([`Collection::plot_properties`]).
     Plot,
     /// `Plot`, and on the network flowlines also these properties (lower
-    /// case, each a name of [`FLOWLINE_NETWORK_PROPERTIES`]).
+    /// case, each [`is_flowline_network_property`]).
     With(Vec<String>),
 }
 
@@ -140,10 +140,7 @@ fn check_properties(properties: &Properties) -> Result<()> {
     let Properties::With(names) = properties else {
         return Ok(());
     };
-    if let Some(bad) = names
-        .iter()
-        .find(|n| !FLOWLINE_NETWORK_PROPERTIES.contains(&n.as_str()))
-    {
+    if let Some(bad) = names.iter().find(|n| !is_flowline_network_property(n)) {
         return Err(Error::InvalidArgument(format!(
             "properties: {bad:?} is not a network flowline property; give \"all\", \"plot\" or a comma list of flowline properties such as \"totdasqkm,slope\""
         )));

@@ -3,6 +3,7 @@
 
 use super::data::{Layer, PlotData};
 use super::outlets::{self, Resolved};
+use super::request::PlotRequest;
 use crate::cancel::{Cancelled, Stop};
 use crate::feature::{union_bbox, Feature};
 use crate::table::column::from_value;
@@ -43,8 +44,12 @@ pub struct Subset {
 impl Subset {
     /// Splits the waterbodies and computes the plot bbox: the requested box,
     /// else the union of basins, catchments (held or not), flowlines and
-    /// outlets. Each layer becomes a table here.
-    pub fn into_plot_data(self) -> Result<PlotData> {
+    /// outlets. Each layer becomes a table here, conformed to its declared
+    /// schema ([`Layer::schema`], [`Table::conform`]) with the fields `req`
+    /// asks for, so that every source gives a layer the same fields and
+    /// types; a value its field's type cannot hold is an error of the
+    /// source (`Error::Gpkg` for `hydro_data`, else `Error::Service`).
+    pub fn into_plot_data(self, req: &PlotRequest) -> Result<PlotData> {
         let outlets = outlets::table(&self.outlets).map_err(internal("outlets"))?;
         let (network, off_network) = match self.network_waterbodies {
             Some(network) => (network, self.waterbodies),
@@ -85,10 +90,30 @@ impl Subset {
             (Layer::FlowlineNonNetwork, self.nonnetwork),
             (Layer::Gage, self.gages),
         ] {
+            let wanted = wanted_fields(req, layer);
+            let table =
+                (table.conform(&layer.schema(), layer.name(), wanted.as_deref())).map_err(|e| {
+                    match req.hydro_data {
+                        Some(_) => Error::Gpkg(e),
+                        None => Error::Service(e),
+                    }
+                })?;
             data.set_layer(layer, table);
         }
         Ok(data)
     }
+}
+
+/// The declared fields of `layer` that its table holds even when its source
+/// has none of them (`None`: every one): those `req.properties` asks for;
+/// none added when `req.layers` narrows the columns (the map or the counts
+/// alone use them); every one on the outlets and basins.
+fn wanted_fields(req: &PlotRequest, layer: Layer) -> Option<Vec<&str>> {
+    let collection = layer.collection()?;
+    if req.layers.narrows_columns() {
+        return Some(Vec::new());
+    }
+    req.properties.names(collection)
 }
 
 /// The network waterbodies of `waterbodies` (whose `comid` is among the

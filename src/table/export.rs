@@ -13,6 +13,7 @@
 //!   multipolygon layout, zero-copy both ways).
 
 use super::geometry::{kind, Geometries, GeometryBuilder};
+use super::schema::GEOMETRY_TYPE;
 use super::Table;
 use arrow_array::{
     new_null_array, Array, ArrayRef, BinaryArray, FixedSizeListArray, Float64Array, ListArray,
@@ -43,7 +44,9 @@ pub(super) mod role {
 
 impl Table {
     /// The table as the C stream export gives it: `geometry` first (WKB, in
-    /// `crs`, e.g. `"EPSG:4269"`), then the property columns in schema
+    /// `crs`, e.g. `"EPSG:4269"`; on a conformed table its field metadata
+    /// `hydroplot:geometry_type` names the declared geometry type,
+    /// [`Table::conform`]), then the property columns in schema
     /// order, sharing the table's arrays and so their types, which follow
     /// the kinds of the values sent (see [`super::column`]), never whether
     /// the values happen to be integral; a column with no value at all
@@ -51,7 +54,13 @@ impl Table {
     /// exported as `geometry_property`. The `id` is not exported (for the
     /// fabric's layers it equals the comid or featureid).
     pub fn to_record_batch(&self, crs: &str) -> Result<RecordBatch, String> {
-        let mut fields = vec![wkb_field(crs)];
+        let mut geometry = wkb_field(crs);
+        if let Some(declared) = self.declared_geometry() {
+            let mut metadata = geometry.metadata().clone();
+            metadata.insert(GEOMETRY_TYPE.to_string(), declared.to_string());
+            geometry = geometry.with_metadata(metadata);
+        }
+        let mut fields = vec![geometry];
         let mut columns = vec![wkb_array(&self.geometry)?];
         for (field, column) in self.schema.fields().iter().zip(&self.columns) {
             let mut metadata = field.metadata().clone();
@@ -107,7 +116,8 @@ impl Table {
             push(role::COLLECTION, Arc::new(text));
         }
         let options = arrow_array::RecordBatchOptions::new().with_row_count(Some(self.len()));
-        RecordBatch::try_new_with_options(Arc::new(Schema::new(fields)), columns, &options)
+        let schema = Schema::new(fields).with_metadata(self.schema.metadata().clone());
+        RecordBatch::try_new_with_options(Arc::new(schema), columns, &options)
             .map_err(|e| e.to_string())
     }
 }

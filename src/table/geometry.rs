@@ -26,6 +26,21 @@ pub mod kind {
     pub const MULTILINESTRING: u8 = 5;
     pub const MULTIPOLYGON: u8 = 6;
     pub const COLLECTION: u8 = 7;
+
+    /// The OGC geometry type name of a type code (`"MULTIPOLYGON"`), as
+    /// GeoPackages declare it; `"GEOMETRY"` for any other code.
+    pub fn name(code: u8) -> &'static str {
+        match code {
+            POINT => "POINT",
+            LINESTRING => "LINESTRING",
+            POLYGON => "POLYGON",
+            MULTIPOINT => "MULTIPOINT",
+            MULTILINESTRING => "MULTILINESTRING",
+            MULTIPOLYGON => "MULTIPOLYGON",
+            COLLECTION => "GEOMETRYCOLLECTION",
+            _ => "GEOMETRY",
+        }
+    }
 }
 
 const TOO_MANY: &str = "a layer holds more than 2^31 coordinates, rings or parts";
@@ -327,6 +342,31 @@ impl Geometries {
     /// Rows.
     pub fn len(&self) -> usize {
         self.kinds.len()
+    }
+
+    /// The geometries with each row of the single type of `multi` (a Point,
+    /// LineString or Polygon for MultiPoint, MultiLineString, MultiPolygon)
+    /// made that multi type of one member. Only the type codes change: a
+    /// single is laid out as its multi of one member already (module doc).
+    /// Shares every buffer when no row changes.
+    pub fn promoted_to(&self, multi: u8) -> Geometries {
+        let single = match multi {
+            kind::MULTIPOINT => kind::POINT,
+            kind::MULTILINESTRING => kind::LINESTRING,
+            kind::MULTIPOLYGON => kind::POLYGON,
+            _ => return self.clone(),
+        };
+        if !self.kinds.contains(&single) {
+            return self.clone();
+        }
+        let kinds = self
+            .kinds
+            .iter()
+            .map(|&k| if k == single { multi } else { k });
+        Geometries {
+            kinds: ScalarBuffer::from(kinds.collect::<Vec<u8>>()),
+            ..self.clone()
+        }
     }
 
     /// True when there are no rows.

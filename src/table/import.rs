@@ -15,8 +15,8 @@ use std::sync::Arc;
 
 impl Table {
     /// The table that [`Table::to_store_batch`] wrote as `batch`: the same
-    /// columns (types, `arrow.json`), ids and geometries, sharing the
-    /// batch's buffers.
+    /// columns (types, `arrow.json`), ids, geometries and schema metadata
+    /// (the declared geometry type), sharing the batch's buffers.
     pub fn from_store_batch(batch: &RecordBatch) -> Result<Table, String> {
         let mut fields: Vec<Field> = Vec::new();
         let mut columns: Vec<ArrayRef> = Vec::new();
@@ -82,8 +82,10 @@ impl Table {
             return Err("one geometry type code per row expected".into());
         }
         let index = Arc::new(name_index(&fields)?);
+        // The schema metadata (the declared geometry type) as written.
+        let metadata = batch.schema().metadata().clone();
         Ok(Table {
-            schema: Arc::new(Schema::new(fields)),
+            schema: Arc::new(Schema::new(fields).with_metadata(metadata)),
             columns,
             index,
             ids,

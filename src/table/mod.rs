@@ -20,6 +20,7 @@ pub mod export;
 pub mod geojson;
 pub mod geometry;
 mod import;
+pub mod schema;
 mod scratch;
 
 use crate::feature::{Feature, Properties};
@@ -154,11 +155,15 @@ impl Table {
     /// order) whose name equals it ignoring ASCII case; NHDPlus names are
     /// matched so (`COMID`, `comid`).
     pub fn column(&self, name: &str) -> Option<Column<'_>> {
-        let i = match self.index.get(name) {
-            Some(&i) => i,
-            None => *self.index.get(name.to_ascii_lowercase().as_str())?,
-        };
-        self.column_at(i)
+        self.column_at(self.column_index(name)?)
+    }
+
+    /// The schema position of the column [`Table::column`] finds.
+    fn column_index(&self, name: &str) -> Option<usize> {
+        match self.index.get(name) {
+            Some(&i) => Some(i),
+            None => self.index.get(name.to_ascii_lowercase().as_str()).copied(),
+        }
     }
 
     /// The property column at position `i` of the schema.

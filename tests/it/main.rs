@@ -50,6 +50,7 @@ mod plot_local;
 mod properties;
 mod recorded_responses;
 mod render;
+mod schema;
 mod streamorder;
 mod table_decode;
 mod tile_revalidation;

@@ -338,13 +338,15 @@ fn properties_plot_reads_fewer_columns_and_draws_the_same_map() {
         schema.fields().iter().map(|f| f.name().clone()).collect()
     };
     let flowline = names(&slim, Layer::Flowline);
-    let mut expected: Vec<&str> = hydroplot::collection::Collection::FlowlineNetwork
-        .plot_properties()
-        .to_vec();
-    expected.sort_unstable();
+    // The plot's columns, in the declared order of the layer's fields.
+    let network = hydroplot::collection::Collection::FlowlineNetwork;
+    let expected: Vec<&str> = (network.schema().fields.iter())
+        .map(|(name, _)| *name)
+        .filter(|name| network.plot_properties().contains(name))
+        .collect();
     assert_eq!(flowline, expected);
     assert!(names(&full, Layer::Flowline).len() > 100);
-    assert_eq!(names(&slim, Layer::Catchment), ["areasqkm", "featureid"]);
+    assert_eq!(names(&slim, Layer::Catchment), ["featureid", "areasqkm"]);
     for layer in Layer::ALL {
         assert_eq!(
             slim.data.layer(layer).len(),

@@ -36,6 +36,10 @@ arrow_frame <- function(tbl, crs) {
   if (has_sf()) {
     wkb <- lapply(geometry, function(g) if (is.null(g)) empty_wkb else g)
     sfc <- sf::st_as_sfc(structure(wkb, class = "WKB"), crs = sf::st_crs(crs))
+    # An empty layer keeps the geometry type the stream declares
+    # (`hydroplot:geometry_type`), as its rows would give it.
+    type <- if (is.null(tbl$geometry_type)) "" else tbl$geometry_type
+    if (n == 0 && nzchar(type)) class(sfc) <- c(paste0("sfc_", type), "sfc")
     return(sf::st_sf(df, geometry = sfc))
   }
   df$geometry <- I(geometry)

@@ -495,12 +495,13 @@ static SEXP arrow_column(const struct ArrowSchema *field, const struct ArrowArra
     return out;
 }
 
-/* The GeoArrow extension metadata (a JSON object with "crs") of a field, ""
- * when it has none. Arrow metadata: int32 count, then int32 length and bytes
+/* The value of the metadata `key` of a field, "" when it has none: the
+ * GeoArrow extension metadata (a JSON object with "crs"), the declared
+ * geometry type. Arrow metadata: int32 count, then int32 length and bytes
  * of each key and value. */
-static SEXP arrow_extension_metadata(const struct ArrowSchema *field) {
-    static const char key[] = "ARROW:extension:metadata";
+static SEXP field_metadata(const struct ArrowSchema *field, const char *key) {
     const char *p = field->metadata;
+    size_t key_len = strlen(key);
     int32_t n, i, len;
     if (p == NULL) return Rf_mkString("");
     memcpy(&n, p, 4);
@@ -509,7 +510,7 @@ static SEXP arrow_extension_metadata(const struct ArrowSchema *field) {
         int match;
         memcpy(&len, p, 4);
         p += 4;
-        match = (size_t)len == sizeof key - 1 && memcmp(p, key, sizeof key - 1) == 0;
+        match = (size_t)len == key_len && memcmp(p, key, key_len) == 0;
         p += len;
         memcpy(&len, p, 4);
         p += 4;
@@ -519,12 +520,13 @@ static SEXP arrow_extension_metadata(const struct ArrowSchema *field) {
     return Rf_mkString("");
 }
 
-/* Reads the held stream to its end: list(names, geometry_metadata, batches),
+/* Reads the held stream to its end: list(names, geometry_metadata, batches,
+ * geometry_type),
  * each batch a list of R vectors in column order (R/arrow.R binds them).
  * The stream, schema and batches are released on the way, or by release()
  * when an R error ends the call. */
 static SEXP read_stream(held *h) {
-    const char *names[] = {"names", "geometry_metadata", "batches", ""};
+    const char *names[] = {"names", "geometry_metadata", "batches", "geometry_type", ""};
     SEXP out, col_names, batches;
     int64_t i;
     R_xlen_t nb = 0;
@@ -537,7 +539,8 @@ static SEXP read_stream(held *h) {
     SET_VECTOR_ELT(out, 0, col_names);
     for (i = 0; i < h->schema.n_children; i++)
         SET_STRING_ELT(col_names, (R_xlen_t)i, Rf_mkCharCE(h->schema.children[i]->name, CE_UTF8));
-    SET_VECTOR_ELT(out, 1, h->schema.n_children > 0 ? arrow_extension_metadata(h->schema.children[0]) : Rf_mkString(""));
+    SET_VECTOR_ELT(out, 1, h->schema.n_children > 0 ? field_metadata(h->schema.children[0], "ARROW:extension:metadata") : Rf_mkString(""));
+    SET_VECTOR_ELT(out, 3, h->schema.n_children > 0 ? field_metadata(h->schema.children[0], "hydroplot:geometry_type") : Rf_mkString(""));
     batches = Rf_allocVector(VECSXP, 1);
     SET_VECTOR_ELT(out, 2, batches);
     for (;;) {

@@ -228,6 +228,27 @@ check("lod = FALSE draws every feature of a map too small to show them; the data
   stopifnot(identical(attr(usual, "png"), attr(default, "png")))
 })
 
+# The class of each column of each layer (the geometry's too, with sf).
+column_classes <- function(d) lapply(d, function(layer) lapply(as.data.frame(layer), class))
+
+check("one schema per layer: the local sample and the services give the same column classes; an empty layer keeps its columns", {
+  local <- plot_hydro(list(13293970), hydro_data = sample_gpkg, actually_plot = FALSE)
+  services <- plot_hydro(list(13293970), actually_plot = FALSE, cache_data = FALSE)
+  stopifnot(identical(column_classes(local), column_classes(services)))
+  # Integers the services write as 5.0 (the sample declares them MEDIUMINT).
+  for (name in c("streamorde", "divergence", "startflag", "dnlevel", "enabled"))
+    stopifnot(is.integer(services$flowline[[name]]))
+  # Flowlines only: no catchment is fetched, yet the layer has its columns,
+  # typed as the sample declares them (CatchmentSP: MEDIUMINT, TEXT, REAL).
+  thin <- plot_hydro(list(13293970), actually_plot = FALSE, cache_data = FALSE, flowline_only = TRUE)
+  empty <- thin$catchment
+  stopifnot(nrow(empty) == 0)
+  stopifnot(identical(setdiff(names(empty), "geometry"),
+                      c("gridcode", "featureid", "sourcefc", "areasqkm", "shape_length", "shape_area")))
+  stopifnot(is.integer(empty$featureid), is.character(empty$sourcefc), is.double(empty$areasqkm))
+  if (with_sf) stopifnot(inherits(sf::st_geometry(empty), "sfc_MULTIPOLYGON"))
+})
+
 check("a gpkg is written, kept without overwrite, and read back", {
   out <- tempfile(fileext = ".gpkg")
   plot_hydro(list(13293970), gpkg = out, actually_plot = FALSE)
