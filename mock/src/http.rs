@@ -62,6 +62,7 @@ fn serve_connection(mut stream: TcpStream, shared: &Shared) {
                 headers: request.headers.clone(),
                 body: String::from_utf8_lossy(&request.body).into_owned(),
             });
+        shared.request_logged.notify_all();
         let fault = shared
             .take_fault(&target)
             .or_else(|| shared.periodic.take(&target));

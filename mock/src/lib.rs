@@ -52,7 +52,7 @@ use hydroplot::config::{Config, Names};
 use hydroplot::context::Context;
 use state::Shared;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
@@ -121,6 +121,7 @@ impl MockServer {
             data,
             base_url: public_url.unwrap_or_else(|| format!("http://127.0.0.1:{port}")),
             requests: Mutex::new(Vec::new()),
+            request_logged: Condvar::new(),
             faults: Mutex::new(Vec::new()),
             periodic: fault::Periodic::default(),
             max_limit: AtomicUsize::new(DEFAULT_MAX_LIMIT),
@@ -175,6 +176,24 @@ impl MockServer {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .clone()
+    }
+
+    /// Waits until a logged request satisfies `wanted` (one logged before
+    /// the call counts too), or `limit` has passed; whether one did. Woken
+    /// by each request as it is logged, so a test waits for the event, not
+    /// for a guessed time.
+    pub fn wait_for_request(
+        &self,
+        wanted: impl Fn(&LoggedRequest) -> bool,
+        limit: std::time::Duration,
+    ) -> bool {
+        let requests = self.shared.requests.lock().unwrap_or_else(|p| p.into_inner());
+        let (requests, _) = self
+            .shared
+            .request_logged
+            .wait_timeout_while(requests, limit, |r| !r.iter().any(&wanted))
+            .unwrap_or_else(|p| p.into_inner());
+        requests.iter().any(&wanted)
     }
 
     /// Forgets the logged requests.

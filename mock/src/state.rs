@@ -10,7 +10,7 @@ use super::gzip::Compressed;
 use super::link::Pacer;
 use hydroplot::config::Names;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 /// One request as the mock received it.
@@ -52,6 +52,8 @@ pub(crate) struct Shared {
     pub(crate) data: Arc<data::Data>,
     pub(crate) base_url: String,
     pub(crate) requests: Mutex<Vec<LoggedRequest>>,
+    /// Notified at every request logged, for tests that wait for one.
+    pub(crate) request_logged: Condvar,
     pub(crate) faults: Mutex<Vec<Fault>>,
     /// Faults on every Nth matching request.
     pub(crate) periodic: Periodic,

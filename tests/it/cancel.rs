@@ -64,12 +64,7 @@ fn plot_cancelled_once_asked(
             // Bounded, so a request never sent cannot hang the test: the
             // call is cancelled either way, and the assertions on the
             // requests say what was sent.
-            for _ in 0..2_000 {
-                if server.requests().iter().any(|r| r.path.contains(path)) {
-                    break;
-                }
-                std::thread::sleep(Duration::from_millis(10));
-            }
+            server.wait_for_request(|r| r.path.contains(path), Duration::from_secs(20));
             canceller.cancel();
         });
         plot_hydro(&call, req, None)
@@ -182,9 +177,9 @@ fn cli_waiting(server: &MockServer, dir: &Path, sigint: libc::sighandler_t) -> s
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    while server.requests().is_empty() {
+    // Woken by the first request; between waits, the CLI must still run.
+    while !server.wait_for_request(|_| true, Duration::from_millis(100)) {
         assert!(child.try_wait().unwrap().is_none(), "the CLI ended first");
-        std::thread::sleep(Duration::from_millis(10));
     }
     child
 }
