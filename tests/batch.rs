@@ -387,3 +387,43 @@ fn a_point_on_a_shared_edge_gets_the_smaller_featureid_from_either_source() {
         "{point:?} on {a} | {b}"
     );
 }
+
+#[test]
+fn the_local_lookup_reads_the_catchment_keys_the_plot_reads() {
+    let points: Vec<(f64, f64)> = catchment_interiors().iter().take(30).map(|c| c.0).collect();
+    let expected = comids_at_points(&support::offline(), &points, None, Some(&sample())).unwrap();
+    assert!(
+        expected.iter().all(|r| matches!(r, Ok(Some(_)))),
+        "{expected:?}"
+    );
+    let dir = std::env::temp_dir().join(format!("hydroplot-batch-keys-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for key in ["NHDPlusID", "comid"] {
+        // The sample with its catchments keyed by `key` instead of FEATUREID.
+        let copy = dir.join(format!("{key}.gpkg"));
+        std::fs::copy(sample(), &copy).unwrap();
+        rusqlite::Connection::open(&copy)
+            .unwrap()
+            // The rename re-parses every trigger; the sample's empty metadata
+            // tables carry two that SQLite no longer parses: gone first.
+            .execute_batch(&format!(
+                "DROP TRIGGER gpkg_metadata_reference_row_id_value_insert;
+                 DROP TRIGGER gpkg_metadata_reference_row_id_value_update;
+                 ALTER TABLE CatchmentSP RENAME COLUMN FEATUREID TO {key}"
+            ))
+            .unwrap();
+        let found = comids_at_points(&support::offline(), &points, None, Some(&copy)).unwrap();
+        assert_eq!(
+            found
+                .iter()
+                .map(|r| r.as_ref().unwrap())
+                .collect::<Vec<_>>(),
+            expected
+                .iter()
+                .map(|r| r.as_ref().unwrap())
+                .collect::<Vec<_>>(),
+            "{key}"
+        );
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
