@@ -29,7 +29,9 @@ from ctypes import (
     c_void_p,
 )
 
+# The hydroplot_status values this package names.
 OK = 0
+INVALID_ARGUMENT = 2
 
 
 class HydroplotError(RuntimeError):
