@@ -47,6 +47,7 @@ pub fn comids_at_points(
     let found = match hydro_data {
         Some(path) => {
             crate::output::check_path_given(path, "hydro_data")?;
+            crate::paths::check_regular(path, "hydro_data")?;
             let mut gpkg = GeoPackage::open(path)?;
             gpkg.watch(ctx.stop());
             local(ctx, &gpkg, &lonlat)?

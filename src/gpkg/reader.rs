@@ -83,9 +83,12 @@ pub(crate) fn watch_connection(conn: &Connection, stop: &Stop) {
 }
 
 impl GeoPackage {
-    /// Opens `path` read-only. `Error::Io` when the file cannot be read,
+    /// Opens `path` read-only. `Error::InvalidArgument` when it is not a
+    /// regular file (a FIFO, a directory, a device: refused before any open),
+    /// `Error::Io` when the file cannot be read,
     /// `Error::Gpkg` when it is not an SQLite database or has no `gpkg_contents`.
     pub fn open(path: &Path) -> Result<GeoPackage> {
+        crate::paths::check_regular(path, "GeoPackage")?;
         std::fs::File::open(path).map_err(|e| crate::error::io_error(path, e))?;
         let not_gpkg =
             |why: String| Error::Gpkg(format!("{} is not a GeoPackage: {why}.", path.display()));

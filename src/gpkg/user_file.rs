@@ -25,6 +25,7 @@ pub(super) fn refused(why: &str, limit: Option<&str>) -> Error {
 pub(super) fn require_sqlite(path: &Path, limit: Option<&str>) -> Result<()> {
     const HEADER: &[u8; 16] = b"SQLite format 3\0";
     let mut head = [0u8; 16];
+    crate::paths::check_regular(path, "GeoPackage")?;
     let mut file = std::fs::File::open(path).map_err(|e| crate::error::io_error(path, e))?;
     match file.read_exact(&mut head).is_ok() && &head == HEADER {
         true => Ok(()),
