@@ -60,6 +60,7 @@ pub const OPTION_KEYS: &[&str] = &[
     "tile_cache",
     "timeout_s",
     "connect_timeout_s",
+    "lock_timeout_s",
     "retries",
     "concurrency",
     "user_agent",
@@ -124,6 +125,10 @@ pub struct Config {
     pub timeout: Duration,
     /// Connect timeout.
     pub connect_timeout: Duration,
+    /// How long a call waits for another program's lock on a GeoPackage
+    /// (SQLite's file lock) before it fails naming the lock; 0 = not at all.
+    /// A cancel ends the wait at once.
+    pub lock_timeout: Duration,
     /// Retries on network errors, 408, 429 and 5xx.
     pub retries: u32,
     /// Parallel requests (pages, tiles, batch traces), at least 1.
@@ -160,6 +165,7 @@ impl Default for Config {
             tile_cache: true,
             timeout: Duration::from_secs(60),
             connect_timeout: Duration::from_secs(10),
+            lock_timeout: crate::cancel::DEFAULT_LOCK_TIMEOUT,
             retries: 3,
             concurrency: 4,
             user_agent: format!("hydroplot/{}", crate::VERSION),
@@ -232,6 +238,9 @@ impl Config {
             }
             "tile_cache" => self.tile_cache = parse_switch(value).map_err(bad)?,
             "timeout_s" => self.timeout = parse_seconds(value).map_err(|w| bad(&w))?,
+            "lock_timeout_s" => {
+                self.lock_timeout = parse_seconds_or_zero(value).map_err(|w| bad(&w))?
+            }
             "connect_timeout_s" => {
                 self.connect_timeout = parse_seconds(value).map_err(|w| bad(&w))?
             }
@@ -337,12 +346,20 @@ fn parse_proxy(value: &str) -> Result<ProxySetting, String> {
 }
 
 fn parse_seconds(value: &str) -> Result<Duration, String> {
+    match parse_seconds_or_zero(value)? {
+        d if d.is_zero() => Err("seconds must be > 0 and <= 86400".into()),
+        d => Ok(d),
+    }
+}
+
+/// Seconds in 0..=86400 (0: no wait at all).
+fn parse_seconds_or_zero(value: &str) -> Result<Duration, String> {
     let s: f64 = value
         .trim()
         .parse()
         .map_err(|_| "not a number of seconds".to_string())?;
-    if !(s.is_finite() && s > 0.0 && s <= 86_400.0) {
-        return Err("seconds must be > 0 and <= 86400".into());
+    if !(s.is_finite() && (0.0..=86_400.0).contains(&s)) {
+        return Err("seconds must be >= 0 and <= 86400".into());
     }
     Ok(Duration::from_secs_f64(s))
 }
@@ -392,6 +409,7 @@ mod tests {
             ("tile_cache", "off"),
             ("timeout_s", "2.5"),
             ("connect_timeout_s", "1"),
+            ("lock_timeout_s", "0"),
             ("retries", "0"),
             ("concurrency", "8"),
             ("user_agent", "t/1"),
@@ -434,6 +452,9 @@ mod tests {
         let mut c = Config::default();
         let before = c.clone();
         assert!(c.set("timeout_s", "-1").is_err());
+        assert!(c.set("timeout_s", "0").is_err());
+        assert!(c.set("lock_timeout_s", "-1").is_err());
+        assert!(c.set("lock_timeout_s", "inf").is_err());
         assert!(c.set("index_url", "ftp://x").is_err());
         assert!(c.set("concurrency", "0").is_err());
         assert!(c.set("tile_url", "http://x/{z}/{x}").is_err());

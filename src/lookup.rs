@@ -48,9 +48,9 @@ pub fn comids_at_points(
         Some(path) => {
             crate::output::check_path_given(path, "hydro_data")?;
             crate::paths::check_regular(path, "hydro_data")?;
-            let mut gpkg = GeoPackage::open(path)?;
-            gpkg.watch(ctx.stop());
-            local(ctx, &gpkg, &lonlat)?
+            let gpkg = GeoPackage::open_watched(path, ctx.stop());
+            gpkg.and_then(|gpkg| local(ctx, &gpkg, &lonlat))
+                .map_err(|e| e.unless_cancelled(ctx.stop()))?
         }
         None => service(ctx, &lonlat),
     };

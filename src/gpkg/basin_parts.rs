@@ -277,8 +277,7 @@ pub fn create_basin_parts(
     stop: &Stop,
     progress: &mut dyn FnMut(usize, usize),
 ) -> Result<PartsOutcome> {
-    let mut gpkg = open_nhdplus(path, "basin parts are only for NHDPlus GeoPackages")?;
-    gpkg.watch(stop);
+    let gpkg = open_nhdplus(path, "basin parts are only for NHDPlus GeoPackages", stop)?;
     let skip = |why: &str| Ok(PartsOutcome::Skipped { why: why.into() });
     let tables = match watched_tables(&gpkg) {
         Ok(tables) => tables,

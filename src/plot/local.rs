@@ -25,8 +25,7 @@ use std::path::Path;
 
 /// Builds the subset of `req` from the GeoPackage at `path`.
 pub fn subset(ctx: &Context, req: &PlotRequest, path: &Path) -> Result<Subset> {
-    let mut gpkg = GeoPackage::open(path)?;
-    gpkg.watch(ctx.stop());
+    let mut gpkg = GeoPackage::open_watched(path, ctx.stop())?;
     for c in Collection::ALL {
         if let Some(names) = req.properties.names(c) {
             gpkg.narrow(c, &names);
