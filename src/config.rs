@@ -63,6 +63,7 @@ pub const OPTION_KEYS: &[&str] = &[
     "lock_timeout_s",
     "retries",
     "concurrency",
+    "threads",
     "user_agent",
     "page_size",
     "rate_limit_per_s",
@@ -71,6 +72,9 @@ pub const OPTION_KEYS: &[&str] = &[
     "proxy",
     "offline",
 ];
+
+/// The most threads the `threads` option takes.
+const MAX_THREADS: usize = 256;
 
 /// Which proxy requests go through (option `proxy`).
 #[derive(Clone, PartialEq, Eq)]
@@ -133,6 +137,10 @@ pub struct Config {
     pub retries: u32,
     /// Parallel requests (pages, tiles, batch traces), at least 1.
     pub concurrency: usize,
+    /// Threads of the CPU work of one call (reading a GeoPackage in shares,
+    /// dissolving basins), 1 to 256; by default the cores this process may
+    /// use. No output depends on it: the same bytes whatever its value.
+    pub threads: usize,
     /// The User-Agent header: `hydroplot/<version>` by default, naming no
     /// placeholder domain; users add their contact (`hydroplot/0.1.0
     /// (+mailto:you@example.org)`) as tile providers ask.
@@ -168,6 +176,7 @@ impl Default for Config {
             lock_timeout: crate::cancel::DEFAULT_LOCK_TIMEOUT,
             retries: 3,
             concurrency: 4,
+            threads: std::thread::available_parallelism().map_or(1, |n| n.get().min(MAX_THREADS)),
             user_agent: format!("hydroplot/{}", crate::VERSION),
             page_size: 500,
             rate_limit_per_s: 0.0,
@@ -245,6 +254,10 @@ impl Config {
                 self.connect_timeout = parse_seconds(value).map_err(|w| bad(&w))?
             }
             "retries" => self.retries = parse_int(value, 0, 20).map_err(|w| bad(&w))? as u32,
+            "threads" => {
+                self.threads =
+                    parse_int(value, 1, MAX_THREADS as u64).map_err(|w| bad(&w))? as usize
+            }
             "concurrency" => {
                 self.concurrency = parse_int(value, 1, 64).map_err(|w| bad(&w))? as usize
             }
@@ -412,6 +425,7 @@ mod tests {
             ("lock_timeout_s", "0"),
             ("retries", "0"),
             ("concurrency", "8"),
+            ("threads", "7"),
             ("user_agent", "t/1"),
             ("page_size", "100"),
             ("rate_limit_per_s", "1.5"),
@@ -454,6 +468,7 @@ mod tests {
         assert!(c.set("timeout_s", "-1").is_err());
         assert!(c.set("timeout_s", "0").is_err());
         assert!(c.set("lock_timeout_s", "-1").is_err());
+        assert!(c.set("threads", "0").is_err());
         assert!(c.set("lock_timeout_s", "inf").is_err());
         assert!(c.set("index_url", "ftp://x").is_err());
         assert!(c.set("concurrency", "0").is_err());
