@@ -202,13 +202,14 @@ impl GeoPackage {
     }
 
     /// The flowline network: [`GeoPackage::stored_network`] when the file
-    /// has current basin parts, else [`GeoPackage::read_topology`] and
-    /// [`Network::new`]. The same reaches and network either way.
-    pub fn read_network(&self) -> Result<(Vec<Reach>, Network)> {
+    /// has current basin parts, else the topology read in `threads` shares
+    /// ([`GeoPackage::read_topology`]) and [`Network::new`]. The same
+    /// reaches and network either way.
+    pub fn read_network(&self, threads: usize) -> Result<(Vec<Reach>, Network)> {
         if let Some(stored) = self.stored_network()? {
             return Ok(stored);
         }
-        let reaches = self.read_topology()?;
+        let reaches = self.read_topology_in(threads)?;
         let network = Network::new(&reaches);
         Ok((reaches, network))
     }

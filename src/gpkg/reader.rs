@@ -205,7 +205,7 @@ impl GeoPackage {
     /// `shares` threads. With a covering index a share is a range of comid
     /// values, so that each reads its part of the index; without one it is
     /// a range of row ids, so that each reads its part of the table.
-    fn read_topology_in(&self, shares: usize) -> Result<Vec<Reach>> {
+    pub(super) fn read_topology_in(&self, shares: usize) -> Result<Vec<Reach>> {
         let (table, cols) = self.topology_columns()?;
         let covered =
             covering_index(&self.conn, table, &cols).map_err(|e| self.context(e.into()))?;

@@ -45,7 +45,7 @@ pub fn subset(ctx: &Context, req: &PlotRequest, path: &Path) -> Result<Subset> {
         return in_bbox(ctx, &gpkg, req, bbox);
     }
     ctx.progress("topology", 0, 0);
-    let (reaches, network) = gpkg.read_network()?;
+    let (reaches, network) = gpkg.read_network(ctx.config.threads)?;
     ctx.progress("topology", reaches.len() as u64, reaches.len() as u64);
     if let Some(comids) = &req.comid_set {
         let asked: IdSet = comids.iter().copied().collect();
