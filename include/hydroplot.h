@@ -553,15 +553,30 @@ enum hydroplot_status hydroplot_context_new(struct hydroplot_context **out);
  * Sets one option of a context. The keys (the API documentation has the
  * defaults and ranges): `index_url`, `process_url`, `fabric_url`, `names`,
  * `tile_url`, `tile_cache_dir`, `tile_cache` (`on`/`off`), `timeout_s`,
- * `connect_timeout_s`, `retries`, `concurrency`, `user_agent`, `page_size`,
- * `rate_limit_per_s`, `max_features`, `ca_bundle`, `proxy`, `offline`
- * (`on`/`off`). docs/network.md says what a user behind an agency network sets.
+ * `connect_timeout_s`, `lock_timeout_s`, `retries`, `concurrency`, `threads`,
+ * `user_agent`, `page_size`, `rate_limit_per_s`, `max_features`,
+ * `ca_bundle`, `proxy`, `offline` (`on`/`off`). docs/network.md says what a
+ * user behind an agency network sets.
+ *
+ * `threads` (1 to 256, default the cores this process may use;
+ * `HYDROPLOT_THREADS`) bounds the threads of a call's CPU work: reading a
+ * local GeoPackage in shares, dissolving basins. `concurrency` bounds its
+ * requests in flight. No output depends on either: GeoJSON, GeoPackages and
+ * PNGs are the same bytes whatever their values and the machine's cores.
+ *
+ * `lock_timeout_s` (default 5, 0 to 86400; `HYDROPLOT_LOCK_TIMEOUT_S`) is
+ * how long a call waits for a GeoPackage another program holds locked
+ * (SQLite's lock on the file: QGIS saving edits, `hydroplot index`) before
+ * it fails with `HYDROPLOT_ERR_GPKG` naming the lock and this option; 0
+ * fails at once. `hydroplot_context_cancel` ends the wait at once
+ * (`HYDROPLOT_ERR_CANCELLED`).
  *
  * `ca_bundle` names a PEM file of root certificates trusted besides the
  * bundled Mozilla roots and the operating system's store (an agency's
  * TLS-inspecting root, for one). Unset, every bundle the environment
  * variables `SSL_CERT_FILE`, `REQUESTS_CA_BUNDLE`, `CURL_CA_BUNDLE` name
- * serves. No option turns certificate verification off; a refused
+ * serves (`REQUESTS_CA_BUNDLE` or `CURL_CA_BUNDLE` set alone replaces the
+ * other roots, as in requests and curl). No option turns certificate verification off; a refused
  * certificate is `HYDROPLOT_ERR_NETWORK` at once (no retry), naming the host,
  * the reason and the remedy.
  *

@@ -1,7 +1,9 @@
 //! Stopping calls in flight: the [`Canceller`] a context owns, which any
 //! thread may use at any time, and the [`Stop`] each call checks at its
 //! checkpoints (before and while waiting on each request, at each SQLite
-//! step, before each output is written).
+//! step and while waiting for a file's lock, before each output is
+//! written). A stop also carries how long the call waits for another
+//! program's lock on a file ([`Stop::lock_timeout`]).
 //!
 //! A cancel reaches the calls running when it is asked for, never a later
 //! one: a call's [`Stop`] remembers how many cancels had been asked for when
@@ -16,6 +18,10 @@ use std::time::{Duration, Instant};
 /// How often a wait (a backoff, a `Retry-After`, a request on the wire)
 /// looks for a cancel: the longest a cancelled wait goes on.
 pub const POLL: Duration = Duration::from_millis(25);
+
+/// How long a call waits for another program's lock on a file unless told
+/// otherwise (the `lock_timeout_s` option's default; SQLite's usual 5 s).
+pub const DEFAULT_LOCK_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// What a checkpoint returns once a cancel was asked for; the core's
 /// `Error::Cancelled` ([`crate::error`]) carries its message.
@@ -54,6 +60,7 @@ impl Canceller {
         Stop {
             asked: Arc::clone(&self.asked),
             at_start: self.asked.load(Ordering::SeqCst),
+            lock_timeout: DEFAULT_LOCK_TIMEOUT,
         }
     }
 }
@@ -64,6 +71,7 @@ impl Canceller {
 pub struct Stop {
     asked: Arc<AtomicU64>,
     at_start: u64,
+    lock_timeout: Duration,
 }
 
 impl Stop {
@@ -77,6 +85,18 @@ impl Stop {
         Canceller {
             asked: Arc::clone(&self.asked),
         }
+    }
+
+    /// This stop, its call waiting at most `timeout` for a file's lock.
+    pub fn with_lock_timeout(mut self, timeout: Duration) -> Stop {
+        self.lock_timeout = timeout;
+        self
+    }
+
+    /// How long the call waits for another program's lock on a file
+    /// before it fails (a cancel ends the wait sooner).
+    pub fn lock_timeout(&self) -> Duration {
+        self.lock_timeout
     }
 
     /// True once a cancel was asked for after the call began.

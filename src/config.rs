@@ -60,8 +60,10 @@ pub const OPTION_KEYS: &[&str] = &[
     "tile_cache",
     "timeout_s",
     "connect_timeout_s",
+    "lock_timeout_s",
     "retries",
     "concurrency",
+    "threads",
     "user_agent",
     "page_size",
     "rate_limit_per_s",
@@ -70,6 +72,9 @@ pub const OPTION_KEYS: &[&str] = &[
     "proxy",
     "offline",
 ];
+
+/// The most threads the `threads` option takes.
+const MAX_THREADS: usize = 256;
 
 /// Which proxy requests go through (option `proxy`).
 #[derive(Clone, PartialEq, Eq)]
@@ -124,10 +129,18 @@ pub struct Config {
     pub timeout: Duration,
     /// Connect timeout.
     pub connect_timeout: Duration,
+    /// How long a call waits for another program's lock on a GeoPackage
+    /// (SQLite's file lock) before it fails naming the lock; 0 = not at all.
+    /// A cancel ends the wait at once.
+    pub lock_timeout: Duration,
     /// Retries on network errors, 408, 429 and 5xx.
     pub retries: u32,
     /// Parallel requests (pages, tiles, batch traces), at least 1.
     pub concurrency: usize,
+    /// Threads of the CPU work of one call (reading a GeoPackage in shares,
+    /// dissolving basins), 1 to 256; by default the cores this process may
+    /// use. No output depends on it: the same bytes whatever its value.
+    pub threads: usize,
     /// The User-Agent header: `hydroplot/<version>` by default, naming no
     /// placeholder domain; users add their contact (`hydroplot/0.1.0
     /// (+mailto:you@example.org)`) as tile providers ask.
@@ -160,8 +173,10 @@ impl Default for Config {
             tile_cache: true,
             timeout: Duration::from_secs(60),
             connect_timeout: Duration::from_secs(10),
+            lock_timeout: crate::cancel::DEFAULT_LOCK_TIMEOUT,
             retries: 3,
             concurrency: 4,
+            threads: std::thread::available_parallelism().map_or(1, |n| n.get().min(MAX_THREADS)),
             user_agent: format!("hydroplot/{}", crate::VERSION),
             page_size: 500,
             rate_limit_per_s: 0.0,
@@ -232,10 +247,17 @@ impl Config {
             }
             "tile_cache" => self.tile_cache = parse_switch(value).map_err(bad)?,
             "timeout_s" => self.timeout = parse_seconds(value).map_err(|w| bad(&w))?,
+            "lock_timeout_s" => {
+                self.lock_timeout = parse_seconds_or_zero(value).map_err(|w| bad(&w))?
+            }
             "connect_timeout_s" => {
                 self.connect_timeout = parse_seconds(value).map_err(|w| bad(&w))?
             }
             "retries" => self.retries = parse_int(value, 0, 20).map_err(|w| bad(&w))? as u32,
+            "threads" => {
+                self.threads =
+                    parse_int(value, 1, MAX_THREADS as u64).map_err(|w| bad(&w))? as usize
+            }
             "concurrency" => {
                 self.concurrency = parse_int(value, 1, 64).map_err(|w| bad(&w))? as usize
             }
@@ -337,12 +359,20 @@ fn parse_proxy(value: &str) -> Result<ProxySetting, String> {
 }
 
 fn parse_seconds(value: &str) -> Result<Duration, String> {
+    match parse_seconds_or_zero(value)? {
+        d if d.is_zero() => Err("seconds must be > 0 and <= 86400".into()),
+        d => Ok(d),
+    }
+}
+
+/// Seconds in 0..=86400 (0: no wait at all).
+fn parse_seconds_or_zero(value: &str) -> Result<Duration, String> {
     let s: f64 = value
         .trim()
         .parse()
         .map_err(|_| "not a number of seconds".to_string())?;
-    if !(s.is_finite() && s > 0.0 && s <= 86_400.0) {
-        return Err("seconds must be > 0 and <= 86400".into());
+    if !(s.is_finite() && (0.0..=86_400.0).contains(&s)) {
+        return Err("seconds must be >= 0 and <= 86400".into());
     }
     Ok(Duration::from_secs_f64(s))
 }
@@ -392,8 +422,10 @@ mod tests {
             ("tile_cache", "off"),
             ("timeout_s", "2.5"),
             ("connect_timeout_s", "1"),
+            ("lock_timeout_s", "0"),
             ("retries", "0"),
             ("concurrency", "8"),
+            ("threads", "7"),
             ("user_agent", "t/1"),
             ("page_size", "100"),
             ("rate_limit_per_s", "1.5"),
@@ -434,6 +466,10 @@ mod tests {
         let mut c = Config::default();
         let before = c.clone();
         assert!(c.set("timeout_s", "-1").is_err());
+        assert!(c.set("timeout_s", "0").is_err());
+        assert!(c.set("lock_timeout_s", "-1").is_err());
+        assert!(c.set("threads", "0").is_err());
+        assert!(c.set("lock_timeout_s", "inf").is_err());
         assert!(c.set("index_url", "ftp://x").is_err());
         assert!(c.set("concurrency", "0").is_err());
         assert!(c.set("tile_url", "http://x/{z}/{x}").is_err());

@@ -34,10 +34,12 @@ impl Context {
     pub fn new(config: Config) -> Result<Context> {
         let http = Arc::new(HttpClient::new(&config)?);
         Ok(Context {
-            config,
             http,
             observer: None,
-            stop: Canceller::new().stop_for_call(),
+            stop: Canceller::new()
+                .stop_for_call()
+                .with_lock_timeout(config.lock_timeout),
+            config,
         })
     }
 
@@ -45,7 +47,7 @@ impl Context {
     /// only cancels asked for from now on stop it.
     pub fn for_call(&self) -> Context {
         Context {
-            stop: self.canceller().stop_for_call(),
+            stop: (self.canceller().stop_for_call()).with_lock_timeout(self.config.lock_timeout),
             ..self.clone()
         }
     }

@@ -69,6 +69,16 @@ impl Error {
         }
     }
 
+    /// The cancel when `stop` was cancelled, else this error: the failure of
+    /// a call a cancel cut short (a wait for a file's lock, which SQLite
+    /// ends as "locked") is that cancel.
+    pub fn unless_cancelled(self, stop: &crate::cancel::Stop) -> Error {
+        match stop.check() {
+            Err(cancelled) => cancelled.into(),
+            Ok(()) => self,
+        }
+    }
+
     /// Prefixes the message with `context: `, keeping the variant and status
     /// (a cancel's message stays as it is).
     pub fn context(self, context: &str) -> Error {
@@ -109,10 +119,21 @@ impl From<Cancelled> for Error {
 
 impl From<rusqlite::Error> for Error {
     /// SQLite's "interrupted" comes only from a connection's progress
-    /// handler, which the library sets to watch a call's [`crate::cancel::Stop`].
+    /// handler, which the library sets to watch a call's [`crate::cancel::Stop`];
+    /// "database is locked" from its busy handler, once the call's lock
+    /// timeout passed (or a cancel ended the wait: the callers that watch
+    /// a stop report that as the cancel, [`Error::unless_cancelled`]).
     fn from(e: rusqlite::Error) -> Self {
         match e.sqlite_error_code() {
             Some(rusqlite::ErrorCode::OperationInterrupted) => Cancelled.into(),
+            Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked) => {
+                Error::Gpkg(format!(
+                    "the file is locked: another program holds SQLite's lock on it (a writer, \
+                     such as QGIS saving edits or hydroplot index) and still held it when the \
+                     wait allowed by the option lock_timeout_s (HYDROPLOT_LOCK_TIMEOUT_S) ended; \
+                     try again once that program is done, or allow a longer wait ({e})"
+                ))
+            }
             _ => Error::Gpkg(format!("SQLite: {e}")),
         }
     }

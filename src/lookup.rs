@@ -1,5 +1,6 @@
-//! Point-to-comid lookup for many points: the comid (`featureid`) of the
-//! NHDPlus catchment holding each point, from the fabric service (R2, one
+//! Point-to-comid lookup for many points: the comid (`featureid`; in a
+//! local GeoPackage, else `nhdplusid` or `comid`, the keys the plot reads)
+//! of the NHDPlus catchment holding each point, from the fabric service (R2, one
 //! request per distinct point, concurrent, slowing down on HTTP 429) or
 //! from a local GeoPackage's catchments (its R-tree, then an exact test of
 //! the point against each candidate polygon; no request at all).
@@ -10,7 +11,7 @@
 use crate::collection::Collection;
 use crate::context::Context;
 use crate::crs::{Transformer, DEFAULT_CRS};
-use crate::gpkg::GeoPackage;
+use crate::gpkg::{catchment_key, GeoPackage};
 use crate::parallel::adaptive_map;
 use crate::services::batch::throttled;
 use crate::services::fabric;
@@ -46,9 +47,10 @@ pub fn comids_at_points(
     let found = match hydro_data {
         Some(path) => {
             crate::output::check_path_given(path, "hydro_data")?;
-            let mut gpkg = GeoPackage::open(path)?;
-            gpkg.watch(ctx.stop());
-            local(ctx, &gpkg, &lonlat)?
+            crate::paths::check_regular(path, "hydro_data")?;
+            let gpkg = GeoPackage::open_watched(path, ctx.stop());
+            gpkg.and_then(|gpkg| local(ctx, &gpkg, &lonlat))
+                .map_err(|e| e.unless_cancelled(ctx.stop()))?
         }
         None => service(ctx, &lonlat),
     };
@@ -154,13 +156,16 @@ fn local(
     Ok(out)
 }
 
-/// The `featureid` of every row of a catchment table.
+/// The comid of every row of a catchment table: its key as the plot reads
+/// it ([`catchment_key`]: `featureid`, else `nhdplusid` or `comid`).
 fn featureids(t: &Table) -> Result<Vec<i64>> {
-    let column = t.column("featureid");
+    let column = catchment_key(t);
     (0..t.len())
         .map(|row| {
             column.and_then(|c| c.i64(row)).ok_or_else(|| {
-                Error::Gpkg("a catchment of the GeoPackage has no featureid.".into())
+                Error::Gpkg(
+                    "a catchment of the GeoPackage has no featureid, nhdplusid or comid.".into(),
+                )
             })
         })
         .collect()

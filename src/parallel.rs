@@ -35,7 +35,10 @@ pub struct Throttle<'a, R> {
 /// [`parallel_map`] that adapts to a rate-limited service (AIMD): an item
 /// whose result is throttled is put back at the end of the queue (up to
 /// [`MAX_REQUEUES`] times, then its last result is kept) and the number of
-/// items in flight is halved (never below 1); after a window's worth of
+/// items in flight is halved (never below 1), once per burst: a throttled
+/// result of an item started before the last halving (within one round
+/// trip of it, the same burst of 429s) does not halve it again, so 8
+/// simultaneous 429s leave a window of 4, not 1. After a window's worth of
 /// successes it grows by one again, up to `concurrency`. Once
 /// [`MAX_REQUEUES`] results in a row were throttled, with no success
 /// between, the service's quota is spent: nothing more is re-queued until
@@ -94,7 +97,9 @@ pub fn adaptive_map<T: Sync, R: Send>(
 }
 
 /// The shared queue of [`adaptive_map`]: pending indices, what is in
-/// flight, and the AIMD window.
+/// flight, and the AIMD window. Each take is numbered (its start); a
+/// halving remembers the next number, so the results of the items already
+/// in flight then belong to the burst it answered.
 struct Queue {
     state: Mutex<QueueState>,
     changed: Condvar,
@@ -106,6 +111,11 @@ struct QueueState {
     in_flight: usize,
     window: usize,
     successes: usize,
+    /// How many items were taken so far: the next take's start number.
+    started: u64,
+    /// `started` at the last halving: throttled results of items started
+    /// before it are of that burst and halve nothing.
+    halved_at: u64,
     requeues: Vec<u32>,
     /// Throttled results since the last success, across the batch.
     throttled_in_a_row: u32,
@@ -121,6 +131,8 @@ impl Queue {
                 in_flight: 0,
                 window: ceiling.max(1),
                 successes: 0,
+                started: 0,
+                halved_at: 0,
                 requeues: vec![0; n],
                 throttled_in_a_row: 0,
                 abandoned: false,
@@ -134,9 +146,10 @@ impl Queue {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// The next index to work on once the window allows; `None` when the
-    /// queue is empty and nothing in flight can come back to it.
-    fn take(&self) -> Option<usize> {
+    /// The next index to work on once the window allows, with its start
+    /// number; `None` when the queue is empty and nothing in flight can come
+    /// back to it.
+    fn take(&self) -> Option<(usize, u64)> {
         let mut q = self.lock();
         loop {
             if q.abandoned {
@@ -145,7 +158,8 @@ impl Queue {
             if q.in_flight < q.window {
                 if let Some(i) = q.pending.pop_front() {
                     q.in_flight += 1;
-                    return Some(i);
+                    q.started += 1;
+                    return Some((i, q.started - 1));
                 }
             }
             if q.pending.is_empty() && q.in_flight == 0 {
@@ -155,14 +169,18 @@ impl Queue {
         }
     }
 
-    /// Records the end of item `i`: `Some(window)` when it goes back in the
-    /// queue (throttled, re-queues left), `None` when its result is final.
-    fn finish(&self, i: usize, throttled: bool) -> Option<usize> {
+    /// Records the end of item `i`, taken as start number `start`:
+    /// `Some(window)` when it goes back in the queue (throttled, re-queues
+    /// left), `None` when its result is final.
+    fn finish(&self, i: usize, start: u64, throttled: bool) -> Option<usize> {
         let mut q = self.lock();
         q.in_flight -= 1;
         if throttled {
-            q.window = (q.window / 2).max(1);
-            q.successes = 0;
+            if start >= q.halved_at {
+                q.window = (q.window / 2).max(1);
+                q.successes = 0;
+                q.halved_at = q.started;
+            }
             q.throttled_in_a_row += 1;
         } else {
             q.throttled_in_a_row = 0;
@@ -192,11 +210,11 @@ impl Queue {
         throttle: &Throttle<R>,
         mut keep: impl FnMut(usize, R),
     ) {
-        while let Some(i) = self.take() {
+        while let Some((i, start)) = self.take() {
             let guard = Abandon(self);
             let r = work(&items[i]);
             std::mem::forget(guard);
-            match self.finish(i, (throttle.is_throttled)(&r)) {
+            match self.finish(i, start, (throttle.is_throttled)(&r)) {
                 Some(window) => (throttle.on_requeue)(i, window),
                 None => keep(i, r),
             }
@@ -274,6 +292,47 @@ mod tests {
             assert_eq!(out[9].1, MAX_REQUEUES + 1, "kept after the last re-queue");
             assert_eq!(requeued.load(Ordering::Relaxed), 2 + 2 + MAX_REQUEUES);
         }
+    }
+
+    #[test]
+    fn eight_simultaneous_429s_halve_the_window_once() {
+        use std::sync::{Barrier, Mutex};
+        // The first 8 tries are in flight together and all throttled (one
+        // burst): the window goes from 8 to 4, not to 1 (8, 4, 2, 1, 1, ...).
+        let items: Vec<usize> = (0..16).collect();
+        let together = Barrier::new(8);
+        let windows = Mutex::new(Vec::new());
+        let throttle = Throttle {
+            is_throttled: Box::new(|throttled: &bool| *throttled),
+            on_requeue: Box::new(|_, window| windows.lock().unwrap().push(window)),
+        };
+        let tries = Mutex::new(0);
+        adaptive_map(
+            8,
+            &items,
+            |_| {
+                let first = {
+                    let mut n = tries.lock().unwrap();
+                    *n += 1;
+                    *n <= 8
+                };
+                if first {
+                    together.wait();
+                }
+                first
+            },
+            &throttle,
+            |_, _| {},
+        );
+        drop(throttle);
+        // Later items may succeed while the burst's last answers come back,
+        // growing the window again: never below 4, that is the point.
+        let windows = windows.into_inner().unwrap();
+        assert_eq!(
+            (windows.len(), windows.iter().min()),
+            (8, Some(&4)),
+            "{windows:?}"
+        );
     }
 
     #[test]

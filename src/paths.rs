@@ -73,6 +73,47 @@ pub fn check_distinct(files: &[(&str, &Path)]) -> Result<()> {
     Ok(())
 }
 
+/// Refuses, as `role` (`"hydro_data"`, `"cache_data"`), an existing `path`
+/// that is not a regular file: a FIFO (whose open would wait for a writer
+/// forever), a directory, a device or a socket. Looks with `stat` (which
+/// follows links and opens nothing); `Error::InvalidArgument` naming the
+/// path and what it is. A path that does not exist passes: its open says so.
+pub fn check_regular(path: &Path, role: &str) -> Result<()> {
+    let Ok(meta) = std::fs::metadata(path) else {
+        return Ok(());
+    };
+    if meta.is_file() {
+        return Ok(());
+    }
+    Err(Error::InvalidArgument(format!(
+        "{role} {} is {}, not a regular file; give the path of a file",
+        path.display(),
+        kind(&meta.file_type())
+    )))
+}
+
+/// What a file that is not a regular file is, in words.
+fn kind(t: &std::fs::FileType) -> &'static str {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if t.is_fifo() {
+            return "a FIFO (named pipe)";
+        }
+        if t.is_char_device() || t.is_block_device() {
+            return "a device";
+        }
+        if t.is_socket() {
+            return "a socket";
+        }
+    }
+    if t.is_dir() {
+        "a directory"
+    } else {
+        "a special file"
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

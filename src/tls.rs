@@ -7,7 +7,10 @@
 //! (`rustls-native-certs`: the distribution's bundle, or `SSL_CERT_FILE` /
 //! `SSL_CERT_DIR` when set, as OpenSSL reads them), and the PEM bundle named
 //! by the `ca_bundle` option, else every bundle [`CA_BUNDLE_VARIABLES`]
-//! name. Nothing here ever turns verification off.
+//! name. One exception, as in Python's requests and curl: a bundle named by
+//! one of [`REPLACING_VARIABLES`], the only one of the variables set (and
+//! the option unset), replaces the roots: nothing else is trusted. Nothing
+//! here ever turns verification off.
 
 use crate::{Error, Result};
 use std::collections::HashSet;
@@ -20,6 +23,24 @@ use ureq::tls::{Certificate, PemItem, RootCerts};
 /// is unset (OpenSSL's, Python requests', curl's); each one set counts.
 pub const CA_BUNDLE_VARIABLES: [&str; 3] =
     ["SSL_CERT_FILE", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE"];
+
+/// The variables whose bundle, set alone, is the whole trust store, as in
+/// the tools that own them: requests reads `REQUESTS_CA_BUNDLE`, else
+/// `CURL_CA_BUNDLE`, instead of its own roots, and curl `CURL_CA_BUNDLE`
+/// instead of the system's. (`SSL_CERT_FILE` is read as OpenSSL reads it,
+/// in place of the distribution's bundle: Mozilla's roots stay.)
+pub const REPLACING_VARIABLES: [&str; 2] = ["REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE"];
+
+/// Whether the bundles replace the compiled-in roots and the system store:
+/// the `ca_bundle` option unset and the only one of [`CA_BUNDLE_VARIABLES`]
+/// set (non-empty) one of [`REPLACING_VARIABLES`].
+pub fn bundle_replaces_roots(option: Option<&Path>) -> bool {
+    let set: Vec<&str> = CA_BUNDLE_VARIABLES
+        .into_iter()
+        .filter(|var| std::env::var_os(var).is_some_and(|v| !v.is_empty()))
+        .collect();
+    option.is_none() && matches!(set[..], [only] if REPLACING_VARIABLES.contains(&only))
+}
 
 /// The CA bundles to add to the roots, each with where it was named:
 /// `option` (the `ca_bundle` option or `HYDROPLOT_CA_BUNDLE`) alone when
@@ -45,7 +66,8 @@ pub fn bundle_paths(option: Option<&Path>) -> Vec<(PathBuf, String)> {
 }
 
 /// The trusted roots: the compiled-in Mozilla roots, the system store and
-/// the CA bundles (see [`bundle_paths`]). A bundle that cannot be read or holds
+/// the CA bundles (see [`bundle_paths`]), or the bundle alone when it
+/// replaces them ([`bundle_replaces_roots`]). A bundle that cannot be read or holds
 /// no certificate is an `Error::InvalidArgument` naming the file and where
 /// it was named; an unreadable system store only loses its certificates.
 ///
@@ -55,29 +77,33 @@ pub fn bundle_paths(option: Option<&Path>) -> Vec<(PathBuf, String)> {
 pub fn root_certs(ca_bundle: Option<&Path>) -> Result<RootCerts> {
     static BUILT: Mutex<Option<(RootsKey, RootCerts)>> = Mutex::new(None);
     let bundles = bundle_paths(ca_bundle);
-    let key = RootsKey::now(bundles.iter().map(|(path, _)| path.as_path()));
+    let replace = bundle_replaces_roots(ca_bundle);
+    let key = RootsKey::now(bundles.iter().map(|(path, _)| path.as_path()), replace);
     if let Some((built_for, roots)) = &*BUILT.lock().unwrap_or_else(|p| p.into_inner()) {
         if *built_for == key {
             return Ok(roots.clone());
         }
     }
-    let roots = build_roots(&bundles)?;
+    let roots = build_roots(&bundles, replace)?;
     *BUILT.lock().unwrap_or_else(|p| p.into_inner()) = Some((key, roots.clone()));
     Ok(roots)
 }
 
 /// What the roots are built from: each bundle's path, modification time
-/// and length (a changed file is read again), and `SSL_CERT_FILE` /
-/// `SSL_CERT_DIR`, which the system store reads.
+/// and length (a changed file is read again), whether the bundles replace
+/// the other roots, and `SSL_CERT_FILE` / `SSL_CERT_DIR`, which the system
+/// store reads.
 #[derive(PartialEq)]
 struct RootsKey {
     bundles: Vec<(PathBuf, Option<std::time::SystemTime>, u64)>,
+    replace: bool,
     system: Vec<Option<OsString>>,
 }
 
 impl RootsKey {
-    fn now<'a>(bundles: impl Iterator<Item = &'a Path>) -> RootsKey {
+    fn now<'a>(bundles: impl Iterator<Item = &'a Path>, replace: bool) -> RootsKey {
         RootsKey {
+            replace,
             bundles: bundles
                 .map(|path| {
                     let meta = std::fs::metadata(path).ok();
@@ -93,18 +119,22 @@ impl RootsKey {
     }
 }
 
-/// The roots of [`root_certs`], built afresh.
-fn build_roots(bundles: &[(PathBuf, String)]) -> Result<RootCerts> {
-    let bundled = webpki_root_certs::TLS_SERVER_ROOT_CERTS
-        .iter()
-        .map(|c| Certificate::from_der(c.as_ref()).to_owned());
-    let mut roots: Vec<Certificate<'static>> = bundled.collect();
-    roots.extend(
-        rustls_native_certs::load_native_certs()
-            .certs
+/// The roots of [`root_certs`], built afresh: the bundles alone when they
+/// `replace` the others.
+fn build_roots(bundles: &[(PathBuf, String)], replace: bool) -> Result<RootCerts> {
+    let mut roots: Vec<Certificate<'static>> = Vec::new();
+    if !replace {
+        let bundled = webpki_root_certs::TLS_SERVER_ROOT_CERTS
             .iter()
-            .map(|c| Certificate::from_der(c.as_ref()).to_owned()),
-    );
+            .map(|c| Certificate::from_der(c.as_ref()).to_owned());
+        roots.extend(bundled);
+        roots.extend(
+            rustls_native_certs::load_native_certs()
+                .certs
+                .iter()
+                .map(|c| Certificate::from_der(c.as_ref()).to_owned()),
+        );
+    }
     for (path, origin) in bundles {
         roots.extend(read_bundle(path).map_err(|why| {
             Error::InvalidArgument(format!("the CA bundle {} ({origin}) {why}", path.display()))

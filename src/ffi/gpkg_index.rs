@@ -119,7 +119,7 @@ fn on_file(
     boundary(|| {
         let ctx = unsafe { arg_ref(ctx, "ctx") }?.core.for_call();
         let path = unsafe { arg_str(path, "path") }?;
-        let done = f(&ctx, Path::new(path))?;
+        let done = f(&ctx, Path::new(path)).map_err(|e| e.unless_cancelled(ctx.stop()))?;
         ctx.log(LogLevel::Info, &format!("{path}: {done}"));
         Ok(())
     })

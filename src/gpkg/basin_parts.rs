@@ -202,13 +202,14 @@ impl GeoPackage {
     }
 
     /// The flowline network: [`GeoPackage::stored_network`] when the file
-    /// has current basin parts, else [`GeoPackage::read_topology`] and
-    /// [`Network::new`]. The same reaches and network either way.
-    pub fn read_network(&self) -> Result<(Vec<Reach>, Network)> {
+    /// has current basin parts, else the topology read in `threads` shares
+    /// ([`GeoPackage::read_topology`]) and [`Network::new`]. The same
+    /// reaches and network either way.
+    pub fn read_network(&self, threads: usize) -> Result<(Vec<Reach>, Network)> {
         if let Some(stored) = self.stored_network()? {
             return Ok(stored);
         }
-        let reaches = self.read_topology()?;
+        let reaches = self.read_topology_in(threads)?;
         let network = Network::new(&reaches);
         Ok((reaches, network))
     }
@@ -277,8 +278,7 @@ pub fn create_basin_parts(
     stop: &Stop,
     progress: &mut dyn FnMut(usize, usize),
 ) -> Result<PartsOutcome> {
-    let mut gpkg = open_nhdplus(path, "basin parts are only for NHDPlus GeoPackages")?;
-    gpkg.watch(stop);
+    let gpkg = open_nhdplus(path, "basin parts are only for NHDPlus GeoPackages", stop)?;
     let skip = |why: &str| Ok(PartsOutcome::Skipped { why: why.into() });
     let tables = match watched_tables(&gpkg) {
         Ok(tables) => tables,

@@ -37,7 +37,11 @@ pub enum IndexOutcome {
 /// as it was (the transaction rolled back).
 pub fn create_topology_index(path: &Path, stop: &Stop) -> Result<IndexOutcome> {
     let (table, columns) = {
-        let gpkg = open_nhdplus(path, "the topology index is only for NHDPlus GeoPackages")?;
+        let gpkg = open_nhdplus(
+            path,
+            "the topology index is only for NHDPlus GeoPackages",
+            stop,
+        )?;
         let (table, columns) = gpkg.topology_columns()?;
         (table.to_string(), columns.map(str::to_string))
     };

@@ -15,6 +15,9 @@
 //! - [`index_geopackage`] and [`unindex_geopackage`] (`prepare.rs`): both of
 //!   those added to a user's file at once (`hydroplot index`), and removed;
 //!   `user_file.rs`: the checks, connection and errors all three share.
+//! - `watch.rs`: a call's stop on every connection: a cancel interrupts its
+//!   statements, and a wait for another program's lock lasts at most the
+//!   call's lock timeout.
 
 mod basin_parts;
 pub mod blob;
@@ -27,6 +30,7 @@ mod reader;
 mod stored_network;
 mod user_file;
 mod wanted;
+mod watch;
 mod writer;
 
 pub use basin_parts::{create_basin_parts, PartsOutcome, BASIN_PARTS, REACHES_PER_PART};

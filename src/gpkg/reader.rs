@@ -70,29 +70,43 @@ fn open_read_only(path: &Path) -> rusqlite::Result<Connection> {
     }
 }
 
-/// How many SQLite virtual machine steps pass between two looks at a
-/// call's stop: a few microseconds of work, so a cancel ends a scan of a
-/// national file at once and the look costs nothing measurable.
-const STEPS_PER_LOOK: std::ffi::c_int = 10_000;
-
-/// Makes `conn`'s statements end (SQLite's "interrupted", which the core
-/// reads as `Error::Cancelled`) once `stop` is cancelled.
-pub(crate) fn watch_connection(conn: &Connection, stop: &Stop) {
-    let stop = stop.clone();
-    conn.progress_handler(STEPS_PER_LOOK, Some(move || stop.is_requested()));
-}
+pub(crate) use super::watch::watch_connection;
 
 impl GeoPackage {
-    /// Opens `path` read-only. `Error::Io` when the file cannot be read,
+    /// Opens `path` read-only. `Error::InvalidArgument` when it is not a
+    /// regular file (a FIFO, a directory, a device: refused before any open),
+    /// `Error::Io` when the file cannot be read,
     /// `Error::Gpkg` when it is not an SQLite database or has no `gpkg_contents`.
     pub fn open(path: &Path) -> Result<GeoPackage> {
+        Self::open_with(path, None)
+    }
+
+    /// [`GeoPackage::open`] watched by `stop` from its first statement
+    /// ([`GeoPackage::watch`]): a file another program holds locked is
+    /// waited for at most `stop`'s lock timeout, or until a cancel.
+    pub fn open_watched(path: &Path, stop: &Stop) -> Result<GeoPackage> {
+        Self::open_with(path, Some(stop))
+    }
+
+    fn open_with(path: &Path, stop: Option<&Stop>) -> Result<GeoPackage> {
+        crate::paths::check_regular(path, "GeoPackage")?;
         std::fs::File::open(path).map_err(|e| crate::error::io_error(path, e))?;
         let not_gpkg =
             |why: String| Error::Gpkg(format!("{} is not a GeoPackage: {why}.", path.display()));
         let conn = open_read_only(path).map_err(|e| not_gpkg(e.to_string()))?;
+        if let Some(stop) = stop {
+            watch_connection(&conn, stop);
+        }
         let tables = feature_tables(&conn).map_err(|e| match e {
             rusqlite::Error::SqliteFailure(_, Some(m)) if m.contains("no such table") => {
                 not_gpkg("it has no gpkg_contents table".to_string())
+            }
+            e if matches!(
+                e.sqlite_error_code(),
+                Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
+            ) =>
+            {
+                Error::from(e).context(&path.display().to_string())
             }
             e => not_gpkg(e.to_string()),
         })?;
@@ -111,14 +125,16 @@ impl GeoPackage {
         Ok(GeoPackage {
             conn,
             path: path.to_path_buf(),
-            stop: None,
+            stop: stop.cloned(),
             layers,
         })
     }
 
     /// From now on every statement of this connection (and of those
     /// [`GeoPackage::reopen`] makes) ends with `Error::Cancelled` soon after
-    /// `stop` is cancelled: SQLite calls back every few thousand steps.
+    /// `stop` is cancelled: SQLite calls back every few thousand steps; and
+    /// a wait for another program's lock on the file lasts at most `stop`'s
+    /// lock timeout, a cancel ending it.
     pub fn watch(&mut self, stop: &Stop) {
         watch_connection(&self.conn, stop);
         self.stop = Some(stop.clone());
@@ -189,7 +205,7 @@ impl GeoPackage {
     /// `shares` threads. With a covering index a share is a range of comid
     /// values, so that each reads its part of the index; without one it is
     /// a range of row ids, so that each reads its part of the table.
-    fn read_topology_in(&self, shares: usize) -> Result<Vec<Reach>> {
+    pub(super) fn read_topology_in(&self, shares: usize) -> Result<Vec<Reach>> {
         let (table, cols) = self.topology_columns()?;
         let covered =
             covering_index(&self.conn, table, &cols).map_err(|e| self.context(e.into()))?;

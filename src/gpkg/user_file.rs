@@ -25,6 +25,7 @@ pub(super) fn refused(why: &str, limit: Option<&str>) -> Error {
 pub(super) fn require_sqlite(path: &Path, limit: Option<&str>) -> Result<()> {
     const HEADER: &[u8; 16] = b"SQLite format 3\0";
     let mut head = [0u8; 16];
+    crate::paths::check_regular(path, "GeoPackage")?;
     let mut file = std::fs::File::open(path).map_err(|e| crate::error::io_error(path, e))?;
     match file.read_exact(&mut head).is_ok() && &head == HEADER {
         true => Ok(()),
@@ -38,10 +39,13 @@ pub(super) fn require_sqlite(path: &Path, limit: Option<&str>) -> Result<()> {
 /// The NHDPlus GeoPackage at `path`, opened to read, once it is checked to
 /// be one (an SQLite database with the flowline layer and its topology
 /// columns); else the error of [`refused`] saying that `limit`.
-pub(super) fn open_nhdplus(path: &Path, limit: &str) -> Result<GeoPackage> {
+pub(super) fn open_nhdplus(path: &Path, limit: &str, stop: &Stop) -> Result<GeoPackage> {
     require_sqlite(path, Some(limit))?;
-    let refuse = |e: Error| refused(&e.to_string(), Some(limit));
-    let gpkg = GeoPackage::open(path).map_err(refuse)?;
+    let refuse = |e: Error| match e {
+        Error::Cancelled(_) | Error::InvalidArgument(_) => e,
+        e => refused(&e.to_string(), Some(limit)),
+    };
+    let gpkg = GeoPackage::open_watched(path, stop).map_err(refuse)?;
     gpkg.topology_columns().map_err(refuse)?;
     Ok(gpkg)
 }

@@ -153,7 +153,10 @@ fn comid_set(ctx: &Context, req: &PlotRequest, comids: &[i64]) -> Result<Subset>
     };
     if !catchments.is_empty() {
         let mut basins = Basins::default();
-        basins.push(union_basin(&catchments, ctx.stop())?.as_ref(), None)?;
+        basins.push(
+            union_basin(&catchments, ctx.config.threads, ctx.stop())?.as_ref(),
+            None,
+        )?;
         subset.basins = basins.finish()?;
     }
     let catchment_bbox = catchments.bbox();

@@ -5,8 +5,8 @@ use super::outlets::{linked_data_id, outlet_point, Resolved};
 use super::site::site_number;
 use super::request::{Layers, Outlet, PlotRequest};
 use super::subset::{
-    cores, extent, flowlines_of_order, ids_of, left_out, network_rows, retain_keys, wbareacomi_of,
-    Basins, Subset,
+    extent, flowlines_of_order, ids_of, left_out, network_rows, retain_keys, wbareacomi_of, Basins,
+    Subset,
 };
 use super::thinning::Thinning;
 use crate::cancel::Stop;
@@ -26,8 +26,7 @@ use std::path::Path;
 
 /// Builds the subset of `req` from the GeoPackage at `path`.
 pub fn subset(ctx: &Context, req: &PlotRequest, path: &Path) -> Result<Subset> {
-    let mut gpkg = GeoPackage::open(path)?;
-    gpkg.watch(ctx.stop());
+    let mut gpkg = GeoPackage::open_watched(path, ctx.stop())?;
     for c in Collection::ALL {
         if let Some(names) = req.properties.names(c) {
             gpkg.narrow(c, &names);
@@ -47,7 +46,7 @@ pub fn subset(ctx: &Context, req: &PlotRequest, path: &Path) -> Result<Subset> {
         return in_bbox(ctx, &gpkg, req, bbox);
     }
     ctx.progress("topology", 0, 0);
-    let (reaches, network) = gpkg.read_network()?;
+    let (reaches, network) = gpkg.read_network(ctx.config.threads)?;
     ctx.progress("topology", reaches.len() as u64, reaches.len() as u64);
     if let Some(comids) = &req.comid_set {
         let asked: IdSet = comids.iter().copied().collect();
@@ -172,6 +171,7 @@ fn with_flowlines(
     basins: BasinSources,
 ) -> Result<Subset> {
     let per_outlet = &basins.per_outlet;
+    let threads = ctx.config.threads;
     let kept = || reaches.iter().zip(keep).filter(|(_, &k)| k).map(|(r, _)| r);
     let ids: Vec<i64> = kept().map(|r| r.comid).collect();
     if ids.is_empty() {
@@ -200,7 +200,7 @@ fn with_flowlines(
         let reader = match &early {
             Some(t) => {
                 let (second, ids) = (gpkg.reopen()?, flowline_ids(t));
-                let read = move || second.read_by_ids_in_shares(FLOWLINES, &ids, cores());
+                let read = move || second.read_by_ids_in_shares(FLOWLINES, &ids, threads);
                 Some(s.spawn(read))
             }
             None => None,
@@ -211,7 +211,14 @@ fn with_flowlines(
             (Table::default(), PendingBasins::Folded(dissolvers), bbox)
         } else {
             let catchments = gpkg.read_by_ids_unordered(Collection::Catchment, &ids)?;
-            let basins = basins_of(&catchments, &outlets, per_outlet, ids.len(), ctx.stop())?;
+            let basins = basins_of(
+                &catchments,
+                &outlets,
+                per_outlet,
+                ids.len(),
+                threads,
+                ctx.stop(),
+            )?;
             let bbox = catchments.bbox();
             (catchments, PendingBasins::Ready(basins), bbox)
         };
@@ -223,11 +230,11 @@ fn with_flowlines(
             Some(reader) => {
                 let outlets = &outlets;
                 let stop = ctx.stop();
-                let finishing = s.spawn(move || pending.finish(outlets, stop));
+                let finishing = s.spawn(move || pending.finish(outlets, threads, stop));
                 subset.flowlines = reader.join().expect("the flowline reader does not panic")?;
                 stage("flowline", subset.flowlines.len(), subset.flowlines.len());
                 if box_layers_first {
-                    add_layers_around(gpkg, &mut subset, catchment_bbox, req.layers)?;
+                    add_layers_around(gpkg, &mut subset, catchment_bbox, req.layers, threads)?;
                 }
                 finishing
                     .join()
@@ -235,10 +242,10 @@ fn with_flowlines(
             }
             // The stream order follows the basins' area: they come first.
             None => {
-                let basins = pending.finish(&outlets, ctx.stop())?;
+                let basins = pending.finish(&outlets, threads, ctx.stop())?;
                 let t = Thinning::decide(req, &basins);
                 subset.flowlines =
-                    gpkg.read_by_ids_in_shares(FLOWLINES, &flowline_ids(&t), cores())?;
+                    gpkg.read_by_ids_in_shares(FLOWLINES, &flowline_ids(&t), threads)?;
                 stage("flowline", subset.flowlines.len(), subset.flowlines.len());
                 basins
             }
@@ -256,7 +263,7 @@ fn with_flowlines(
     }
     if !thinning.flowline_only {
         if !box_layers_first {
-            add_layers_around(gpkg, &mut subset, catchment_bbox, req.layers)?;
+            add_layers_around(gpkg, &mut subset, catchment_bbox, req.layers, threads)?;
         }
         // The catchments of the flowlines drawn, as the download keeps them.
         subset.catchments = match &drawn {
@@ -288,12 +295,13 @@ fn comids_of_order<'a>(
 }
 
 /// The layers of [`add_bbox_layers`] in the box around the flowlines of
-/// `subset` and the catchments' box `catchment_bbox`.
+/// `subset` and the catchments' box `catchment_bbox`, read on `threads`.
 fn add_layers_around(
     gpkg: &GeoPackage,
     subset: &mut Subset,
     catchment_bbox: Option<[f64; 4]>,
     layers: Layers,
+    threads: usize,
 ) -> Result<()> {
     let bbox = extent(catchment_bbox, &subset.flowlines).ok_or_else(|| {
         Error::Gpkg(
@@ -301,7 +309,7 @@ fn add_layers_around(
                 .into(),
         )
     })?;
-    add_bbox_layers(gpkg, subset, bbox, layers)
+    add_bbox_layers(gpkg, subset, bbox, layers, threads)
 }
 
 /// The basins of a local read: made, or still the edge counts of their
@@ -315,14 +323,14 @@ enum PendingBasins {
 impl PendingBasins {
     /// The basins table, one row per outlet of `outlets` (the dissolvers'
     /// order), or one without outlets unless it covers nothing.
-    fn finish(self, outlets: &[Resolved], stop: &Stop) -> Result<Table> {
+    fn finish(self, outlets: &[Resolved], threads: usize, stop: &Stop) -> Result<Table> {
         let dissolvers = match self {
             PendingBasins::Ready(table) => return Ok(table),
             PendingBasins::Folded(dissolvers) => dissolvers,
         };
         let mut basins = Basins::default();
         for (i, dissolver) in dissolvers.into_iter().enumerate() {
-            let union = dissolver.finish(stop)?;
+            let union = dissolver.finish(threads, stop)?;
             match outlets.get(i) {
                 Some(o) => basins.push(union.as_ref(), Some(o))?,
                 None if union.is_some() => basins.push(union.as_ref(), None)?,
@@ -388,18 +396,19 @@ fn fold_basins(
 }
 
 /// The basins of `outlets` from the catchments held in `catchments`, read
-/// by `ids` ids.
+/// by `ids` ids, each dissolved on up to `threads` threads.
 fn basins_of(
     catchments: &Table,
     outlets: &[Resolved],
     per_outlet: &[Option<IdSet>],
     ids: usize,
+    threads: usize,
     stop: &Stop,
 ) -> Result<Table> {
     let mut basins = Basins::default();
     let union = |set| {
         let rows = basin_rows(catchments, set, ids);
-        dissolve(catchments.geometries(), &rows, cores(), stop)
+        dissolve(catchments.geometries(), &rows, threads, stop)
     };
     if per_outlet.is_empty() && !catchments.is_empty() {
         basins.push(union(None)?.as_ref(), None)?;
@@ -452,7 +461,7 @@ fn in_bbox(ctx: &Context, gpkg: &GeoPackage, req: &PlotRequest, bbox: [f64; 4]) 
         if req.layers.has_every_layer() {
             subset.catchments = gpkg.read_bbox(Collection::Catchment, bbox)?;
         }
-        add_bbox_layers(gpkg, &mut subset, bbox, req.layers)?;
+        add_bbox_layers(gpkg, &mut subset, bbox, req.layers, ctx.config.threads)?;
     }
     Ok(subset)
 }
@@ -468,11 +477,12 @@ fn add_bbox_layers(
     subset: &mut Subset,
     bbox: [f64; 4],
     layers: Layers,
+    threads: usize,
 ) -> Result<()> {
     let wbareacomi = (gpkg.has_layer(Collection::Waterbody)).then(|| {
         (subset.network_wbareacomi.take()).unwrap_or_else(|| wbareacomi_of(&subset.flowlines))
     });
-    let shares = cores();
+    let shares = threads;
     let waterbodies = std::thread::scope(|s| -> Result<_> {
         let mut readers = Vec::new();
         if let Some(wbareacomi) = &wbareacomi {

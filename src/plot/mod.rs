@@ -31,12 +31,13 @@ use crate::Result;
 /// when asked.
 pub fn plot_hydro(ctx: &Context, req: &PlotRequest, map: Option<&mut Map>) -> Result<Plot> {
     req.validate(ctx)?;
-    let mut data = match &req.cache {
+    let data = match &req.cache {
         CacheSetting::File(path) => {
-            cached::cached_plot_data(ctx, req, path, || plot_data(ctx, req))?
+            cached::cached_plot_data(ctx, req, path, || plot_data(ctx, req))
         }
-        _ => plot_data(ctx, req)?,
+        _ => plot_data(ctx, req),
     };
+    let mut data = data.map_err(|e| e.unless_cancelled(ctx.stop()))?;
     ctx.check_stop()?;
     if let Some(out) = &req.gpkg {
         write_gpkg(&data, out, req.overwrite, ctx.stop())?;

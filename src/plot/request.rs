@@ -226,7 +226,10 @@ pub const MAX_COMID_SET: usize = 100_000;
 impl PlotRequest {
     /// Checks that exactly one of outlets, comid set and bbox was given,
     /// that the outlets and comid set are within [`MAX_OUTLETS`] and
-    /// [`MAX_COMID_SET`], that `hydro_data`, the cache file and the outputs
+    /// [`MAX_COMID_SET`], that `hydro_data` and the cache file are regular
+    /// files when they exist ([`crate::paths::check_regular`]: a FIFO, a
+    /// directory or a device is refused before anything opens it), that they
+    /// and the outputs
     /// (`gpkg`, `png_file` when drawn) are different files, and that each
     /// output can be written ([`crate::output::check_outputs`]: its folder
     /// exists and takes a file, it is not a directory, it does not exist when
@@ -234,6 +237,9 @@ impl PlotRequest {
     /// bundle, [`Context::files_read`]).
     pub fn validate(&self, ctx: &Context) -> Result<()> {
         let read = ctx.files_read();
+        for (role, path) in self.inputs() {
+            crate::paths::check_regular(path, role)?;
+        }
         crate::output::check_outputs(&self.inputs_and(&read), &self.outputs(), self.overwrite)?;
         for outlet in &self.outlets {
             check_outlet(outlet)?;

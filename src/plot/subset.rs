@@ -267,15 +267,14 @@ fn internal(layer: &'static str) -> impl Fn(String) -> Error {
 }
 
 /// The union of the polygonal geometries of `parts`: a basin, dissolved on
-/// every core; `Cancelled` soon after `stop` is.
-pub fn union_basin(parts: &Table, stop: &Stop) -> Result<Option<Geometry<f64>>, Cancelled> {
+/// up to `threads` threads; `Cancelled` soon after `stop` is.
+pub fn union_basin(
+    parts: &Table,
+    threads: usize,
+    stop: &Stop,
+) -> Result<Option<Geometry<f64>>, Cancelled> {
     let rows: Vec<usize> = (0..parts.len()).collect();
-    crate::table::dissolve::dissolve(parts.geometries(), &rows, cores(), stop)
-}
-
-/// The cores this process may use.
-pub fn cores() -> usize {
-    std::thread::available_parallelism().map_or(1, usize::from)
+    crate::table::dissolve::dissolve(parts.geometries(), &rows, threads, stop)
 }
 
 /// The area of the largest basin of `basins` (lon/lat) in km² (0 when none).
@@ -309,7 +308,7 @@ mod tests {
         let parts =
             Table::from_features(&[square(0.0, true), square(5.0, false), square(0.5, false)])
                 .unwrap();
-        let basin = union_basin(&parts, &Stop::never()).unwrap();
+        let basin = union_basin(&parts, 2, &Stop::never()).unwrap();
         let Some(Geometry::MultiPolygon(parts)) = basin else {
             panic!("two separate parts expected, got {basin:?}");
         };

@@ -21,10 +21,13 @@ use geo::{Geometry, LineString, MultiPolygon, Polygon};
 /// cache, large enough that most shared edges cancel within the unit.
 const ROWS_PER_UNIT: usize = 1024;
 
-/// At most this many groups of rings apart in x per thread: a part of the
-/// basin overlaid alone fits the caches better than with its neighbours,
-/// and many small groups share the threads evenly.
-const GROUPS_A_THREAD: usize = 32;
+/// At most this many groups of rings apart in x, whatever the number of
+/// threads: a part of the basin overlaid alone fits the caches better than
+/// with its neighbours, and many small groups share the threads evenly. A
+/// fixed number, because geo's overlay snaps to a grid derived from each
+/// group's extent: the groups, and so the output's low bits, must not
+/// depend on the machine's cores or the `threads` option.
+const GROUPS: usize = 256;
 
 /// The union of the polygon and multipolygon rows `rows` of `geometries`
 /// (other rows are ignored): one Polygon, a MultiPolygon, or `None` when
@@ -61,7 +64,7 @@ pub fn dissolve(
             .reduce(Dissolver::merge)
     });
     stop.check()?;
-    counts.unwrap_or_default().finish(stop)
+    counts.unwrap_or_default().finish(threads, stop)
 }
 
 /// Rows counted between two looks at the stop: a few milliseconds of work.
@@ -181,14 +184,14 @@ impl Dissolver {
     /// The union of everything added: one Polygon, a MultiPolygon, or
     /// `None` when it covers nothing (the region of positive winding number
     /// the remaining edges bound). Rings far apart (groups whose x extents
-    /// do not overlap) are overlaid apart, the groups shared among threads.
-    /// `Cancelled` once `stop` is, looked at between the steps (the rings,
-    /// each group's overlay).
-    pub fn finish(self, stop: &Stop) -> Result<Option<Geometry<f64>>, Cancelled> {
-        let threads = std::thread::available_parallelism().map_or(1, usize::from);
+    /// do not overlap, at most [`GROUPS`]) are overlaid apart, the groups
+    /// shared among up to `threads` threads; the result is the same bytes
+    /// whatever `threads`. `Cancelled` once `stop` is, looked at between
+    /// the steps (the rings, each group's overlay).
+    pub fn finish(self, threads: usize, stop: &Stop) -> Result<Option<Geometry<f64>>, Cancelled> {
         let rings = self.rings();
         stop.check()?;
-        let mut groups = apart_in_x(rings, GROUPS_A_THREAD * threads);
+        let mut groups = apart_in_x(rings, GROUPS);
         let mut polygons = match groups.len() {
             1 => union_of_rings(groups.pop().expect("one group")),
             _ => union_of_groups(groups, threads, stop)?,
@@ -509,7 +512,7 @@ mod tests {
         whole.add_lines(&lines, &[0]);
         whole.add_rows(&g, &right);
         let expected = union_of(&squares, 1);
-        assert_eq!(whole.finish(&Stop::never()).unwrap(), expected);
+        assert_eq!(whole.finish(2, &Stop::never()).unwrap(), expected);
         assert_eq!(polygons(expected).unsigned_area(), 24.0);
     }
 
@@ -523,7 +526,7 @@ mod tests {
         counted.add_rows(&g, &[0, 1, 2]);
         canceller.cancel();
         assert_eq!(dissolve(&g, &[0, 1, 2], 2, &stop), Err(Cancelled));
-        assert_eq!(counted.finish(&stop), Err(Cancelled));
+        assert_eq!(counted.finish(2, &stop), Err(Cancelled));
     }
 
     #[test]
@@ -561,7 +564,7 @@ mod tests {
             batched.add_rows(&g, batch);
         }
         let unions = [
-            batched.finish(&Stop::never()).unwrap(),
+            batched.finish(2, &Stop::never()).unwrap(),
             dissolve(&g, &rows, 1, &Stop::never()).unwrap(),
             dissolve(&g, &rows, 3, &Stop::never()).unwrap(),
         ];
@@ -708,5 +711,34 @@ mod tests {
             assert_eq!(union.0[0].unsigned_area(), 15.0);
         }
         assert_eq!(union_of(&[], 2), None);
+    }
+
+    #[test]
+    fn the_union_is_the_same_bits_on_any_number_of_threads() {
+        // 300 pairs of overlapping squares far apart in x (more than 32
+        // groups can hold apart), at coordinates with many bits, so each
+        // pair's crossing edges are cut by the overlay, whose grid follows
+        // its group's extent: the groups must not follow the threads.
+        let pairs: Vec<Geometry<f64>> = (0..300)
+            .flat_map(|i| {
+                let (x, y) = (
+                    f64::from(i) * 3.1 + 0.1234567,
+                    0.7654321 + f64::from(i % 7) * 0.013,
+                );
+                [square(x, y, false), square(x + 0.31, y + 0.47, false)]
+            })
+            .collect();
+        let g = geometries(&pairs);
+        let rows: Vec<usize> = (0..g.len()).collect();
+        let union = |threads| {
+            let mut d = Dissolver::default();
+            d.add_rows(&g, &rows);
+            d.finish(threads, &Stop::never()).unwrap()
+        };
+        let one = union(1);
+        assert_eq!(polygons(one.clone()).0.len(), 300);
+        for threads in [2, 7, 13] {
+            assert!(union(threads) == one, "{threads} threads");
+        }
     }
 }

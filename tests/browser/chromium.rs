@@ -76,11 +76,14 @@ pub struct Chromium {
 }
 
 impl Chromium {
-    /// `None` when /usr/bin/chromium is absent.
+    /// `None` when /usr/bin/chromium is absent (a local skip, said on
+    /// stderr); under `CI=true` its absence fails the test
+    /// ([`crate::support::tool::required`]).
     pub fn find() -> Option<Chromium> {
-        Path::new(CHROMIUM).exists().then(|| Chromium {
+        let found = Path::new(CHROMIUM).exists().then(|| Chromium {
             profile: TempDir::new("chromium-profile"),
-        })
+        });
+        crate::support::tool::required(found, &format!("{CHROMIUM} (Debian chromium)"))
     }
 
     /// Runs Chromium on `file` with the extra `args`; its stdout.

@@ -268,7 +268,7 @@ fn the_network_stored_with_the_parts_is_the_flowlines_and_follows_their_writes()
     drop(db);
     let gpkg = GeoPackage::open(&parted).unwrap();
     assert!(gpkg.stored_network().unwrap().is_none());
-    let (reaches, network) = gpkg.read_network().unwrap();
+    let (reaches, network) = gpkg.read_network(2).unwrap();
     assert_eq!(as_tuples(&reaches), topology_by_sql(&parted));
     assert_eq!(network.downstream(), Network::new(&reaches).downstream());
 }

@@ -318,3 +318,112 @@ fn the_c_comid_lookup_gives_per_point_results() {
     assert!(b.is_null());
     hydroplot_context_free(ctx);
 }
+
+/// A point exactly on the edge two of the sample's catchments share, found
+/// with plain SQL and the blobs decoded by hand: a vertex of exactly two
+/// catchments whose neighbours along the first are vertices of the second
+/// too (so their shared boundary runs through it). With the two featureids.
+fn shared_edge_point() -> ((f64, f64), i64, i64) {
+    let db = support::sample_sql();
+    let mut stmt = db
+        .prepare("SELECT featureid, geom FROM CatchmentSP ORDER BY featureid")
+        .unwrap();
+    let catchments: Vec<(i64, Vec<(u64, u64)>)> = stmt
+        .query_map([], |r| {
+            let (_, xy) = support::wkb::hand_blob(r.get_ref(1)?.as_blob()?);
+            let vertices = xy.chunks(2).map(|p| (p[0].to_bits(), p[1].to_bits()));
+            Ok((r.get(0)?, vertices.collect()))
+        })
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    let mut owners: std::collections::HashMap<(u64, u64), Vec<i64>> = Default::default();
+    for (id, vertices) in &catchments {
+        for v in vertices {
+            let ids = owners.entry(*v).or_default();
+            if ids.last() != Some(id) {
+                ids.push(*id);
+            }
+        }
+    }
+    for (a, vertices) in &catchments {
+        for w in vertices.windows(3) {
+            let ids = &owners[&w[1]];
+            if ids.len() != 2 {
+                continue;
+            }
+            let b = if ids[0] == *a { ids[1] } else { ids[0] };
+            if [w[0], w[2]].iter().all(|n| owners[n].contains(&b)) && w[0] != w[2] {
+                let (x, y) = (f64::from_bits(w[1].0), f64::from_bits(w[1].1));
+                return ((x, y), *a, b);
+            }
+        }
+    }
+    panic!("no two catchments of the sample share an edge");
+}
+
+#[test]
+fn a_point_on_a_shared_edge_gets_the_smaller_featureid_from_either_source() {
+    let (point, a, b) = shared_edge_point();
+    let smaller = a.min(b);
+    let local = comids_at_points(&support::offline(), &[point], None, Some(&sample())).unwrap();
+    assert_eq!(
+        local[0].as_ref().unwrap(),
+        &Some(smaller),
+        "{point:?} on {a} | {b}"
+    );
+    // EPSG:4269 given, so the point reaches the lookup untransformed.
+    let server = MockServer::start();
+    let ctx = mock::context(&server);
+    // The service answers both catchments: the rule, not the data, decides.
+    let mut both =
+        hydroplot::services::fabric::catchments_at_point(&ctx, point.0, point.1).unwrap();
+    both.sort();
+    assert_eq!(both, [smaller, a.max(b)], "{point:?}");
+    let remote = comids_at_points(&ctx, &[point], Some("EPSG:4269"), None).unwrap();
+    assert_eq!(
+        remote[0].as_ref().unwrap(),
+        &Some(smaller),
+        "{point:?} on {a} | {b}"
+    );
+}
+
+#[test]
+fn the_local_lookup_reads_the_catchment_keys_the_plot_reads() {
+    let points: Vec<(f64, f64)> = catchment_interiors().iter().take(30).map(|c| c.0).collect();
+    let expected = comids_at_points(&support::offline(), &points, None, Some(&sample())).unwrap();
+    assert!(
+        expected.iter().all(|r| matches!(r, Ok(Some(_)))),
+        "{expected:?}"
+    );
+    let dir = std::env::temp_dir().join(format!("hydroplot-batch-keys-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for key in ["NHDPlusID", "comid"] {
+        // The sample with its catchments keyed by `key` instead of FEATUREID.
+        let copy = dir.join(format!("{key}.gpkg"));
+        std::fs::copy(sample(), &copy).unwrap();
+        rusqlite::Connection::open(&copy)
+            .unwrap()
+            // The rename re-parses every trigger; the sample's empty metadata
+            // tables carry two that SQLite no longer parses: gone first.
+            .execute_batch(&format!(
+                "DROP TRIGGER gpkg_metadata_reference_row_id_value_insert;
+                 DROP TRIGGER gpkg_metadata_reference_row_id_value_update;
+                 ALTER TABLE CatchmentSP RENAME COLUMN FEATUREID TO {key}"
+            ))
+            .unwrap();
+        let found = comids_at_points(&support::offline(), &points, None, Some(&copy)).unwrap();
+        assert_eq!(
+            found
+                .iter()
+                .map(|r| r.as_ref().unwrap())
+                .collect::<Vec<_>>(),
+            expected
+                .iter()
+                .map(|r| r.as_ref().unwrap())
+                .collect::<Vec<_>>(),
+            "{key}"
+        );
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -280,3 +280,71 @@ fn a_cancelled_cache_write_rolls_its_entry_back() {
     assert_eq!(cache.get_part("during", "part 0"), None);
     assert_eq!(cache.get("before"), Some(b"kept".to_vec()));
 }
+
+/// A copy of the sample that another connection holds locked (an exclusive
+/// transaction: readers wait), with the holder. Drop the holder to unlock.
+fn locked_sample(dir: &Path) -> (PathBuf, rusqlite::Connection) {
+    let copy = dir.join("locked.gpkg");
+    std::fs::copy(support::sample(), &copy).unwrap();
+    let holder = rusqlite::Connection::open(&copy).unwrap();
+    holder
+        .execute_batch("PRAGMA journal_mode = DELETE; BEGIN EXCLUSIVE;")
+        .unwrap();
+    (copy, holder)
+}
+
+/// The offline context with `lock_timeout_s` set to `seconds`.
+fn lock_timeout(seconds: &str) -> hydroplot::Context {
+    let mut config = support::offline().config.clone();
+    config.set("lock_timeout_s", seconds).unwrap();
+    hydroplot::Context::new(config).unwrap()
+}
+
+#[test]
+fn a_locked_geopackage_fails_after_lock_timeout_s_naming_the_lock() {
+    let dir = temp_dir("locked");
+    let (copy, holder) = locked_sample(&dir);
+    let ctx = lock_timeout("0.2");
+    let req = PlotRequest {
+        outlets: vec![Outlet::Comid(13293970)],
+        hydro_data: Some(copy.clone()),
+        actually_plot: false,
+        cache: CacheSetting::Disabled,
+        ..Default::default()
+    };
+    let e = plot_hydro(&ctx, &req, None).map(|_| ()).unwrap_err();
+    assert!(matches!(e, Error::Gpkg(_)), "{e:?}");
+    let message = e.to_string();
+    for part in [
+        "locked.gpkg",
+        "is locked",
+        "SQLite's lock",
+        "lock_timeout_s",
+    ] {
+        assert!(message.contains(part), "{part:?} not in {message}");
+    }
+    let points = [(-89.4, 43.0)];
+    let e = hydroplot::lookup::comids_at_points(&ctx, &points, None, Some(&copy)).unwrap_err();
+    assert!(e.to_string().contains("lock_timeout_s"), "{e}");
+    // Once the holder lets go, the same file plots.
+    drop(holder);
+    let plot = plot_hydro(&ctx, &req, None).unwrap();
+    assert_eq!(plot.data.layer(Layer::Flowline).len(), 251);
+}
+
+#[test]
+fn a_cancel_ends_a_wait_for_a_locked_geopackage() {
+    let dir = temp_dir("locked-cancel");
+    let (copy, _holder) = locked_sample(&dir);
+    // An hour's wait allowed: only the cancel can end the call.
+    let ctx = lock_timeout("3600");
+    let canceller = ctx.canceller();
+    let cancel = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(300));
+        canceller.cancel();
+    });
+    let points = [(-89.4, 43.0)];
+    let e = hydroplot::lookup::comids_at_points(&ctx, &points, None, Some(&copy)).unwrap_err();
+    cancel.join().unwrap();
+    assert!(matches!(e, Error::Cancelled(_)), "{e:?}");
+}

@@ -1,5 +1,7 @@
 //! The GeoPackage reader and writer against the real NHDPlusV2 sample files.
 
+mod support;
+
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
@@ -9,6 +11,7 @@ use hydroplot::gpkg::{self, GeoPackage};
 use hydroplot::network::Reach;
 use hydroplot::table::Table;
 use hydroplot::Error;
+use support::wkb::hand_blob;
 
 fn data(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -435,14 +438,33 @@ fn broken_files_give_clear_errors() {
     );
 }
 
+/// The rule of support::tool, which every test driving an outside tool
+/// follows: a missing tool skips locally and fails under CI=true.
+#[test]
+fn a_missing_tool_skips_locally_and_fails_in_ci() {
+    use support::tool::required_under;
+    assert_eq!(required_under(None, Some(1), "a tool"), Some(1));
+    assert_eq!(required_under(Some("true"), Some(1), "a tool"), Some(1));
+    assert_eq!(required_under(None, None::<()>, "a tool"), None);
+    assert_eq!(required_under(Some("false"), None::<()>, "a tool"), None);
+    let failed = std::panic::catch_unwind(|| {
+        required_under(Some("true"), None::<()>, "frobnicate (Debian frob)")
+    });
+    let message = *failed.unwrap_err().downcast::<String>().unwrap();
+    assert!(
+        message.starts_with("frobnicate (Debian frob) is missing"),
+        "{message}"
+    );
+}
+
 #[test]
 fn ogrinfo_reads_written_files() {
-    if std::process::Command::new("ogrinfo")
-        .arg("--version")
-        .output()
-        .is_err()
+    if support::tool::required(
+        support::tool::runs("ogrinfo"),
+        "ogrinfo (GDAL, Debian gdal-bin)",
+    )
+    .is_none()
     {
-        eprintln!("skipped: ogrinfo (GDAL, Debian gdal-bin) is not installed");
         return;
     }
     let (flowlines, catchments) = subset();
@@ -602,65 +624,6 @@ fn new_hope_sample_layers() {
     assert_eq!(counts, sql_counts("new_hope.gpkg"));
     assert_eq!(counts, [746, 695, 16, 13, 99, 10]);
     assert_eq!(g.read_topology().unwrap().len(), 746);
-}
-
-/// One WKB geometry decoded by hand, independently of the library: its type
-/// (1 to 6; Z and M dropped) and its x, y in order. Reads from `at`.
-fn hand_wkb(b: &[u8], at: &mut usize) -> (u32, Vec<f64>) {
-    let little = b[*at] == 1;
-    // The `n` bytes at `i`, little-endian first.
-    let le = |i: usize, n: usize| -> Vec<u8> {
-        let mut v = b[i..i + n].to_vec();
-        if !little {
-            v.reverse();
-        }
-        v
-    };
-    let u32_at = |i: usize| u32::from_le_bytes(le(i, 4).try_into().unwrap());
-    let f64_at = |i: usize| f64::from_le_bytes(le(i, 8).try_into().unwrap());
-    let code = u32_at(*at + 1);
-    *at += 5;
-    let dims = 2 + usize::from(matches!(code / 1000, 1 | 2)) + 2 * usize::from(code / 1000 == 3);
-    let points = |at: &mut usize, n: usize, xy: &mut Vec<f64>| {
-        for _ in 0..n {
-            xy.extend([f64_at(*at), f64_at(*at + 8)]);
-            *at += 8 * dims;
-        }
-    };
-    let mut xy = Vec::new();
-    match code % 1000 {
-        1 => points(at, 1, &mut xy),
-        2 => {
-            let n = u32_at(*at) as usize;
-            *at += 4;
-            points(at, n, &mut xy);
-        }
-        3 => {
-            let rings = u32_at(*at);
-            *at += 4;
-            for _ in 0..rings {
-                let n = u32_at(*at) as usize;
-                *at += 4;
-                points(at, n, &mut xy);
-            }
-        }
-        4..=6 => {
-            let members = u32_at(*at);
-            *at += 4;
-            for _ in 0..members {
-                xy.extend(hand_wkb(b, at).1);
-            }
-        }
-        t => panic!("no such WKB type in the fixtures: {t}"),
-    }
-    (code % 1000, xy)
-}
-
-/// The WKB type and x, y of a GeoPackage blob, by hand: the header is 8
-/// bytes plus the envelope its flags announce.
-fn hand_blob(b: &[u8]) -> (u32, Vec<f64>) {
-    let envelope = [0, 32, 48, 48, 64][usize::from((b[3] >> 1) & 7)];
-    hand_wkb(b, &mut (8 + envelope))
 }
 
 /// Every layer of both samples read whole, against the rows read with plain

@@ -7,6 +7,7 @@
 
 use hydroplot::ffi::comid_batch::*;
 use hydroplot::ffi::context::*;
+use hydroplot::ffi::gpkg_index::*;
 use hydroplot::ffi::hydroplot_status::{self, *};
 use hydroplot::ffi::library::hydroplot_last_error;
 use hydroplot::ffi::map::*;
@@ -886,4 +887,66 @@ fn the_tile_cache_never_follows_a_symlink_out_of_its_directory() {
         .file_type()
         .is_symlink());
     assert_eq!(cache.get(url).as_deref(), Some(&b"tile"[..]));
+}
+
+/// A FIFO, a directory and a device given as `hydro_data` or `cache_data`
+/// (or to the comid lookup, or to `hydroplot_gpkg_index`) are refused
+/// before anything opens them, naming what they are: a FIFO's open would
+/// wait for a writer forever. The test holds the FIFO open for writing, so
+/// a library that opened it anyway would fail here instead of hanging.
+#[test]
+fn special_files_are_refused_as_inputs_before_any_open() {
+    let dir = temp_dir("special");
+    let fifo = dir.join("pipe.gpkg");
+    let _ = std::fs::remove_file(&fifo);
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let _writer = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(&fifo)
+        .unwrap();
+    let ctx = context(None);
+    let cases = [
+        (fifo.clone(), "a FIFO (named pipe)"),
+        (dir.clone(), "a directory"),
+        (PathBuf::from("/dev/null"), "a device"),
+    ];
+    for (path, kind) in &cases {
+        let path_c = c(&path.to_string_lossy());
+        for role in ["hydro_data", "cache_data"] {
+            let req = hydroplot_plot_request_new();
+            assert_eq!(
+                hydroplot_plot_request_add_comid(req, 13293970),
+                HYDROPLOT_OK
+            );
+            let set = match role {
+                "hydro_data" => hydroplot_plot_request_set_hydro_data(req, path_c.as_ptr()),
+                _ => hydroplot_plot_request_set_cache_file(req, path_c.as_ptr()),
+            };
+            assert_eq!(set, HYDROPLOT_OK);
+            expect(plot(ctx, req), HYDROPLOT_ERR_INVALID_ARGUMENT, kind);
+            assert!(
+                last_error().starts_with(&format!("{role} {}", path.display())),
+                "{}",
+                last_error()
+            );
+            hydroplot_plot_request_free(req);
+        }
+        let point = [-89.4, 43.0];
+        let mut batch = null_mut();
+        let status =
+            hydroplot_comid_lookup(ctx, point.as_ptr(), 1, null(), path_c.as_ptr(), &mut batch);
+        expect(status, HYDROPLOT_ERR_INVALID_ARGUMENT, kind);
+        expect(
+            hydroplot_gpkg_index(ctx, path_c.as_ptr()),
+            HYDROPLOT_ERR_INVALID_ARGUMENT,
+            kind,
+        );
+    }
+    assert!(fifo.exists(), "the FIFO is the user's: left as it was");
+    hydroplot_context_free(ctx);
 }

@@ -434,7 +434,6 @@ fn the_html_page_applies_the_same_rule_per_zoom_level() {
         "lod = false: no level of detail"
     );
     let Some(browser) = chromium::Chromium::find() else {
-        eprintln!("skipped the browser part: {} is absent", chromium::CHROMIUM);
         return;
     };
     let dir = chromium::TempDir::new("lod");

@@ -1,6 +1,7 @@
 //! Where a user's agency root comes from besides the `ca_bundle` option:
 //! `HYDROPLOT_CA_BUNDLE` (the option's variable), else every one of
-//! `SSL_CERT_FILE`, `REQUESTS_CA_BUNDLE`, `CURL_CA_BUNDLE` set, and the
+//! `SSL_CERT_FILE`, `REQUESTS_CA_BUNDLE`, `CURL_CA_BUNDLE` set (the last
+//! two, set alone, replacing the other roots as in requests and curl), and the
 //! system store (pointed at a temp
 //! directory through `SSL_CERT_DIR`, never /etc). One test, so no other
 //! thread of this process reads the environment while it changes.
@@ -83,6 +84,19 @@ fn the_environment_names_the_agency_root_like_curl_and_requests() {
         trusted_with(&server, &[("SSL_CERT_DIR", &store)]),
         "a root added to the system store is not trusted"
     );
+    // REQUESTS_CA_BUNDLE or CURL_CA_BUNDLE set alone is the whole trust
+    // store, as in requests and curl: the system store's root is not trusted.
+    for var in ["REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE"] {
+        assert!(
+            !trusted_with(&server, &[("SSL_CERT_DIR", &store), (var, &wrong)]),
+            "{var} set alone adds to the roots instead of replacing them"
+        );
+    }
+    // SSL_CERT_FILE is read as OpenSSL reads it: the system store stays.
+    assert!(trusted_with(
+        &server,
+        &[("SSL_CERT_DIR", &store), ("SSL_CERT_FILE", &wrong)]
+    ));
     // Every variable set counts: conda sets SSL_CERT_FILE to its own
     // bundle while the agency root is in REQUESTS_CA_BUNDLE.
     assert!(trusted_with(

@@ -6,6 +6,8 @@
 
 pub mod c_api;
 pub mod georef;
+pub mod tool;
+pub mod wkb;
 
 use hydroplot::config::Config;
 use hydroplot::context::{LogLevel, Observer};

@@ -4,7 +4,7 @@
 
 use hydroplot::config::Config;
 use hydroplot::context::Context;
-use hydroplot::plot::{plot_hydro, Layer, Outlet, PlotRequest};
+use hydroplot::plot::{plot_hydro, CacheSetting, Layer, Outlet, PlotRequest};
 use super::Options;
 use rusqlite::Connection;
 use std::path::{Path, PathBuf};
@@ -125,5 +125,69 @@ fn seamless_copies_make_a_basin_of_one_outline() {
     assert!(weaving.unsigned_area() < 0.8 * b.width() * b.height());
     for f in [seamless, overlapping] {
         std::fs::remove_dir_all(f.parent().unwrap()).unwrap();
+    }
+}
+
+/// The outputs of a plot of `file` upstream of `comid` on `threads` threads,
+/// each with its name: the GeoJSON of every layer, the GeoPackage (its
+/// `last_change` stamps, the time of writing, set to one value first) and
+/// the PNG, written in `dir`.
+fn outputs(file: &Path, comid: i64, threads: usize, dir: &Path) -> Vec<(String, Vec<u8>)> {
+    let (gpkg, png) = (
+        dir.join(format!("{threads}.gpkg")),
+        dir.join(format!("{threads}.png")),
+    );
+    let mut req = PlotRequest {
+        outlets: vec![Outlet::Comid(comid)],
+        hydro_data: Some(file.to_path_buf()),
+        cache: CacheSetting::Disabled,
+        size: (640, 480),
+        ..Default::default()
+    };
+    req.set_gpkg(&gpkg).unwrap();
+    req.set_png_file(&png).unwrap();
+    req.set_basemap("none").unwrap();
+    let mut config = Config::default();
+    config.set("offline", "true").unwrap();
+    config.set("threads", &threads.to_string()).unwrap();
+    let data = plot_hydro(&Context::new(config).unwrap(), &req, None)
+        .unwrap()
+        .data;
+    let mut out: Vec<(String, Vec<u8>)> = Layer::ALL
+        .iter()
+        .map(|&layer| {
+            let mut json = Vec::new();
+            hydroplot::table::geojson::write_collection(&mut json, data.layer(layer)).unwrap();
+            (format!("{layer:?}.geojson"), json)
+        })
+        .collect();
+    Connection::open(&gpkg)
+        .unwrap()
+        .execute_batch("UPDATE gpkg_contents SET last_change = '2000-01-01T00:00:00.000Z'")
+        .unwrap();
+    out.push(("plot.gpkg".into(), std::fs::read(&gpkg).unwrap()));
+    out.push(("map.png".into(), std::fs::read(&png).unwrap()));
+    out
+}
+
+#[test]
+fn outputs_are_the_same_bytes_on_1_2_and_7_threads() {
+    let sample = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/data/yahara_sample.gpkg");
+    let grid = generate("threads", false);
+    for (file, comid) in [(sample, 13293970), (grid, TERMINAL)] {
+        let dir = file.with_extension("outputs");
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let one = outputs(&file, comid, 1, &dir);
+        for threads in [2, 7] {
+            for ((name, a), (_, b)) in one.iter().zip(outputs(&file, comid, threads, &dir)) {
+                assert!(
+                    *a == b,
+                    "{name} of {} differs on {threads} threads",
+                    file.display()
+                );
+            }
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -21,7 +21,9 @@ otherwise.
 
 import ctypes
 import json
+import os
 import threading
+import urllib.parse
 import warnings
 
 from . import _args, _ffi
@@ -71,20 +73,36 @@ class Context:
     ``offline=True`` (or ``HYDROPLOT_OFFLINE=1``) no request is ever sent: the
     plot-data cache, local GeoPackages and the tile cache serve, anything else
     raises at once naming offline mode.
+
+    Secrets stay in the C context: an option whose value is a URL with
+    credentials (``proxy="http://user:password@..."``) is not kept in
+    :attr:`options`, a repr or a pickle. A context pickled to another process
+    (a Dask worker) is rebuilt there from its other options and takes that
+    option from the worker's own environment (``HYDROPLOT_PROXY``), or
+    raises saying so; or build the worker's context with the secret given
+    explicitly, ``Context(**ctx.options, proxy=secret)``.
     """
 
     def __init__(self, **options):
         handle = ctypes.c_void_p()
         check(lib.hydroplot_context_new(ctypes.byref(handle)))
         self._handle = handle
+        #: The options set, by key, but secrets (see the class).
         self.options = {}
+        #: The keys of the secret options set, withheld from ``options``.
+        self._withheld = set()
         for key, value in options.items():
             self.set_option(key, value)
 
     def set_option(self, key, value):
         """Sets one option; not while another thread uses this context."""
         check(lib.hydroplot_context_set_option(self._handle, text(key), text(value)))
-        self.options[key] = value
+        if _has_credentials(value):
+            self.options.pop(key, None)
+            self._withheld.add(key)
+        else:
+            self.options[key] = value
+            self._withheld.discard(key)
 
     def set_progress_callback(self, fn):
         """Calls ``fn(stage, done, total)`` as a call with this context
@@ -125,11 +143,34 @@ class Context:
             lib.hydroplot_context_free(handle)
 
     def __reduce__(self):
-        # Handles do not cross processes: a pickled context is rebuilt from its options.
-        return (_context_from_options, (self.options,))
+        # Handles do not cross processes: a pickled context is rebuilt from
+        # its options; secrets are named, never carried.
+        return (_context_from_options, (self.options, sorted(self._withheld)))
 
 
-def _context_from_options(options):
+def _has_credentials(value):
+    """Whether an option value is a URL carrying credentials (``user:password@``)."""
+    if not isinstance(value, str) or "://" not in value:
+        return False
+    try:
+        parts = urllib.parse.urlsplit(value)
+        return parts.username is not None or parts.password is not None
+    except ValueError:
+        return "@" in value.split("://", 1)[1]
+
+
+def _context_from_options(options, withheld=()):
+    """A context unpickled: ``options``, and each withheld secret from this
+    process's environment (``HYDROPLOT_<KEY>``), which the C context reads."""
+    missing = [key for key in withheld if key not in options and not os.environ.get(f"HYDROPLOT_{key.upper()}")]
+    if missing:
+        names = ", ".join(f"HYDROPLOT_{key.upper()}" for key in missing)
+        status = _ffi.INVALID_ARGUMENT
+        raise HydroplotError(
+            status, _ffi.status_name(status),
+            f"the context's {', '.join(missing)} carried credentials, which are never pickled: "
+            f"set {names} in this process's environment, or build its context with the value given",
+        )
     return Context(**options)
 
 

@@ -30,7 +30,9 @@ from ctypes import (
     c_void_p,
 )
 
+# The hydroplot_status values this package names.
 OK = 0
+INVALID_ARGUMENT = 2
 
 
 class HydroplotError(RuntimeError):
@@ -209,12 +211,16 @@ def check_interruptible(context_handle, call, discard=None):
     returns a status, so that Ctrl-C (a notebook's "interrupt") stops it.
 
     On the main thread the call runs on a worker thread while this one
-    waits: a KeyboardInterrupt cancels the context's calls
+    waits. Any exception raised meanwhile (KeyboardInterrupt, an exception
+    from a signal handler such as pytest-timeout's SIGALRM, SystemExit from
+    a SIGTERM handler) cancels the context's calls
     (``hydroplot_context_cancel``), waits until the call has returned
-    (never sooner: the caller frees what the call reads), calls
-    ``discard()`` when it had succeeded all the same, and is raised again.
-    Elsewhere the call runs here (Python sends KeyboardInterrupt to the main
-    thread only). Raises :class:`HydroplotError` as :func:`check` does.
+    (never sooner: the caller frees what the call reads, and a call left
+    running would go on sending requests), calls ``discard()`` when it had
+    succeeded all the same, and is raised again; exceptions raised during
+    that wait are dropped. Elsewhere the call runs here (Python runs signal
+    handlers on the main thread only). Raises :class:`HydroplotError` as
+    :func:`check` does.
     """
     if threading.current_thread() is not threading.main_thread():
         return check(call())
@@ -232,38 +238,40 @@ def check_interruptible(context_handle, call, discard=None):
             done.set()
 
     worker = threading.Thread(target=run, name="hydroplot-call", daemon=True)
-    interrupted = False
+    interruption = None
     try:
-        _start_with_sigint_held(worker)
+        _start_with_signals_held(worker)
         while not done.wait(0.1):
             pass
-    except KeyboardInterrupt:
-        interrupted = True
-    while interrupted and not done.is_set():
+    except BaseException as e:  # raised again once the call has returned
+        interruption = e
+    while interruption is not None and not done.is_set():
         # Again until the call ends: a cancel reaches only the calls begun
         # before it, and the worker may not have begun its call yet.
         lib.hydroplot_context_cancel(context_handle)
         try:
             done.wait(0.05)
-        except KeyboardInterrupt:
-            pass  # pressed again: the call still has to end first
-    if interrupted:
+        except BaseException:
+            pass  # Ctrl-C pressed again, another signal: the call still has to end first
+    if interruption is not None:
         if outcome and outcome[0] is None and discard is not None:
             discard()
-        raise KeyboardInterrupt
+        raise interruption
     if outcome[0] is not None:
         raise outcome[0]
 
 
-def _start_with_sigint_held(worker):
-    """Starts ``worker`` with SIGINT blocked on this thread meanwhile, so a
-    Ctrl-C raises KeyboardInterrupt after the start, never inside it (where
-    the worker's state would be unknown); the worker inherits the mask and
-    so never takes SIGINT itself. Without pthread_sigmask, a plain start."""
+def _start_with_signals_held(worker):
+    """Starts ``worker`` with the signals that have a Python handler (SIGINT
+    and any the program set) blocked on this thread meanwhile, so a handler
+    raises after the start, never inside it (where the worker's state would
+    be unknown); the worker inherits the mask and so never takes them
+    itself. Without pthread_sigmask, a plain start."""
     if not hasattr(signal, "pthread_sigmask"):
         worker.start()
         return
-    held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    handled = {s for s in signal.valid_signals() if callable(signal.getsignal(s))}
+    held = signal.pthread_sigmask(signal.SIG_BLOCK, handled)
     try:
         worker.start()
     finally:
