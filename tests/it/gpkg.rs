@@ -1,6 +1,6 @@
 //! The GeoPackage reader and writer against the real NHDPlusV2 sample files.
 
-mod support;
+use crate::support;
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
