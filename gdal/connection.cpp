@@ -58,6 +58,8 @@ const KeyDoc kContextKeys[] = {
     {"ca_bundle", "string", "A PEM file of root certificates trusted besides the system's"},
     {"proxy", "string", "http(s)://[user:password@]host:port, or none to ignore the environment"},
     {"offline", "string", "on: no request is sent; caches and local files serve"},
+    {"lock_timeout_s", "float", "How long to wait for a GeoPackage another program holds locked, seconds"},
+    {"threads", "int", "Threads a call's CPU work may use (1..256; the output is the same on any number)"},
 };
 
 bool IsRequestKey(const std::string &key)
