@@ -71,6 +71,14 @@ skipped=$(count skipped)
 if [ "${CI:-}" = true ] && [ "$skipped" -gt 0 ]; then
     failed=$((failed + skipped)); skipped=0 # in CI a skip is a missing tool: a failure
 fi
-echo "the map tool's screenshot: $work/qgis-maptool.png (docs/qgis-maptool.png is a copy)"
+# docs/qgis.md's screenshot is what this run rendered, byte for byte (after a
+# deliberate change of the map tool, copy the new rendering over it).
+if cmp -s "$work/qgis-maptool.png" "$root/docs/qgis-maptool.png"; then
+    passed=$((passed + 1))
+    echo "ok: docs/qgis-maptool.png is this run's rendering ($work/qgis-maptool.png)"
+else
+    failed=$((failed + 1))
+    echo "FAIL: docs/qgis-maptool.png differs from this run's rendering $work/qgis-maptool.png"
+fi
 result "$passed" "$failed" "$skipped"
 [ "$failed" -eq 0 ]
