@@ -61,7 +61,7 @@ def services(f, rows):
                  f"{r:.1f}x", ">= 10x" if b == "all" else "", r >= 10 if b == "all" else None,
                  f"{f[f'e2e_{b}_wall']:.2f} s vs {f[f'py_e2e_{b}_wall']:.2f} s")
         r = f[f"py_e2e_{b}_cpu"] / f[f"e2e_{b}_cpu"]
-        rows.add("  client CPU seconds: pynhd / hydroplot", f"{r:.1f}x",
+        rows.add(f"  end to end {b}, client CPU seconds: pynhd / hydroplot", f"{r:.1f}x",
                  beside=f"{f[f'e2e_{b}_cpu']:.2f} s vs {f[f'py_e2e_{b}_cpu']:.2f} s")
     if "e2e_all_over_transfer_bound" in f:
         r = f["e2e_all_over_transfer_bound"]
