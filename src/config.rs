@@ -58,6 +58,7 @@ pub const OPTION_KEYS: &[&str] = &[
     "tile_url",
     "tile_cache_dir",
     "tile_cache",
+    "index_dir",
     "timeout_s",
     "connect_timeout_s",
     "retries",
@@ -120,6 +121,9 @@ pub struct Config {
     pub tile_cache_dir: PathBuf,
     /// Whether tiles are cached on disk at all (`tile_cache` = `on`/`off`).
     pub tile_cache: bool,
+    /// Where `hydroplot index` keeps the index of a local GeoPackage
+    /// (`index_dir`): never in the GeoPackage itself.
+    pub index_dir: PathBuf,
     /// Whole-request timeout.
     pub timeout: Duration,
     /// Connect timeout.
@@ -156,8 +160,9 @@ impl Default for Config {
             fabric_url: "https://api.water.usgs.gov/fabric/pygeoapi".into(),
             names: Names::Usgs,
             tile_url: None,
-            tile_cache_dir: default_tile_cache_dir(),
+            tile_cache_dir: cache_dir("tiles"),
             tile_cache: true,
+            index_dir: cache_dir("index"),
             timeout: Duration::from_secs(60),
             connect_timeout: Duration::from_secs(10),
             retries: 3,
@@ -231,6 +236,12 @@ impl Config {
                 self.tile_cache_dir = PathBuf::from(value);
             }
             "tile_cache" => self.tile_cache = parse_switch(value).map_err(bad)?,
+            "index_dir" => {
+                if value.is_empty() {
+                    return Err(bad("an empty path"));
+                }
+                self.index_dir = PathBuf::from(value);
+            }
             "timeout_s" => self.timeout = parse_seconds(value).map_err(|w| bad(&w))?,
             "connect_timeout_s" => {
                 self.connect_timeout = parse_seconds(value).map_err(|w| bad(&w))?
@@ -358,15 +369,16 @@ fn parse_int(value: &str, min: u64, max: u64) -> Result<u64, String> {
     Ok(n)
 }
 
-/// `$XDG_CACHE_HOME/hydroplot/tiles`, else `$HOME/.cache/hydroplot/tiles`
-/// (`%LOCALAPPDATA%` on Windows), else the temp dir.
-fn default_tile_cache_dir() -> PathBuf {
+/// `$XDG_CACHE_HOME/hydroplot/<what>`, else `$HOME/.cache/hydroplot/<what>`
+/// (`%LOCALAPPDATA%` on Windows), else the temp dir: the default tile cache
+/// (`tiles`) and index directory (`index`).
+fn cache_dir(what: &str) -> PathBuf {
     let base = std::env::var_os("XDG_CACHE_HOME")
         .map(PathBuf::from)
         .or_else(|| std::env::var_os("LOCALAPPDATA").map(PathBuf::from))
         .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
         .unwrap_or_else(std::env::temp_dir);
-    base.join("hydroplot").join("tiles")
+    base.join("hydroplot").join(what)
 }
 
 #[cfg(test)]
@@ -390,6 +402,7 @@ mod tests {
             ("tile_url", "http://127.0.0.1:1/t/{z}/{x}/{y}.png"),
             ("tile_cache_dir", "/tmp/x"),
             ("tile_cache", "off"),
+            ("index_dir", "/tmp/i"),
             ("timeout_s", "2.5"),
             ("connect_timeout_s", "1"),
             ("retries", "0"),

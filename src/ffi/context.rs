@@ -131,10 +131,17 @@ pub extern "C" fn hydroplot_context_new(out: *mut *mut hydroplot_context) -> hyd
 
 /// Sets one option of a context. The keys (the API documentation has the
 /// defaults and ranges): `index_url`, `process_url`, `fabric_url`, `names`,
-/// `tile_url`, `tile_cache_dir`, `tile_cache` (`on`/`off`), `timeout_s`,
-/// `connect_timeout_s`, `retries`, `concurrency`, `user_agent`, `page_size`,
-/// `rate_limit_per_s`, `max_features`, `ca_bundle`, `proxy`, `offline`
-/// (`on`/`off`). docs/network.md says what a user behind an agency network sets.
+/// `tile_url`, `tile_cache_dir`, `tile_cache` (`on`/`off`), `index_dir`,
+/// `timeout_s`, `connect_timeout_s`, `retries`, `concurrency`, `user_agent`,
+/// `page_size`, `rate_limit_per_s`, `max_features`, `ca_bundle`, `proxy`,
+/// `offline` (`on`/`off`). docs/network.md says what a user behind an agency
+/// network sets.
+///
+/// `index_dir` is where `hydroplot_gpkg_index` keeps the index files of
+/// local GeoPackages, and where a plot of `hydro_data` looks for one (after
+/// `FILE.gpkg.hydroplot-index` beside the file); by default
+/// `$XDG_CACHE_HOME/hydroplot/index`, else `$HOME/.cache/hydroplot/index`.
+/// The GeoPackages themselves are never written.
 ///
 /// `ca_bundle` names a PEM file of root certificates trusted besides the
 /// bundled Mozilla roots and the operating system's store (an agency's

@@ -13,10 +13,12 @@ use std::path::{Path, PathBuf};
 
 use crate::cancel::Stop;
 use geo::{Intersects, Rect};
+use rusqlite::config::DbConfig;
 use rusqlite::types::ValueRef;
 use rusqlite::{Connection, OpenFlags, Row};
 
 use super::blob;
+use super::index_file::IndexFile;
 use super::layer::{covering_index, quote, Layer};
 use super::wanted::WantedIds;
 use crate::collection::Collection;
@@ -52,6 +54,9 @@ pub struct GeoPackage {
     /// Each layer found in the file; `Err` when its description failed (for
     /// example an unknown CRS), reported when the layer is used.
     layers: HashMap<Collection, Result<Layer>>,
+    /// The index file in use ([`GeoPackage::use_index`]), held open for
+    /// as long as this lives; a connection of [`GeoPackage::reopen`] has none.
+    index: Option<IndexFile>,
 }
 
 impl std::fmt::Debug for GeoPackage {
@@ -62,12 +67,16 @@ impl std::fmt::Debug for GeoPackage {
 
 /// A read-only connection to `path`, through the read-ahead VFS when it
 /// is registered ([`super::readahead`]).
+/// The connection never checkpoints a WAL into the file when it closes:
+/// the user's file is only read.
 fn open_read_only(path: &Path) -> rusqlite::Result<Connection> {
     let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-    match super::readahead::vfs_name() {
+    let conn = match super::readahead::vfs_name() {
         Some(vfs) => Connection::open_with_flags_and_vfs(path, flags, vfs),
         None => Connection::open_with_flags(path, flags),
-    }
+    }?;
+    conn.set_db_config(DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, true)?;
+    Ok(conn)
 }
 
 /// How many SQLite virtual machine steps pass between two looks at a
@@ -113,6 +122,7 @@ impl GeoPackage {
             path: path.to_path_buf(),
             stop: None,
             layers,
+            index: None,
         })
     }
 
@@ -136,7 +146,24 @@ impl GeoPackage {
             path: self.path.clone(),
             stop: self.stop.clone(),
             layers: self.layers.clone(),
+            index: None,
         })
+    }
+
+    /// From now on the stored network and basin parts are read from the
+    /// current index file of this GeoPackage, beside it or in `dir`
+    /// ([`super::index_geopackage`]), when there is one: the index file's
+    /// path, or `None` (the file is then read alone, or with an index of
+    /// release 0.2 inside it). An index that no longer matches the file is
+    /// never used.
+    pub fn use_index(&mut self, dir: &Path) -> Option<&Path> {
+        self.index = IndexFile::find(self, dir);
+        self.index.as_ref().map(IndexFile::path)
+    }
+
+    /// The index file in use, if any.
+    pub(super) fn index(&self) -> Option<&IndexFile> {
+        self.index.as_ref()
     }
 
     /// The file's path, as opened.
@@ -175,11 +202,12 @@ impl GeoPackage {
     /// The topology of the flowline layer, reading only the comid, hydroseq,
     /// dnhydroseq and stream order columns, in row order. Rows without a
     /// comid are skipped; a NULL hydroseq, dnhydroseq or stream order reads
-    /// as 0. With the topology index ([`super::create_topology_index`])
-    /// SQLite reads the index alone; the rows are sorted here, so the order
-    /// is the same with or without it. Read in shares, one per core, each
-    /// on a connection of its own. ([`GeoPackage::read_network`] reads the
-    /// reaches stored with basin parts, when the file has current ones.)
+    /// as 0. With an index leading with those columns in the file (release
+    /// 0.2's `hydroplot_topology`, or one made by hand) SQLite reads the
+    /// index alone; the rows are sorted here, so the order is the same with
+    /// or without it. Read in shares, one per core, each on a connection of
+    /// its own. ([`GeoPackage::read_network`] reads the network stored in
+    /// a current index file instead.)
     pub fn read_topology(&self) -> Result<Vec<Reach>> {
         let cores = std::thread::available_parallelism().map_or(1, usize::from);
         self.read_topology_in(cores)
@@ -1027,7 +1055,10 @@ mod tests {
         assert_eq!(truth.len(), 267);
         for indexed in [false, true] {
             if indexed {
-                super::super::create_topology_index(&path, &crate::cancel::Stop::never()).unwrap();
+                rusqlite::Connection::open(&path)
+                    .unwrap()
+                    .execute_batch("CREATE INDEX by_hand ON NHDFlowline_Network (COMID, Hydroseq, DnHydroseq, StreamOrde)")
+                    .unwrap();
             }
             let gpkg = GeoPackage::open(&path).unwrap();
             for shares in [1, 2, 3, 7, 40] {

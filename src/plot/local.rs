@@ -41,6 +41,10 @@ pub fn subset(ctx: &Context, req: &PlotRequest, path: &Path) -> Result<Subset> {
             path.display()
         )));
     }
+    if let Some(index) = gpkg.use_index(&ctx.config.index_dir) {
+        let message = format!("{}: using the index {}", path.display(), index.display());
+        ctx.log(crate::context::LogLevel::Debug, &message);
+    }
     if let Some((bbox, crs)) = &req.bbox {
         let bbox = Transformer::new(crs, super::data::PLOT_DATA_CRS)?.bbox(*bbox)?;
         return in_bbox(ctx, &gpkg, req, bbox);
