@@ -653,20 +653,24 @@ check("get_comid() from the service and from a local GeoPackage", {
   }
 })
 
-check("hydroplot_index indexes a copy, which plots the same, and takes it away again", {
+check("hydroplot_index indexes a copy without writing it, which plots the same, and removes the index", {
   copy <- tempfile(fileext = ".gpkg")
   stopifnot(file.copy(sample_gpkg, copy))
+  indexes <- file.path(tempdir(), "indexes")
+  ctx <- hydroplot_context(index_dir = indexes)
   md5 <- function() unname(tools::md5sum(copy))
   before <- md5()
-  stopifnot(identical(hydroplot_index(copy), copy))
-  indexed <- md5()
-  stopifnot(indexed != before) # the index was added
-  hydroplot_index(copy)
-  stopifnot(md5() == indexed) # run again: nothing changed
-  stopifnot(is_yahara(plot_hydro(list(13293970), hydro_data = copy, actually_plot = FALSE)))
-  hydroplot_index(copy, remove = TRUE)
-  stopifnot(md5() != indexed)
-  stopifnot(is_yahara(plot_hydro(list(13293970), hydro_data = copy, actually_plot = FALSE)))
+  stopifnot(identical(hydroplot_index(copy, context = ctx), copy))
+  stopifnot(md5() == before) # the GeoPackage is never written
+  index <- list.files(indexes, full.names = TRUE)
+  stopifnot(length(index) == 1, grepl("\\.hydroplot-index$", index))
+  hydroplot_index(copy, context = ctx)
+  stopifnot(identical(list.files(indexes, full.names = TRUE), index)) # run again: kept
+  stopifnot(is_yahara(plot_hydro(list(13293970), hydro_data = copy, actually_plot = FALSE, context = ctx)))
+  stopifnot(md5() == before)
+  hydroplot_index(copy, remove = TRUE, context = ctx)
+  stopifnot(length(list.files(indexes)) == 0, md5() == before)
+  stopifnot(is_yahara(plot_hydro(list(13293970), hydro_data = copy, actually_plot = FALSE, context = ctx)))
   notes <- tempfile(fileext = ".gpkg")
   writeLines("my notes", notes)
   msg <- tryCatch({hydroplot_index(notes); "no error"}, error = conditionMessage)
