@@ -151,6 +151,54 @@ fn the_parts_are_read_not_the_catchments_they_cover() {
     );
 }
 
+/// The flowlines (geometries, in the order given) of the upstream of
+/// `outlet` from `file`.
+fn flowlines(file: &Path, outlet: i64) -> Vec<geo::Geometry> {
+    let req = PlotRequest {
+        outlets: vec![Outlet::Comid(outlet)],
+        hydro_data: Some(file.to_path_buf()),
+        actually_plot: false,
+        flowline_only: Some(true),
+        ..Default::default()
+    };
+    let d = plot_hydro(&offline(), &req, None).unwrap().data;
+    let features = d.layer(Layer::Flowline).to_features().into_iter();
+    features.filter_map(|f| f.geometry).collect()
+}
+
+#[test]
+fn flowlines_are_read_by_the_rowids_the_index_stores() {
+    let (plain, parted) = copies("rowids");
+    store_parts(&parted);
+    for outlet in some_outlets() {
+        assert_eq!(
+            flowlines(&parted, outlet),
+            flowlines(&plain, outlet),
+            "outlet {outlet}"
+        );
+    }
+    // The stored rowids shifted by one: other rows are read.
+    let db = index_db(&parted);
+    let blob: Vec<u8> = db
+        .query_row("SELECT rowids FROM hydroplot_flowline_rowids", [], |r| {
+            r.get(0)
+        })
+        .unwrap();
+    let shifted: Vec<u8> = (blob.chunks_exact(8))
+        .flat_map(|b| (i64::from_le_bytes(b.try_into().unwrap()) + 1).to_le_bytes())
+        .collect();
+    db.execute(
+        "UPDATE hydroplot_flowline_rowids SET rowids = ?1",
+        [shifted],
+    )
+    .unwrap();
+    drop(db);
+    let differ = (some_outlets().into_iter())
+        .filter(|&o| flowlines(&parted, o) != flowlines(&plain, o))
+        .count();
+    assert!(differ > 0);
+}
+
 #[test]
 fn indexing_and_plotting_leave_the_geopackage_byte_identical() {
     let (plain, parted) = copies("untouched");

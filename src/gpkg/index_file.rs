@@ -2,8 +2,10 @@
 //! the GeoPackage itself is never written.
 //!
 //! The index file (an SQLite database, [`INDEX_EXTENSION`]) holds the
-//! flowline network as one blob (`stored_network.rs`, which replaces the
-//! topology index of release 0.2), the basin parts (`basin_parts.rs`) and
+//! flowline network as one blob and each flowline's rowid
+//! (`stored_network.rs`; they replace the topology index of release 0.2: a
+//! plot reads the network in one step and the flowlines by rowid), the
+//! basin parts (`basin_parts.rs`) and
 //! what it was made from: the GeoPackage's identity ([`Identity`]: device,
 //! inode, size, modification time, SQLite's change counter and schema
 //! cookie, the WAL file's size and time) and each read table's row count
@@ -24,10 +26,10 @@
 use super::basin_parts::{cut, made_parts, StoredPart, BASIN_PARTS};
 use super::layer::quote;
 use super::reader::GeoPackage;
-use super::stored_network::{self, BASIN_NETWORK};
+use super::stored_network::{self, BASIN_NETWORK, FLOWLINE_ROWIDS};
 use crate::cancel::Stop;
 use crate::collection::Collection;
-use crate::network::{IdSet, Network, Reach};
+use crate::network::{IdMap, IdSet, Network, Reach};
 use crate::{Error, Result};
 use rusqlite::{params, Connection, OpenFlags, OptionalExtension};
 use std::io::Read;
@@ -327,6 +329,18 @@ impl IndexFile {
         stored_network::decode(&blob)
     }
 
+    /// The rowid of each flowline by comid; `None` when the file has no
+    /// stored network or its blobs cannot be read.
+    pub(super) fn flowline_rowids(&self) -> Option<IdMap<i64>> {
+        let blob = |table: &str, column: &str| -> Option<Vec<u8>> {
+            let select = format!("SELECT {column} FROM {} LIMIT 1", quote(table));
+            self.conn.query_row(&select, [], |r| r.get(0)).ok()
+        };
+        let comids = stored_network::comids(&blob(BASIN_NETWORK, "reaches")?)?;
+        let rowids = stored_network::decode_rowids(&blob(FLOWLINE_ROWIDS, "rowids")?)?;
+        (comids.len() == rowids.len()).then(|| comids.into_iter().zip(rowids).collect())
+    }
+
     /// The fewest reaches of its parts, and why the file has no basin
     /// parts, when it has none.
     fn parts_made(&self) -> Option<(usize, Option<String>)> {
@@ -403,7 +417,7 @@ pub fn index_geopackage(
     if let Some(kept) = current_index(&target, &source, reaches_per_part)? {
         return Ok(kept);
     }
-    let reaches = gpkg.read_topology()?;
+    let (rowids, reaches): (Vec<i64>, Vec<Reach>) = gpkg.read_topology_rows()?.into_iter().unzip();
     let (network, parts) = match cut(&reaches, reaches_per_part) {
         Ok((network, closing)) => match catchments_usable(&gpkg) {
             Ok(()) => {
@@ -420,20 +434,16 @@ pub fn index_geopackage(
             path.display()
         )));
     }
-    let network =
-        stored_network::fits(reaches.len()).then(|| stored_network::encode(&reaches, &network));
+    let network = stored_network::fits(reaches.len()).then(|| {
+        let blob = stored_network::encode(&reaches, &network);
+        (blob, stored_network::encode_rowids(&rowids))
+    });
     drop(gpkg);
     let outcome = match &parts {
         Ok(parts) => PartsOutcome::Parts { parts: parts.len() },
         Err(why) => PartsOutcome::Skipped { why: why.clone() },
     };
-    write_index(
-        &target,
-        &source,
-        reaches_per_part,
-        network.as_deref(),
-        &parts,
-    )?;
+    write_index(&target, &source, reaches_per_part, network.as_ref(), &parts)?;
     Ok(Indexed {
         path: target,
         written: true,
@@ -491,7 +501,7 @@ fn write_index(
     target: &Path,
     source: &Source,
     reaches_per_part: usize,
-    network: Option<&[u8]>,
+    network: Option<&(Vec<u8>, Vec<u8>)>,
     parts: &std::result::Result<Vec<StoredPart>, String>,
 ) -> Result<()> {
     let dir = target.parent().unwrap_or(Path::new("."));
@@ -527,7 +537,7 @@ fn fill(
     temp: &Path,
     source: &Source,
     reaches_per_part: usize,
-    network: Option<&[u8]>,
+    network: Option<&(Vec<u8>, Vec<u8>)>,
     parts: &std::result::Result<Vec<StoredPart>, String>,
 ) -> rusqlite::Result<()> {
     let mut conn = Connection::open_with_flags(
@@ -540,8 +550,10 @@ fn fill(
          CREATE TABLE source (device INTEGER, inode INTEGER, size INTEGER, mtime_ns INTEGER, change_counter INTEGER, schema_cookie INTEGER, wal_size INTEGER, wal_mtime_ns INTEGER, reaches_per_part INTEGER, no_parts TEXT);
          CREATE TABLE source_tables (position INTEGER PRIMARY KEY, name TEXT NOT NULL, rows INTEGER NOT NULL, max_rowid INTEGER NOT NULL);
          CREATE TABLE {} (reaches BLOB NOT NULL);
+         CREATE TABLE {} (rowids BLOB NOT NULL);
          CREATE TABLE {} (comid INTEGER PRIMARY KEY NOT NULL, min_x REAL, min_y REAL, max_x REAL, max_y REAL, outline BLOB);",
         quote(BASIN_NETWORK),
+        quote(FLOWLINE_ROWIDS),
         quote(BASIN_PARTS)
     ))?;
     let tx = conn.transaction()?;
@@ -567,10 +579,17 @@ fn fill(
             params![position as i64, name, rows, max],
         )?;
     }
-    if let Some(network) = network {
+    if let Some((network, rowids)) = network {
         tx.execute(
             &format!("INSERT INTO {} (reaches) VALUES (?1)", quote(BASIN_NETWORK)),
             [network],
+        )?;
+        tx.execute(
+            &format!(
+                "INSERT INTO {} (rowids) VALUES (?1)",
+                quote(FLOWLINE_ROWIDS)
+            ),
+            [rowids],
         )?;
     }
     if let Ok(parts) = parts {

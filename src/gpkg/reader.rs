@@ -8,8 +8,10 @@
 //! feature map or `geo` geometry is built.
 
 use std::borrow::Cow;
+use std::cell::OnceCell;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use crate::cancel::Stop;
 use geo::{Intersects, Rect};
@@ -22,7 +24,7 @@ use super::index_file::IndexFile;
 use super::layer::{covering_index, quote, Layer};
 use super::wanted::WantedIds;
 use crate::collection::Collection;
-use crate::network::{IdSet, Reach};
+use crate::network::{IdMap, IdSet, Reach};
 use crate::table::column::Scalar;
 use crate::table::geometry::GeometryBuilder;
 use crate::table::{Table, TableBuilder};
@@ -57,6 +59,10 @@ pub struct GeoPackage {
     /// The index file in use ([`GeoPackage::use_index`]), held open for
     /// as long as this lives; a connection of [`GeoPackage::reopen`] has none.
     index: Option<IndexFile>,
+    /// The rowid of each flowline by comid, from the index file in use,
+    /// read at the first read of flowlines by comid or the first
+    /// [`GeoPackage::reopen`], which shares it.
+    flowline_rowids: OnceCell<Option<Arc<IdMap<i64>>>>,
 }
 
 impl std::fmt::Debug for GeoPackage {
@@ -123,6 +129,7 @@ impl GeoPackage {
             stop: None,
             layers,
             index: None,
+            flowline_rowids: OnceCell::new(),
         })
     }
 
@@ -135,7 +142,8 @@ impl GeoPackage {
     }
 
     /// A second connection to the same file, with the same layers (narrowed
-    /// as this one is): for reading on another thread.
+    /// as this one is) and the flowlines' rowids of the index in use: for
+    /// reading on another thread.
     pub fn reopen(&self) -> Result<GeoPackage> {
         let conn = open_read_only(&self.path).map_err(|e| self.context(e.into()))?;
         if let Some(stop) = &self.stop {
@@ -147,6 +155,7 @@ impl GeoPackage {
             stop: self.stop.clone(),
             layers: self.layers.clone(),
             index: None,
+            flowline_rowids: OnceCell::from(self.flowline_rowids().cloned()),
         })
     }
 
@@ -158,12 +167,26 @@ impl GeoPackage {
     /// never used.
     pub fn use_index(&mut self, dir: &Path) -> Option<&Path> {
         self.index = IndexFile::find(self, dir);
+        self.flowline_rowids = OnceCell::new();
         self.index.as_ref().map(IndexFile::path)
     }
 
     /// The index file in use, if any.
     pub(super) fn index(&self) -> Option<&IndexFile> {
         self.index.as_ref()
+    }
+
+    /// The rowid of each flowline by comid, as the index file in use stores
+    /// it while the file is as it recorded: flowlines are then read by
+    /// rowid (the table's own key), without an index on their comid.
+    fn flowline_rowids(&self) -> Option<&Arc<IdMap<i64>>> {
+        self.flowline_rowids
+            .get_or_init(|| {
+                let index = self.index.as_ref()?;
+                let current = index.still_current(&self.path);
+                current.then(|| index.flowline_rowids().map(Arc::new))?
+            })
+            .as_ref()
     }
 
     /// The file's path, as opened.
@@ -209,6 +232,15 @@ impl GeoPackage {
     /// its own. ([`GeoPackage::read_network`] reads the network stored in
     /// a current index file instead.)
     pub fn read_topology(&self) -> Result<Vec<Reach>> {
+        Ok(self
+            .read_topology_rows()?
+            .into_iter()
+            .map(|(_, reach)| reach)
+            .collect())
+    }
+
+    /// [`GeoPackage::read_topology`] with each reach's rowid, in row order.
+    pub(super) fn read_topology_rows(&self) -> Result<Vec<(i64, Reach)>> {
         let cores = std::thread::available_parallelism().map_or(1, usize::from);
         self.read_topology_in(cores)
     }
@@ -217,7 +249,7 @@ impl GeoPackage {
     /// `shares` threads. With a covering index a share is a range of comid
     /// values, so that each reads its part of the index; without one it is
     /// a range of row ids, so that each reads its part of the table.
-    fn read_topology_in(&self, shares: usize) -> Result<Vec<Reach>> {
+    fn read_topology_in(&self, shares: usize) -> Result<Vec<(i64, Reach)>> {
         let (table, cols) = self.topology_columns()?;
         let covered =
             covering_index(&self.conn, table, &cols).map_err(|e| self.context(e.into()))?;
@@ -256,7 +288,7 @@ impl GeoPackage {
         })?;
         let mut rows = parts.concat();
         rows.sort_unstable_by_key(|(rowid, _)| *rowid);
-        Ok(rows.into_iter().map(|(_, reach)| reach).collect())
+        Ok(rows)
     }
 
     /// `WHERE` clauses cutting the values of the column `comid` of `table`
@@ -430,15 +462,24 @@ impl GeoPackage {
         match scan {
             Some(scan) => self.query(rows, &rows.layer.select(), [], scan.keep())?,
             None => {
+                let rowids = match c {
+                    Collection::FlowlineNetwork => self.flowline_rowids(),
+                    _ => None,
+                };
                 for chunk in unique.chunks(IDS_PER_QUERY) {
-                    let list = chunk
-                        .iter()
-                        .map(i64::to_string)
-                        .collect::<Vec<_>>()
-                        .join(",");
+                    let (column, list): (String, Vec<String>) = match rowids {
+                        Some(rowids) => (
+                            "rowid".into(),
+                            (chunk.iter())
+                                .filter_map(|id| rowids.get(id).map(i64::to_string))
+                                .collect(),
+                        ),
+                        None => (quote(key), chunk.iter().map(i64::to_string).collect()),
+                    };
+                    let list = list.join(",");
                     // No ORDER BY: SQLite would sort whole rows, blobs and
                     // all; callers order the rows themselves.
-                    let sql = format!("{} WHERE {} IN ({list})", rows.layer.select(), quote(key));
+                    let sql = format!("{} WHERE {column} IN ({list})", rows.layer.select());
                     self.query(rows, &sql, [], Keep::All)?;
                 }
             }
@@ -1062,8 +1103,10 @@ mod tests {
             }
             let gpkg = GeoPackage::open(&path).unwrap();
             for shares in [1, 2, 3, 7, 40] {
+                let rows = gpkg.read_topology_in(shares).unwrap();
+                assert!(rows.windows(2).all(|w| w[0].0 < w[1].0), "in rowid order");
                 assert_eq!(
-                    gpkg.read_topology_in(shares).unwrap(),
+                    rows.into_iter().map(|(_, r)| r).collect::<Vec<_>>(),
                     truth,
                     "{shares} shares, index {indexed}"
                 );
