@@ -124,7 +124,7 @@ hydroplot index [--beside | --remove | --status] [--option index_dir=DIR] FILE.g
   (outlines of parts of the network) in an index file of hydroplot's own;
   FILE.gpkg is only read, never written (a read-only file works). The index
   records the file's identity (device, inode, size, time, SQLite's change
-  counter and schema cookie, the WAL) and row counts: after any edit or copy
+  counter and schema cookie, the WAL) and rowid range: after any edit or copy
   over the file it is not used until the next index. Refuses other files,
   may run twice. By default the index is in the index directory (option
   index_dir, HYDROPLOT_INDEX_DIR; else $XDG_CACHE_HOME/hydroplot/index or

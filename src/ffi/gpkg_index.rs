@@ -20,7 +20,7 @@ use std::path::Path;
 /// path. A read-only file is indexed like any other. The basins are the
 /// same to the bit with or without the index. The index records the file's
 /// identity (device, inode, size, modification time, SQLite's change
-/// counter and schema cookie, the WAL file) and its tables' row counts; a
+/// counter and schema cookie, the WAL file) and its tables' least and greatest rowids; a
 /// plot uses it only while all of them match, so an edit by any program or
 /// a copy over the file leaves it unused until the next call. Running it
 /// again on an unchanged file changes nothing. The index file is written

@@ -515,7 +515,7 @@ def index_geopackage(path, *, context=None):
     which large basins are folded, to the bit the same basins, are stored in
     an index file in the context's ``index_dir`` (by default
     ``$XDG_CACHE_HOME/hydroplot/index``). The index records the file's
-    identity and row counts: after any write or copy over the file it is
+    identity and rowid ranges: after any write or copy over the file it is
     not used until the next call. Running it again changes nothing. Ctrl-C
     stops it, the old index kept.
     """

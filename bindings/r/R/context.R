@@ -60,7 +60,7 @@ context_of <- function(context) {
 #' large basins are folded, to the bit the same basins) go into an index
 #' file in the context's `index_dir` (by default
 #' `$XDG_CACHE_HOME/hydroplot/index`). The index records the file's identity
-#' and row counts: after a write by any program, or a copy over the file, it
+#' and rowid ranges: after a write by any program, or a copy over the file, it
 #' is unused until the next call. Running it again changes nothing.
 #' Esc/Ctrl-C stops it, the old index kept.
 #' @param path the GeoPackage file, only read.
