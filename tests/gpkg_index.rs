@@ -231,3 +231,58 @@ fn files_that_are_not_nhdplus_geopackages_are_refused_untouched() {
     assert!(!missing.exists(), "a missing file is not created");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Files of `dir` whose name holds `.hydroplot-tmp.`: temporary files.
+fn temporaries(dir: &Path) -> Vec<String> {
+    (std::fs::read_dir(dir).unwrap())
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.contains(".hydroplot-tmp."))
+        .collect()
+}
+
+#[cfg(unix)]
+#[test]
+fn a_killed_index_run_leaves_no_index_or_a_whole_one_and_the_file_untouched() {
+    use std::process::{Command, Stdio};
+    use std::time::{Duration, Instant};
+    let dir = temp_dir("killed");
+    let copy = sample_copy(&dir);
+    let before = std::fs::read(&copy).unwrap();
+    let index = index_path(&copy, IndexPlace::Beside).unwrap();
+    let run = || {
+        Command::new(env!("CARGO_BIN_EXE_hydroplot"))
+            .args(["index", "--beside", copy.to_str().unwrap()])
+            .env_remove("HYDROPLOT_INDEX_DIR")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap()
+    };
+    // How long a whole run takes here, to spread the kills over it.
+    let started = Instant::now();
+    assert!(run().wait().unwrap().success());
+    let whole = started.elapsed();
+    std::fs::remove_file(&index).unwrap();
+    for point in 0..20u32 {
+        let mut child = run();
+        std::thread::sleep(whole * point / 20 + Duration::from_micros(u64::from(point) * 97));
+        let _ = child.kill(); // SIGKILL
+        let _ = child.wait();
+        assert_eq!(std::fs::read(&copy).unwrap(), before, "kill {point}");
+        if index.exists() {
+            let mut gpkg = GeoPackage::open(&copy).unwrap();
+            assert!(
+                gpkg.use_index(Path::new("/nonexistent")).is_some(),
+                "kill {point}"
+            );
+            assert!(gpkg.stored_network().unwrap().is_some(), "kill {point}");
+        }
+    }
+    // The next whole run removes what killed runs left.
+    assert!(run().wait().unwrap().success());
+    assert!(temporaries(&dir).is_empty(), "{:?}", temporaries(&dir));
+    let mut gpkg = GeoPackage::open(&copy).unwrap();
+    assert!(gpkg.use_index(Path::new("/nonexistent")).is_some());
+    assert_eq!(std::fs::read(&copy).unwrap(), before);
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -499,7 +499,8 @@ fn catchments_usable(gpkg: &GeoPackage) -> std::result::Result<(), String> {
 }
 
 /// Writes the index file `target`: under a temporary name in its directory
-/// (made if needed), then renamed over whatever is there.
+/// (made if needed; the temporary files of killed runs removed,
+/// [`crate::output::TempFile`]), synced, then renamed over whatever is there.
 fn write_index(
     target: &Path,
     source: &Source,
@@ -509,30 +510,17 @@ fn write_index(
 ) -> Result<()> {
     let dir = target.parent().unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir).map_err(|e| crate::error::io_error(dir, e))?;
-    let since_epoch = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_nanos());
-    let name = target
-        .file_name()
-        .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
-    let temp = dir.join(format!(".{name}.{}.{since_epoch}.tmp", std::process::id()));
-    let written = fill(&temp, source, reaches_per_part, network, parts)
-        .map_err(|e| {
-            Error::Io(format!(
-                "{}: the index cannot be written: {e}",
-                temp.display()
-            ))
-        })
-        .and_then(|()| {
-            std::fs::File::open(&temp)
-                .and_then(|f| f.sync_all())
-                .and_then(|()| std::fs::rename(&temp, target))
-                .map_err(|e| crate::error::io_error(target, e))
-        });
-    if written.is_err() {
-        let _ = std::fs::remove_file(&temp);
-    }
-    written
+    let temp = crate::output::TempFile::beside(target)?;
+    fill(temp.path(), source, reaches_per_part, network, parts).map_err(|e| {
+        Error::Io(format!(
+            "{}: the index cannot be written: {e}",
+            target.display()
+        ))
+    })?;
+    std::fs::File::open(temp.path())
+        .and_then(|f| f.sync_all())
+        .map_err(|e| crate::error::io_error(target, e))?;
+    temp.persist(target, true)
 }
 
 /// The index's tables and rows, in a new database at `temp`.
