@@ -553,7 +553,7 @@ enum hydroplot_status hydroplot_context_new(struct hydroplot_context **out);
  * Sets one option of a context. The keys (the API documentation has the
  * defaults and ranges): `index_url`, `process_url`, `fabric_url`, `names`,
  * `tile_url`, `tile_cache_dir`, `tile_cache` (`on`/`off`), `index_dir`,
- * `timeout_s`, `connect_timeout_s`, `retries`, `concurrency`, `user_agent`,
+ * `index` (`on`/`off`), `timeout_s`, `connect_timeout_s`, `retries`, `concurrency`, `user_agent`,
  * `page_size`, `rate_limit_per_s`, `max_features`, `ca_bundle`, `proxy`,
  * `offline` (`on`/`off`). docs/network.md says what a user behind an agency
  * network sets.
@@ -562,7 +562,11 @@ enum hydroplot_status hydroplot_context_new(struct hydroplot_context **out);
  * local GeoPackages, and where a plot of `hydro_data` looks for one (after
  * `FILE.gpkg.hydroplot-index` beside the file); by default
  * `$XDG_CACHE_HOME/hydroplot/index`, else `$HOME/.cache/hydroplot/index`.
- * The GeoPackages themselves are never written.
+ * The GeoPackages themselves are never written. With `index` on (the
+ * default), the first plot of a `hydro_data` file without a current index
+ * stores its network there for the next plots (about the cost of reading
+ * it; `hydroplot_gpkg_index` adds the basin parts); a directory that
+ * cannot be written is one warning in the log, never a failed plot.
  *
  * `ca_bundle` names a PEM file of root certificates trusted besides the
  * bundled Mozilla roots and the operating system's store (an agency's
@@ -740,7 +744,7 @@ void hydroplot_context_free(struct hydroplot_context *ctx);
  * path. A read-only file is indexed like any other. The basins are the
  * same to the bit with or without the index. The index records the file's
  * identity (device, inode, size, modification time, SQLite's change
- * counter and schema cookie, the WAL file) and its tables' row counts; a
+ * counter and schema cookie, the WAL file) and its tables' least and greatest rowids; a
  * plot uses it only while all of them match, so an edit by any program or
  * a copy over the file leaves it unused until the next call. Running it
  * again on an unchanged file changes nothing. The index file is written

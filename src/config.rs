@@ -59,6 +59,7 @@ pub const OPTION_KEYS: &[&str] = &[
     "tile_cache_dir",
     "tile_cache",
     "index_dir",
+    "index",
     "timeout_s",
     "connect_timeout_s",
     "retries",
@@ -124,6 +125,10 @@ pub struct Config {
     /// Where `hydroplot index` keeps the index of a local GeoPackage
     /// (`index_dir`): never in the GeoPackage itself.
     pub index_dir: PathBuf,
+    /// Whether the first plot of a local GeoPackage without a current
+    /// index stores its network in `index_dir` for the next ones (`index`
+    /// = `on`/`off`).
+    pub index: bool,
     /// Whole-request timeout.
     pub timeout: Duration,
     /// Connect timeout.
@@ -163,6 +168,7 @@ impl Default for Config {
             tile_cache_dir: cache_dir("tiles"),
             tile_cache: true,
             index_dir: cache_dir("index"),
+            index: true,
             timeout: Duration::from_secs(60),
             connect_timeout: Duration::from_secs(10),
             retries: 3,
@@ -242,6 +248,7 @@ impl Config {
                 }
                 self.index_dir = PathBuf::from(value);
             }
+            "index" => self.index = parse_switch(value).map_err(bad)?,
             "timeout_s" => self.timeout = parse_seconds(value).map_err(|w| bad(&w))?,
             "connect_timeout_s" => {
                 self.connect_timeout = parse_seconds(value).map_err(|w| bad(&w))?
@@ -403,6 +410,7 @@ mod tests {
             ("tile_cache_dir", "/tmp/x"),
             ("tile_cache", "off"),
             ("index_dir", "/tmp/i"),
+            ("index", "off"),
             ("timeout_s", "2.5"),
             ("connect_timeout_s", "1"),
             ("retries", "0"),

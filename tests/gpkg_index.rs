@@ -286,3 +286,47 @@ fn a_killed_index_run_leaves_no_index_or_a_whole_one_and_the_file_untouched() {
     assert_eq!(std::fs::read(&copy).unwrap(), before);
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn the_first_plot_stores_the_network_for_the_next_unless_told_not_to() {
+    let dir = temp_dir("first-use");
+    let copy = sample_copy(&dir);
+    let before = std::fs::read(&copy).unwrap();
+    let indexes = dir.join("indexes");
+    let mut ctx = context_with_index_dir(&indexes);
+    let req = PlotRequest {
+        outlets: vec![Outlet::Comid(13293970)],
+        hydro_data: Some(copy.clone()),
+        actually_plot: false,
+        ..Default::default()
+    };
+    // Told not to: nothing stored.
+    ctx.config.set("index", "off").unwrap();
+    support::assert_yahara_counts(&plot_hydro(&ctx, &req, None).unwrap().data);
+    assert!(!indexes.exists());
+    // The first plot stores the network; the next one uses it.
+    ctx.config.set("index", "on").unwrap();
+    support::assert_yahara_counts(&plot_hydro(&ctx, &req, None).unwrap().data);
+    let index = index_path(&copy, IndexPlace::Dir(&indexes)).unwrap();
+    let mut gpkg = GeoPackage::open(&copy).unwrap();
+    assert_eq!(gpkg.use_index(&indexes), Some(index.as_path()));
+    assert!(gpkg.stored_network().unwrap().is_some());
+    assert_eq!(gpkg.basin_parts().unwrap(), Some(Default::default()));
+    drop(gpkg);
+    support::assert_yahara_counts(&plot_hydro(&ctx, &req, None).unwrap().data);
+    assert_eq!(std::fs::read(&copy).unwrap(), before);
+    // `hydroplot index` makes it again, with its parts' size.
+    let indexed = index_into(&copy, &indexes);
+    assert!(indexed.written && indexed.path == index);
+    // An index directory that cannot be made: the plot goes on.
+    std::fs::write(dir.join("a-file"), "").unwrap();
+    let ctx = context_with_index_dir(&dir.join("a-file").join("indexes"));
+    let other = dir.join("other.gpkg");
+    std::fs::copy(SAMPLE, &other).unwrap();
+    let req = PlotRequest {
+        hydro_data: Some(other),
+        ..req
+    };
+    support::assert_yahara_counts(&plot_hydro(&ctx, &req, None).unwrap().data);
+    std::fs::remove_dir_all(&dir).unwrap();
+}

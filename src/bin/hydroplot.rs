@@ -69,6 +69,9 @@ hydroplot plot: basins, upstream flowlines and waterbodies as a map (PNG) and Ge
   Or everything in a box   --bbox XMIN,YMIN,XMAX,YMAX[,CRS]
   --streamorder N          only streams of order >= N (-1 = automatic from basin area)
   --hydro-data PATH        read a local NHDPlus GeoPackage instead of downloading
+                           (only read; its first plot stores its network in the
+                           index directory for the next ones, see index)
+  --no-index               store nothing for the next plots (option index=off)
   --sample                 use the embedded Yahara sample GeoPackage (offline: no
                            basemap unless --basemap); without outlets, comid 13293970
   --gpkg OUT.gpkg          write the subset;  --no-overwrite keeps every existing output
@@ -218,6 +221,7 @@ impl Flags {
         "--no-plot",
         "--no-lod",
         "--no-cache",
+        "--no-index",
         "--html-no-catchments",
         "--world-file",
     ];
@@ -296,7 +300,7 @@ fn size(value: &str) -> Result<(u32, u32)> {
 /// The context of `--option KEY=VALUE` flags over the `HYDROPLOT_*`
 /// environment (a key given as an option is not read from it).
 fn context(flags: &Flags) -> Result<Context> {
-    let options = (flags.0.iter())
+    let mut options = (flags.0.iter())
         .filter(|(flag, _)| flag == "--option")
         .map(|(_, value)| {
             value
@@ -304,6 +308,16 @@ fn context(flags: &Flags) -> Result<Context> {
                 .ok_or_else(|| bad("--option takes KEY=VALUE"))
         })
         .collect::<Result<Vec<(&str, &str)>>>()?;
+    // The embedded sample is a new temporary copy each run: nothing to
+    // store for a next plot.
+    let no_index = ["--no-index", "--sample"];
+    if flags
+        .0
+        .iter()
+        .any(|(flag, _)| no_index.contains(&flag.as_str()))
+    {
+        options.push(("index", "off"));
+    }
     let ctx = Context::new(Config::from_env_and(&options)?)?;
     interrupt::cancel_on_signal(&ctx.canceller());
     Ok(ctx)
@@ -384,7 +398,7 @@ fn plot(args: &[String]) -> Result<()> {
             "--geojson" => geojson = Some(PathBuf::from(v)),
             "--html" => html = Some(PathBuf::from(v)),
             "--html-no-catchments" => html_options.catchments = false,
-            "--option" | "--world-file" => {}
+            "--option" | "--world-file" | "--no-index" => {}
             other => return Err(bad(&format!("unknown flag {other}; try `hydroplot help`"))),
         }
     }
@@ -531,7 +545,7 @@ fn trace(args: &[String]) -> Result<()> {
                 basemap = v.clone();
             }
             "--no-overwrite" => overwrite = false,
-            "--option" | "--world-file" => {}
+            "--option" | "--world-file" | "--no-index" => {}
             other => return Err(bad(&format!("unknown flag {other}; try `hydroplot help`"))),
         }
     }

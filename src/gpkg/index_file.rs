@@ -486,6 +486,52 @@ fn current_index(
     }))
 }
 
+/// The fewest reaches of a part recorded by an index a plot made: none
+/// (`hydroplot index` makes them).
+const MADE_BY_A_PLOT: usize = 0;
+
+/// The network of `gpkg`, which has no current index, read from the file
+/// and stored as a new index file in `dir` (the network and the flowlines'
+/// rowids; the basin parts are left to `hydroplot index`), which `gpkg`
+/// then uses, and the next plots. The store is best effort: when the file
+/// was written to meanwhile, or the index cannot be written, the network is
+/// returned all the same, with the reason nothing was stored.
+pub fn read_network_and_index(
+    gpkg: &mut GeoPackage,
+    dir: &Path,
+) -> Result<((Vec<Reach>, Network), Option<Error>)> {
+    let source = Source::now(gpkg)?;
+    let (rowids, reaches): (Vec<i64>, Vec<Reach>) = gpkg.read_topology_rows()?.into_iter().unzip();
+    let network = Network::new(&reaches);
+    let stored = (|| -> Result<()> {
+        if !stored_network::fits(reaches.len()) {
+            return Err(Error::Gpkg("too many flowlines for one blob".into()));
+        }
+        if Source::now(gpkg)? != source {
+            return Err(Error::Gpkg(
+                "the file was written to while it was read".into(),
+            ));
+        }
+        let target = index_path(gpkg.path(), IndexPlace::Dir(dir))?;
+        let blobs = (
+            stored_network::encode(&reaches, &network),
+            stored_network::encode_rowids(&rowids),
+        );
+        let no_parts = "made by a plot; `hydroplot index` makes the basin parts";
+        write_index(
+            &target,
+            &source,
+            MADE_BY_A_PLOT,
+            Some(&blobs),
+            &Err(no_parts.into()),
+        )
+    })();
+    if stored.is_ok() {
+        gpkg.use_index(dir);
+    }
+    Ok(((reaches, network), stored.err()))
+}
+
 /// `Ok` when the catchments of `gpkg` can have parts: a catchment layer in
 /// NAD83 longitude/latitude; else why not.
 fn catchments_usable(gpkg: &GeoPackage) -> std::result::Result<(), String> {

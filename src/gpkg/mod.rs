@@ -32,8 +32,8 @@ mod writer;
 pub use basin_parts::{BASIN_PARTS, REACHES_PER_PART};
 pub use fold::{catchment_key, Fold, Route};
 pub use index_file::{
-    index_geopackage, index_path, index_status, IndexPlace, IndexStatus, Indexed, PartsOutcome,
-    INDEX_EXTENSION,
+    index_geopackage, index_path, index_status, read_network_and_index, IndexPlace, IndexStatus,
+    Indexed, PartsOutcome, INDEX_EXTENSION,
 };
 pub use prepare::{unindex_geopackage, Unindexed, TOPOLOGY_INDEX};
 pub use reader::{GeoPackage, Share};
