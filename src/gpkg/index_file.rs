@@ -490,6 +490,9 @@ fn current_index(
 /// (`hydroplot index` makes them).
 const MADE_BY_A_PLOT: usize = 0;
 
+/// The reaches of a file's network, in row order, and their network.
+pub type NetworkRead = (Vec<Reach>, Network);
+
 /// The network of `gpkg`, which has no current index, read from the file
 /// and stored as a new index file in `dir` (the network and the flowlines'
 /// rowids; the basin parts are left to `hydroplot index`), which `gpkg`
@@ -499,7 +502,7 @@ const MADE_BY_A_PLOT: usize = 0;
 pub fn read_network_and_index(
     gpkg: &mut GeoPackage,
     dir: &Path,
-) -> Result<((Vec<Reach>, Network), Option<Error>)> {
+) -> Result<(NetworkRead, Option<Error>)> {
     let source = Source::now(gpkg)?;
     let (rowids, reaches): (Vec<i64>, Vec<Reach>) = gpkg.read_topology_rows()?.into_iter().unzip();
     let network = Network::new(&reaches);
