@@ -552,7 +552,8 @@ enum hydroplot_status hydroplot_context_new(struct hydroplot_context **out);
 /**
  * Sets one option of a context. The keys (the API documentation has the
  * defaults and ranges): `index_url`, `process_url`, `fabric_url`, `names`,
- * `tile_url`, `tile_cache_dir`, `tile_cache` (`on`/`off`), `timeout_s`,
+ * `tile_url`, `tile_cache_dir`, `tile_cache` (`on`/`off`), `index_dir`,
+ * `index` (`on`/`off`), `timeout_s`,
  * `connect_timeout_s`, `lock_timeout_s`, `retries`, `concurrency`, `threads`,
  * `user_agent`, `page_size`, `rate_limit_per_s`, `max_features`,
  * `ca_bundle`, `proxy`, `offline` (`on`/`off`). docs/network.md says what a
@@ -570,6 +571,16 @@ enum hydroplot_status hydroplot_context_new(struct hydroplot_context **out);
  * it fails with `HYDROPLOT_ERR_GPKG` naming the lock and this option; 0
  * fails at once. `hydroplot_context_cancel` ends the wait at once
  * (`HYDROPLOT_ERR_CANCELLED`).
+ *
+ * `index_dir` is where `hydroplot_gpkg_index` keeps the index files of
+ * local GeoPackages, and where a plot of `hydro_data` looks for one (after
+ * `FILE.gpkg.hydroplot-index` beside the file); by default
+ * `$XDG_CACHE_HOME/hydroplot/index`, else `$HOME/.cache/hydroplot/index`.
+ * The GeoPackages themselves are never written. With `index` on (the
+ * default), the first plot of a `hydro_data` file without a current index
+ * stores its network there for the next plots (about the cost of reading
+ * it; `hydroplot_gpkg_index` adds the basin parts); a directory that
+ * cannot be written is one warning in the log, never a failed plot.
  *
  * `ca_bundle` names a PEM file of root certificates trusted besides the
  * bundled Mozilla roots and the operating system's store (an agency's
@@ -739,23 +750,26 @@ void hydroplot_context_free(struct hydroplot_context *ctx);
 
 /**
  * Makes the NHDPlus GeoPackage `path` fast as `hydro_data`, as the CLI's
- * `hydroplot index` does: an index on the flowline layer's comid,
- * hydroseq, dnhydroseq and stream order columns (a 10k-flowline basin of
- * a national file in about a second), then, with a catchment layer, the
- * basin parts (the table `hydroplot_basin_parts`: outlines of parts of the
+ * `hydroplot index` does, without writing it: the flowline network and,
+ * with a catchment layer, the basin parts (outlines of parts of the
  * network, so that a large basin is folded from them and the catchments
- * near its outlet; and `hydroplot_basin_network`: the network they were
- * cut from, read by a plot in one step; about 3 s for a million
- * flowlines). The basins are the same to the bit with or without parts.
- * Triggers on the flowline, catchment and parts tables withdraw the parts
- * at any later write to those tables, from any program, until the next
- * call. Running it again changes nothing. What was done is logged (level
- * info); progress is reported as stage `"basin_parts"` (parts made of
- * all). Cancel it with `hydroplot_context_cancel`: the parts made so far
- * are taken away again.
+ * near its outlet; about 3 s for a million flowlines) are stored in an
+ * index file of hydroplot's own in the context's `index_dir` (by default
+ * `$XDG_CACHE_HOME/hydroplot/index`), named after the file's canonical
+ * path. A read-only file is indexed like any other. The basins are the
+ * same to the bit with or without the index. The index records the file's
+ * identity (device, inode, size, modification time, SQLite's change
+ * counter and schema cookie, the WAL file) and its tables' least and greatest rowids; a
+ * plot uses it only while all of them match, so an edit by any program or
+ * a copy over the file leaves it unused until the next call. Running it
+ * again on an unchanged file changes nothing. The index file is written
+ * under a temporary name and renamed: a cancel or a failure leaves the
+ * old index, if any. What was done is logged (level info); progress is
+ * reported as stage `"basin_parts"` (parts made of all). Cancel it with
+ * `hydroplot_context_cancel`.
  *
- * \param ctx  The context; only read (its callbacks and cancel).
- * \param path The GeoPackage (UTF-8 path), written in place.
+ * \param ctx  The context; only read (its `index_dir`, callbacks, cancel).
+ * \param path The GeoPackage (UTF-8 path), only read.
  *
  * \return `HYDROPLOT_OK`, or an error status below.
  *
@@ -763,39 +777,45 @@ void hydroplot_context_free(struct hydroplot_context *ctx);
  * - `HYDROPLOT_ERR_NULL_ARGUMENT`: `ctx` or `path` is NULL.
  * - `HYDROPLOT_ERR_INVALID_ARGUMENT`: `path` is not UTF-8.
  * - `HYDROPLOT_ERR_GPKG`: `path` is not an NHDPlus GeoPackage with a
- *   flowline layer and its topology columns (nothing is changed), or the
- *   flowlines or catchments were written to while the parts were made.
- * - `HYDROPLOT_ERR_IO`: `path` cannot be read or written.
+ *   flowline layer and its topology columns, or the file was written to
+ *   while it was indexed (run again).
+ * - `HYDROPLOT_ERR_IO`: `path` cannot be read, or `index_dir` written.
  * - `HYDROPLOT_ERR_CANCELLED`: the context was cancelled.
  *
  * \par Ownership
  * Nothing is allocated; `path` is only read during the call.
  *
  * \par Thread safety
- * Any thread; `ctx` may be shared. Two calls on one file take turns.
+ * Any thread; `ctx` may be shared. Two calls on one file both end with a
+ * correct index (the last one written is kept).
  *
  * \since 0.3
  */
 enum hydroplot_status hydroplot_gpkg_index(const struct hydroplot_context *ctx, const char *path);
 
 /**
- * Removes from the GeoPackage `path` what `hydroplot_gpkg_index` adds: the
- * index it names `hydroplot_topology` (an index made by hand under another
- * name stays) and the basin parts (their two tables, the `gpkg_contents`
- * row, the triggers), in one transaction. A file with neither is left as it
- * is. What was removed is logged (level info).
+ * Removes the indexes of the GeoPackage `path`: the index files of
+ * `hydroplot_gpkg_index` (in the context's `index_dir`, and beside the
+ * file, `FILE.gpkg.hydroplot-index`), and an index that release 0.2 wrote
+ * inside the file (the index `hydroplot_topology`, the tables
+ * `hydroplot_basin_parts` and `hydroplot_basin_network`, their
+ * `gpkg_contents` row and triggers), in one transaction: the only write
+ * this library makes to a user's file, made only when such an index is
+ * there. What was removed is logged (level info).
  *
- * \param ctx  The context; only read (its callbacks and cancel).
- * \param path The GeoPackage (UTF-8 path), written in place.
+ * \param ctx  The context; only read (its `index_dir`, callbacks, cancel).
+ * \param path The GeoPackage (UTF-8 path); written only to take out an
+ *             index of release 0.2.
  *
  * \return `HYDROPLOT_OK`, or an error status below.
  *
  * \par Errors
  * - `HYDROPLOT_ERR_NULL_ARGUMENT`: `ctx` or `path` is NULL.
  * - `HYDROPLOT_ERR_INVALID_ARGUMENT`: `path` is not UTF-8.
- * - `HYDROPLOT_ERR_GPKG`: `path` is not a GeoPackage (nothing is changed).
- * - `HYDROPLOT_ERR_IO`: `path` cannot be read or written.
- * - `HYDROPLOT_ERR_CANCELLED`: the context was cancelled (nothing removed).
+ * - `HYDROPLOT_ERR_GPKG`: `path` is not an SQLite database (nothing is
+ *   changed).
+ * - `HYDROPLOT_ERR_IO`: `path` cannot be read, or an index not removed.
+ * - `HYDROPLOT_ERR_CANCELLED`: the context was cancelled.
  *
  * \par Ownership
  * Nothing is allocated; `path` is only read during the call.

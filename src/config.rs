@@ -58,6 +58,8 @@ pub const OPTION_KEYS: &[&str] = &[
     "tile_url",
     "tile_cache_dir",
     "tile_cache",
+    "index_dir",
+    "index",
     "timeout_s",
     "connect_timeout_s",
     "lock_timeout_s",
@@ -125,6 +127,13 @@ pub struct Config {
     pub tile_cache_dir: PathBuf,
     /// Whether tiles are cached on disk at all (`tile_cache` = `on`/`off`).
     pub tile_cache: bool,
+    /// Where `hydroplot index` keeps the index of a local GeoPackage
+    /// (`index_dir`): never in the GeoPackage itself.
+    pub index_dir: PathBuf,
+    /// Whether the first plot of a local GeoPackage without a current
+    /// index stores its network in `index_dir` for the next ones (`index`
+    /// = `on`/`off`).
+    pub index: bool,
     /// Whole-request timeout.
     pub timeout: Duration,
     /// Connect timeout.
@@ -169,8 +178,10 @@ impl Default for Config {
             fabric_url: "https://api.water.usgs.gov/fabric/pygeoapi".into(),
             names: Names::Usgs,
             tile_url: None,
-            tile_cache_dir: default_tile_cache_dir(),
+            tile_cache_dir: cache_dir("tiles"),
             tile_cache: true,
+            index_dir: cache_dir("index"),
+            index: true,
             timeout: Duration::from_secs(60),
             connect_timeout: Duration::from_secs(10),
             lock_timeout: crate::cancel::DEFAULT_LOCK_TIMEOUT,
@@ -246,6 +257,13 @@ impl Config {
                 self.tile_cache_dir = PathBuf::from(value);
             }
             "tile_cache" => self.tile_cache = parse_switch(value).map_err(bad)?,
+            "index_dir" => {
+                if value.is_empty() {
+                    return Err(bad("an empty path"));
+                }
+                self.index_dir = PathBuf::from(value);
+            }
+            "index" => self.index = parse_switch(value).map_err(bad)?,
             "timeout_s" => self.timeout = parse_seconds(value).map_err(|w| bad(&w))?,
             "lock_timeout_s" => {
                 self.lock_timeout = parse_seconds_or_zero(value).map_err(|w| bad(&w))?
@@ -388,15 +406,16 @@ fn parse_int(value: &str, min: u64, max: u64) -> Result<u64, String> {
     Ok(n)
 }
 
-/// `$XDG_CACHE_HOME/hydroplot/tiles`, else `$HOME/.cache/hydroplot/tiles`
-/// (`%LOCALAPPDATA%` on Windows), else the temp dir.
-fn default_tile_cache_dir() -> PathBuf {
+/// `$XDG_CACHE_HOME/hydroplot/<what>`, else `$HOME/.cache/hydroplot/<what>`
+/// (`%LOCALAPPDATA%` on Windows), else the temp dir: the default tile cache
+/// (`tiles`) and index directory (`index`).
+fn cache_dir(what: &str) -> PathBuf {
     let base = std::env::var_os("XDG_CACHE_HOME")
         .map(PathBuf::from)
         .or_else(|| std::env::var_os("LOCALAPPDATA").map(PathBuf::from))
         .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
         .unwrap_or_else(std::env::temp_dir);
-    base.join("hydroplot").join("tiles")
+    base.join("hydroplot").join(what)
 }
 
 #[cfg(test)]
@@ -420,6 +439,8 @@ mod tests {
             ("tile_url", "http://127.0.0.1:1/t/{z}/{x}/{y}.png"),
             ("tile_cache_dir", "/tmp/x"),
             ("tile_cache", "off"),
+            ("index_dir", "/tmp/i"),
+            ("index", "off"),
             ("timeout_s", "2.5"),
             ("connect_timeout_s", "1"),
             ("lock_timeout_s", "0"),

@@ -5,14 +5,14 @@
 //! hydroplot trace --point X,Y[,CRS] [--direction down|up|none] [options]
 //! hydroplot trace --points FILE [--crs CRS] [--direction D] --geojson OUT [--errors FILE.csv]
 //! hydroplot comid --points FILE [--crs CRS] [--hydro-data NATIONAL.gpkg] --out OUT.csv [--errors FILE.csv]
-//! hydroplot index [--remove] FILE.gpkg
+//! hydroplot index [--beside | --remove | --status] [--option index_dir=DIR] FILE.gpkg
 //! hydroplot --version
 //! ```
 //! Run `hydroplot help` for every flag.
 
 use hydroplot::config::Config;
 use hydroplot::gpkg::{
-    index_geopackage, unindex_geopackage, IndexOutcome, PartsOutcome, BASIN_PARTS,
+    index_geopackage, index_status, unindex_geopackage, IndexPlace, PartsOutcome, REACHES_PER_PART,
 };
 use hydroplot::plot::{plot_hydro, CacheSetting, Layer, Layers, Outlet, Plot, PlotRequest};
 use hydroplot::render::TileCacheMode;
@@ -69,6 +69,9 @@ hydroplot plot: basins, upstream flowlines and waterbodies as a map (PNG) and Ge
   Or everything in a box   --bbox XMIN,YMIN,XMAX,YMAX[,CRS]
   --streamorder N          only streams of order >= N (-1 = automatic from basin area)
   --hydro-data PATH        read a local NHDPlus GeoPackage instead of downloading
+                           (only read; its first plot stores its network in the
+                           index directory for the next ones, see index)
+  --no-index               store nothing for the next plots (option index=off)
   --sample                 use the embedded Yahara sample GeoPackage (offline: no
                            basemap unless --basemap); without outlets, comid 13293970
   --gpkg OUT.gpkg          write the subset;  --no-overwrite keeps every existing output
@@ -118,14 +121,22 @@ hydroplot comid --points FILE --out OUT.csv: the comid of the catchment holding 
   --out OUT.csv            point_index, carried columns, comid (empty: in no catchment)
   --no-overwrite           (both batch commands) keep every existing output
 
-hydroplot index [--remove] FILE.gpkg
-  adds the topology index that makes a national-scale NHDPlus GeoPackage fast
-  (--hydro-data), and the basin parts that make its large basins fast (the
-  outlines of parts of the network, in the table hydroplot_basin_parts, and
-  the network itself, read in one step; kept current by triggers: a later
-  edit of the flowlines or catchments leaves them unused until the next
-  index); refuses other files, may run twice
-  --remove                 takes both away again (an index made by hand stays)
+hydroplot index [--beside | --remove | --status] [--option index_dir=DIR] FILE.gpkg
+  makes a national-scale NHDPlus GeoPackage fast as --hydro-data: stores its
+  flowline network and the basin parts that make its large basins fast
+  (outlines of parts of the network) in an index file of hydroplot's own;
+  FILE.gpkg is only read, never written (a read-only file works). The index
+  records the file's identity (device, inode, size, time, SQLite's change
+  counter and schema cookie, the WAL) and rowid range: after any edit or copy
+  over the file it is not used until the next index. Refuses other files,
+  may run twice. By default the index is in the index directory (option
+  index_dir, HYDROPLOT_INDEX_DIR; else $XDG_CACHE_HOME/hydroplot/index or
+  ~/.cache/hydroplot/index); plots look beside the file, then there
+  --beside                 writes FILE.gpkg.hydroplot-index beside the file
+  --status                 says where the index is and whether it is current
+  --remove                 deletes the index files, and takes an index of
+                           release 0.2 out of FILE.gpkg if it holds one (the
+                           only change hydroplot ever makes to a user's file)
 
 hydroplot --version
 ";
@@ -210,6 +221,7 @@ impl Flags {
         "--no-plot",
         "--no-lod",
         "--no-cache",
+        "--no-index",
         "--html-no-catchments",
         "--world-file",
     ];
@@ -288,7 +300,7 @@ fn size(value: &str) -> Result<(u32, u32)> {
 /// The context of `--option KEY=VALUE` flags over the `HYDROPLOT_*`
 /// environment (a key given as an option is not read from it).
 fn context(flags: &Flags) -> Result<Context> {
-    let options = (flags.0.iter())
+    let mut options = (flags.0.iter())
         .filter(|(flag, _)| flag == "--option")
         .map(|(_, value)| {
             value
@@ -296,6 +308,16 @@ fn context(flags: &Flags) -> Result<Context> {
                 .ok_or_else(|| bad("--option takes KEY=VALUE"))
         })
         .collect::<Result<Vec<(&str, &str)>>>()?;
+    // The embedded sample is a new temporary copy each run: nothing to
+    // store for a next plot.
+    let no_index = ["--no-index", "--sample"];
+    if flags
+        .0
+        .iter()
+        .any(|(flag, _)| no_index.contains(&flag.as_str()))
+    {
+        options.push(("index", "off"));
+    }
     let ctx = Context::new(Config::from_env_and(&options)?)?;
     interrupt::cancel_on_signal(&ctx.canceller());
     Ok(ctx)
@@ -376,7 +398,7 @@ fn plot(args: &[String]) -> Result<()> {
             "--geojson" => geojson = Some(PathBuf::from(v)),
             "--html" => html = Some(PathBuf::from(v)),
             "--html-no-catchments" => html_options.catchments = false,
-            "--option" | "--world-file" => {}
+            "--option" | "--world-file" | "--no-index" => {}
             other => return Err(bad(&format!("unknown flag {other}; try `hydroplot help`"))),
         }
     }
@@ -523,7 +545,7 @@ fn trace(args: &[String]) -> Result<()> {
                 basemap = v.clone();
             }
             "--no-overwrite" => overwrite = false,
-            "--option" | "--world-file" => {}
+            "--option" | "--world-file" | "--no-index" => {}
             other => return Err(bad(&format!("unknown flag {other}; try `hydroplot help`"))),
         }
     }
@@ -674,49 +696,89 @@ fn write_world_files(map: &hydroplot::render::Map, png: &Path, sidecars: &[PathB
 }
 
 fn index(args: &[String]) -> Result<()> {
-    let (remove, file) = match args {
-        [file] if file != "--remove" => (false, file),
-        [flag, file] | [file, flag] if flag == "--remove" => (true, file),
-        _ => {
-            return Err(bad(
-                "index takes the GeoPackage file, and --remove to undo it",
-            ))
+    const USAGE: &str =
+        "index takes the GeoPackage file, one of --beside, --remove or --status, and --option KEY=VALUE";
+    let (mut mode, mut options, mut file) = (None, Vec::new(), None);
+    let mut rest = args.iter();
+    while let Some(arg) = rest.next() {
+        match arg.as_str() {
+            "--beside" | "--remove" | "--status" if mode.is_none() => mode = Some(arg.as_str()),
+            "--option" => {
+                let value = rest.next().ok_or_else(|| bad("--option takes KEY=VALUE"))?;
+                options.push(
+                    value
+                        .split_once('=')
+                        .ok_or_else(|| bad("--option takes KEY=VALUE"))?,
+                );
+            }
+            a if !a.starts_with("--") && file.is_none() => file = Some(a),
+            _ => return Err(bad(USAGE)),
         }
-    };
+    }
+    let file = Path::new(file.ok_or_else(|| bad(USAGE))?);
+    let config = Config::from_env_and(&options)?;
     let canceller = hydroplot::cancel::Canceller::new();
     interrupt::cancel_on_signal(&canceller);
     let stop = canceller.stop_for_call();
-    if remove {
-        let removed = unindex_geopackage(Path::new(file), &stop)?;
-        let what = match (removed.topology_index, removed.parts) {
-            (true, true) => "the topology index and the basin parts",
-            (true, false) => "the topology index",
-            (false, true) => "the basin parts",
-            (false, false) => {
-                say!("{file} has neither the topology index nor basin parts of hydroplot; nothing changed");
-                return Ok(());
+    let shown = file.display();
+    match mode {
+        Some("--remove") => {
+            let removed = unindex_geopackage(file, &config.index_dir, &stop)?;
+            for path in &removed.index_files {
+                say!("deleted {}", path.display());
             }
-        };
-        say!("removed {what} from {file}");
-        return Ok(());
-    }
-    let indexed = index_geopackage(Path::new(file), &stop, &mut |_, _| {})?;
-    match indexed.topology {
-        IndexOutcome::Created { name, table } => {
-            say!("created index {name} on {table} in {file}")
+            let what = match (removed.topology_index, removed.parts) {
+                (true, true) => Some("the topology index and the basin parts"),
+                (true, false) => Some("the topology index"),
+                (false, true) => Some("the basin parts"),
+                (false, false) => None,
+            };
+            if let Some(what) = what {
+                say!("removed {what} of release 0.2 from {shown}");
+            }
+            if removed.index_files.is_empty() && what.is_none() {
+                say!("{shown} has no index of hydroplot; nothing changed");
+            }
         }
-        IndexOutcome::Existing { name, table } => {
-            say!("{file} already has the topology index {name} on {table}; nothing changed")
+        Some("--status") => {
+            let status = index_status(file, &config.index_dir)?;
+            for (path, current) in &status.found {
+                let state = if *current {
+                    "current"
+                } else {
+                    "stale (not used)"
+                };
+                say!("index {} ({state})", path.display());
+            }
+            if status.in_file {
+                say!("{shown} holds an index of release 0.2 (read while current; `hydroplot index --remove` takes it out)");
+            }
+            if status.found.is_empty() && !status.in_file {
+                say!("{shown} has no index of hydroplot");
+            }
         }
-    }
-    match indexed.parts {
-        PartsOutcome::Created { parts } => {
-            say!("stored {parts} basin parts ({BASIN_PARTS}) in {file}")
+        _ => {
+            let place = match mode {
+                Some("--beside") => IndexPlace::Beside,
+                _ => IndexPlace::Dir(&config.index_dir),
+            };
+            let indexed = index_geopackage(file, place, REACHES_PER_PART, &stop, &mut |_, _| {})?;
+            let index = indexed.path.display();
+            let parts = match indexed.parts {
+                PartsOutcome::Parts { parts } => format!("{parts} basin parts"),
+                PartsOutcome::Skipped { why } => format!("no basin parts: {why}"),
+            };
+            match indexed.written {
+                true => say!(
+                    "indexed {shown} in {index}: {} flowlines, {parts}",
+                    indexed.reaches
+                ),
+                false => say!(
+                    "{index} is current for {shown} ({} flowlines, {parts}); nothing changed",
+                    indexed.reaches
+                ),
+            }
         }
-        PartsOutcome::Existing { parts } => {
-            say!("{file} already has {parts} current basin parts; nothing changed")
-        }
-        PartsOutcome::Skipped { why } => say!("no basin parts in {file}: {why}"),
     }
     Ok(())
 }

@@ -131,7 +131,8 @@ pub extern "C" fn hydroplot_context_new(out: *mut *mut hydroplot_context) -> hyd
 
 /// Sets one option of a context. The keys (the API documentation has the
 /// defaults and ranges): `index_url`, `process_url`, `fabric_url`, `names`,
-/// `tile_url`, `tile_cache_dir`, `tile_cache` (`on`/`off`), `timeout_s`,
+/// `tile_url`, `tile_cache_dir`, `tile_cache` (`on`/`off`), `index_dir`,
+/// `index` (`on`/`off`), `timeout_s`,
 /// `connect_timeout_s`, `lock_timeout_s`, `retries`, `concurrency`, `threads`,
 /// `user_agent`, `page_size`, `rate_limit_per_s`, `max_features`,
 /// `ca_bundle`, `proxy`, `offline` (`on`/`off`). docs/network.md says what a
@@ -149,6 +150,16 @@ pub extern "C" fn hydroplot_context_new(out: *mut *mut hydroplot_context) -> hyd
 /// it fails with `HYDROPLOT_ERR_GPKG` naming the lock and this option; 0
 /// fails at once. `hydroplot_context_cancel` ends the wait at once
 /// (`HYDROPLOT_ERR_CANCELLED`).
+///
+/// `index_dir` is where `hydroplot_gpkg_index` keeps the index files of
+/// local GeoPackages, and where a plot of `hydro_data` looks for one (after
+/// `FILE.gpkg.hydroplot-index` beside the file); by default
+/// `$XDG_CACHE_HOME/hydroplot/index`, else `$HOME/.cache/hydroplot/index`.
+/// The GeoPackages themselves are never written. With `index` on (the
+/// default), the first plot of a `hydro_data` file without a current index
+/// stores its network there for the next plots (about the cost of reading
+/// it; `hydroplot_gpkg_index` adds the basin parts); a directory that
+/// cannot be written is one warning in the log, never a failed plot.
 ///
 /// `ca_bundle` names a PEM file of root certificates trusted besides the
 /// bundled Mozilla roots and the operating system's store (an agency's

@@ -5,16 +5,16 @@
 //! - [`GeoPackage`] (`reader.rs`, with `layer.rs` describing each table and
 //!   `wanted.rs` testing the keys of a read by id).
 //! - [`write`] (`writer.rs`): a new file, written beside the target and renamed.
-//! - [`create_topology_index`] (`index.rs`): the index that makes national
-//!   files fast, added to a user's file after checking it is NHDPlus.
-//! - [`create_basin_parts`] (`basin_parts.rs`): outlines of parts of the
-//!   network stored beside it, so that large basins are folded from a few
-//!   outlines, and the topology they were cut from (`stored_network.rs`), so
-//!   that a plot reads it in one step; [`Fold`] (`fold.rs`): catchments
-//!   folded into basins as read.
-//! - [`index_geopackage`] and [`unindex_geopackage`] (`prepare.rs`): both of
-//!   those added to a user's file at once (`hydroplot index`), and removed;
-//!   `user_file.rs`: the checks, connection and errors all three share.
+//! - [`index_geopackage`] (`index_file.rs`): the index that makes national
+//!   files fast, in a file of hydroplot's own (never in the user's file),
+//!   recorded with the GeoPackage's identity so that a stale one is never
+//!   used: the flowline network as one blob (`stored_network.rs`), and the
+//!   basin parts (`basin_parts.rs`): outlines of parts of the network, so
+//!   that large basins are folded from a few outlines; [`Fold`]
+//!   (`fold.rs`): catchments folded into basins as read.
+//! - [`unindex_geopackage`] (`prepare.rs`): the index files deleted, and an
+//!   index of release 0.2 inside a user's file taken out; `user_file.rs`:
+//!   the checks of a user's file and the connection that removes it.
 //! - `watch.rs`: a call's stop on every connection: a cancel interrupts its
 //!   statements, and a wait for another program's lock lasts at most the
 //!   call's lock timeout.
@@ -22,7 +22,7 @@
 mod basin_parts;
 pub mod blob;
 mod fold;
-mod index;
+mod index_file;
 mod layer;
 mod prepare;
 mod readahead;
@@ -33,9 +33,12 @@ mod wanted;
 mod watch;
 mod writer;
 
-pub use basin_parts::{create_basin_parts, PartsOutcome, BASIN_PARTS, REACHES_PER_PART};
+pub use basin_parts::{BASIN_PARTS, REACHES_PER_PART};
 pub use fold::{catchment_key, Fold, Route};
-pub use index::{create_topology_index, IndexOutcome, TOPOLOGY_INDEX};
-pub use prepare::{index_geopackage, unindex_geopackage, Indexed, Unindexed};
+pub use index_file::{
+    index_geopackage, index_path, index_status, read_network_and_index, IndexPlace, IndexStatus,
+    Indexed, PartsOutcome, INDEX_EXTENSION,
+};
+pub use prepare::{unindex_geopackage, Unindexed, TOPOLOGY_INDEX};
 pub use reader::{GeoPackage, Share};
 pub use writer::{check_output_path, write};

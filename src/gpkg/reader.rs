@@ -8,19 +8,23 @@
 //! feature map or `geo` geometry is built.
 
 use std::borrow::Cow;
+use std::cell::OnceCell;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use crate::cancel::Stop;
 use geo::{Intersects, Rect};
+use rusqlite::config::DbConfig;
 use rusqlite::types::ValueRef;
 use rusqlite::{Connection, OpenFlags, Row};
 
 use super::blob;
+use super::index_file::IndexFile;
 use super::layer::{covering_index, quote, Layer};
 use super::wanted::WantedIds;
 use crate::collection::Collection;
-use crate::network::{IdSet, Reach};
+use crate::network::{IdMap, IdSet, Reach};
 use crate::table::column::Scalar;
 use crate::table::geometry::GeometryBuilder;
 use crate::table::{Table, TableBuilder};
@@ -52,6 +56,13 @@ pub struct GeoPackage {
     /// Each layer found in the file; `Err` when its description failed (for
     /// example an unknown CRS), reported when the layer is used.
     layers: HashMap<Collection, Result<Layer>>,
+    /// The index file in use ([`GeoPackage::use_index`]), held open for
+    /// as long as this lives; a connection of [`GeoPackage::reopen`] has none.
+    index: Option<IndexFile>,
+    /// The rowid of each flowline by comid, from the index file in use,
+    /// read at the first read of flowlines by comid or the first
+    /// [`GeoPackage::reopen`], which shares it.
+    flowline_rowids: OnceCell<Option<Arc<IdMap<i64>>>>,
 }
 
 impl std::fmt::Debug for GeoPackage {
@@ -62,12 +73,16 @@ impl std::fmt::Debug for GeoPackage {
 
 /// A read-only connection to `path`, through the read-ahead VFS when it
 /// is registered ([`super::readahead`]).
+/// The connection never checkpoints a WAL into the file when it closes:
+/// the user's file is only read.
 fn open_read_only(path: &Path) -> rusqlite::Result<Connection> {
     let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-    match super::readahead::vfs_name() {
+    let conn = match super::readahead::vfs_name() {
         Some(vfs) => Connection::open_with_flags_and_vfs(path, flags, vfs),
         None => Connection::open_with_flags(path, flags),
-    }
+    }?;
+    conn.set_db_config(DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, true)?;
+    Ok(conn)
 }
 
 pub(crate) use super::watch::watch_connection;
@@ -127,6 +142,8 @@ impl GeoPackage {
             path: path.to_path_buf(),
             stop: stop.cloned(),
             layers,
+            index: None,
+            flowline_rowids: OnceCell::new(),
         })
     }
 
@@ -141,7 +158,8 @@ impl GeoPackage {
     }
 
     /// A second connection to the same file, with the same layers (narrowed
-    /// as this one is): for reading on another thread.
+    /// as this one is) and the flowlines' rowids of the index in use: for
+    /// reading on another thread.
     pub fn reopen(&self) -> Result<GeoPackage> {
         let conn = open_read_only(&self.path).map_err(|e| self.context(e.into()))?;
         if let Some(stop) = &self.stop {
@@ -152,7 +170,39 @@ impl GeoPackage {
             path: self.path.clone(),
             stop: self.stop.clone(),
             layers: self.layers.clone(),
+            index: None,
+            flowline_rowids: OnceCell::from(self.flowline_rowids().cloned()),
         })
+    }
+
+    /// From now on the stored network and basin parts are read from the
+    /// current index file of this GeoPackage, beside it or in `dir`
+    /// ([`super::index_geopackage`]), when there is one: the index file's
+    /// path, or `None` (the file is then read alone, or with an index of
+    /// release 0.2 inside it). An index that no longer matches the file is
+    /// never used.
+    pub fn use_index(&mut self, dir: &Path) -> Option<&Path> {
+        self.index = IndexFile::find(self, dir);
+        self.flowline_rowids = OnceCell::new();
+        self.index.as_ref().map(IndexFile::path)
+    }
+
+    /// The index file in use, if any.
+    pub(super) fn index(&self) -> Option<&IndexFile> {
+        self.index.as_ref()
+    }
+
+    /// The rowid of each flowline by comid, as the index file in use stores
+    /// it while the file is as it recorded: flowlines are then read by
+    /// rowid (the table's own key), without an index on their comid.
+    fn flowline_rowids(&self) -> Option<&Arc<IdMap<i64>>> {
+        self.flowline_rowids
+            .get_or_init(|| {
+                let index = self.index.as_ref()?;
+                let current = index.still_current(&self.path);
+                current.then(|| index.flowline_rowids().map(Arc::new))?
+            })
+            .as_ref()
     }
 
     /// The file's path, as opened.
@@ -191,12 +241,22 @@ impl GeoPackage {
     /// The topology of the flowline layer, reading only the comid, hydroseq,
     /// dnhydroseq and stream order columns, in row order. Rows without a
     /// comid are skipped; a NULL hydroseq, dnhydroseq or stream order reads
-    /// as 0. With the topology index ([`super::create_topology_index`])
-    /// SQLite reads the index alone; the rows are sorted here, so the order
-    /// is the same with or without it. Read in shares, one per core, each
-    /// on a connection of its own. ([`GeoPackage::read_network`] reads the
-    /// reaches stored with basin parts, when the file has current ones.)
+    /// as 0. With an index leading with those columns in the file (release
+    /// 0.2's `hydroplot_topology`, or one made by hand) SQLite reads the
+    /// index alone; the rows are sorted here, so the order is the same with
+    /// or without it. Read in shares, one per core, each on a connection of
+    /// its own. ([`GeoPackage::read_network`] reads the network stored in
+    /// a current index file instead.)
     pub fn read_topology(&self) -> Result<Vec<Reach>> {
+        Ok(self
+            .read_topology_rows()?
+            .into_iter()
+            .map(|(_, reach)| reach)
+            .collect())
+    }
+
+    /// [`GeoPackage::read_topology`] with each reach's rowid, in row order.
+    pub(super) fn read_topology_rows(&self) -> Result<Vec<(i64, Reach)>> {
         let cores = std::thread::available_parallelism().map_or(1, usize::from);
         self.read_topology_in(cores)
     }
@@ -205,7 +265,7 @@ impl GeoPackage {
     /// `shares` threads. With a covering index a share is a range of comid
     /// values, so that each reads its part of the index; without one it is
     /// a range of row ids, so that each reads its part of the table.
-    pub(super) fn read_topology_in(&self, shares: usize) -> Result<Vec<Reach>> {
+    pub(super) fn read_topology_in(&self, shares: usize) -> Result<Vec<(i64, Reach)>> {
         let (table, cols) = self.topology_columns()?;
         let covered =
             covering_index(&self.conn, table, &cols).map_err(|e| self.context(e.into()))?;
@@ -244,7 +304,7 @@ impl GeoPackage {
         })?;
         let mut rows = parts.concat();
         rows.sort_unstable_by_key(|(rowid, _)| *rowid);
-        Ok(rows.into_iter().map(|(_, reach)| reach).collect())
+        Ok(rows)
     }
 
     /// `WHERE` clauses cutting the values of the column `comid` of `table`
@@ -418,15 +478,24 @@ impl GeoPackage {
         match scan {
             Some(scan) => self.query(rows, &rows.layer.select(), [], scan.keep())?,
             None => {
+                let rowids = match c {
+                    Collection::FlowlineNetwork => self.flowline_rowids(),
+                    _ => None,
+                };
                 for chunk in unique.chunks(IDS_PER_QUERY) {
-                    let list = chunk
-                        .iter()
-                        .map(i64::to_string)
-                        .collect::<Vec<_>>()
-                        .join(",");
+                    let (column, list): (String, Vec<String>) = match rowids {
+                        Some(rowids) => (
+                            "rowid".into(),
+                            (chunk.iter())
+                                .filter_map(|id| rowids.get(id).map(i64::to_string))
+                                .collect(),
+                        ),
+                        None => (quote(key), chunk.iter().map(i64::to_string).collect()),
+                    };
+                    let list = list.join(",");
                     // No ORDER BY: SQLite would sort whole rows, blobs and
                     // all; callers order the rows themselves.
-                    let sql = format!("{} WHERE {} IN ({list})", rows.layer.select(), quote(key));
+                    let sql = format!("{} WHERE {column} IN ({list})", rows.layer.select());
                     self.query(rows, &sql, [], Keep::All)?;
                 }
             }
@@ -1043,12 +1112,17 @@ mod tests {
         assert_eq!(truth.len(), 267);
         for indexed in [false, true] {
             if indexed {
-                super::super::create_topology_index(&path, &crate::cancel::Stop::never()).unwrap();
+                rusqlite::Connection::open(&path)
+                    .unwrap()
+                    .execute_batch("CREATE INDEX by_hand ON NHDFlowline_Network (COMID, Hydroseq, DnHydroseq, StreamOrde)")
+                    .unwrap();
             }
             let gpkg = GeoPackage::open(&path).unwrap();
             for shares in [1, 2, 3, 7, 40] {
+                let rows = gpkg.read_topology_in(shares).unwrap();
+                assert!(rows.windows(2).all(|w| w[0].0 < w[1].0), "in rowid order");
                 assert_eq!(
-                    gpkg.read_topology_in(shares).unwrap(),
+                    rows.into_iter().map(|(_, r)| r).collect::<Vec<_>>(),
                     truth,
                     "{shares} shares, index {indexed}"
                 );

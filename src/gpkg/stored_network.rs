@@ -73,6 +73,36 @@ pub(super) fn decode(blob: &[u8]) -> Option<(Vec<Reach>, Network)> {
     Some((reaches, network))
 }
 
+/// The comids of a blob of [`encode`], in order, without decoding the
+/// rest; `None` when it is not one.
+pub(super) fn comids(blob: &[u8]) -> Option<Vec<i64>> {
+    let body = blob.strip_prefix(MAGIC)?;
+    if body.len() % REACH_BYTES != 0 {
+        return None;
+    }
+    let comid = |b: &[u8]| i64::from_le_bytes(b[..8].try_into().expect("8 bytes"));
+    Some(body.chunks_exact(REACH_BYTES).map(comid).collect())
+}
+
+/// The table of the flowlines' rowids, one row, one column `rowids`: each
+/// reach's rowid in the flowline table, in the order of the network blob,
+/// as little-endian i64.
+pub(super) const FLOWLINE_ROWIDS: &str = "hydroplot_flowline_rowids";
+
+/// `rowids` as the blob of [`FLOWLINE_ROWIDS`].
+pub(super) fn encode_rowids(rowids: &[i64]) -> Vec<u8> {
+    rowids.iter().flat_map(|r| r.to_le_bytes()).collect()
+}
+
+/// The rowids of a blob of [`encode_rowids`]; `None` when it is not one.
+pub(super) fn decode_rowids(blob: &[u8]) -> Option<Vec<i64>> {
+    if blob.len() % 8 != 0 {
+        return None;
+    }
+    let rowid = |b: &[u8]| i64::from_le_bytes(b.try_into().expect("8 bytes"));
+    Some(blob.chunks_exact(8).map(rowid).collect())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -102,6 +132,17 @@ mod tests {
         assert_eq!(network.downstream(), vec![None, Some(0), Some(0)]);
         let (none, _) = decode(&encode(&[], &Network::new(&[]))).unwrap();
         assert!(none.is_empty());
+    }
+
+    #[test]
+    fn comids_and_rowids_come_back_as_stored() {
+        let reaches = reaches();
+        let blob = encode(&reaches, &Network::new(&reaches));
+        assert_eq!(comids(&blob).unwrap(), [8_897_784, -1, 7]);
+        assert!(comids(&blob[1..]).is_none());
+        let rowids = [1, i64::MAX, -3];
+        assert_eq!(decode_rowids(&encode_rowids(&rowids)).unwrap(), rowids);
+        assert!(decode_rowids(&[0; 7]).is_none());
     }
 
     #[test]

@@ -1,7 +1,7 @@
-//! Changes this library makes to a user's own GeoPackage in place (the
-//! topology index, the basin parts, their removal): the file checked before
-//! it is opened for writing, the connection that writes, and its errors.
-//! A refused file is never opened for writing.
+//! A user's own GeoPackage: the checks before it is indexed (it is only
+//! read), and the one write this library still makes to it, the removal of
+//! an index of release 0.2 on request (`hydroplot index --remove`): the
+//! connection that writes and its errors.
 
 use super::reader::{watch_connection, GeoPackage};
 use crate::cancel::Stop;

@@ -14,7 +14,7 @@ use crate::collection::Collection;
 use crate::context::Context;
 use crate::crs::Transformer;
 use crate::feature::union_bbox;
-use crate::gpkg::{catchment_key, GeoPackage, Share};
+use crate::gpkg::{catchment_key, read_network_and_index, GeoPackage, Share};
 use crate::network::{upstream_comids, IdSet, Reach};
 use crate::services::index;
 use crate::table::dissolve::{dissolve, Dissolver};
@@ -41,12 +41,35 @@ pub fn subset(ctx: &Context, req: &PlotRequest, path: &Path) -> Result<Subset> {
             path.display()
         )));
     }
+    let indexed = match gpkg.use_index(&ctx.config.index_dir) {
+        Some(index) => {
+            let message = format!("{}: using the index {}", path.display(), index.display());
+            ctx.log(crate::context::LogLevel::Debug, &message);
+            true
+        }
+        None => false,
+    };
     if let Some((bbox, crs)) = &req.bbox {
         let bbox = Transformer::new(crs, super::data::PLOT_DATA_CRS)?.bbox(*bbox)?;
         return in_bbox(ctx, &gpkg, req, bbox);
     }
     ctx.progress("topology", 0, 0);
-    let (reaches, network) = gpkg.read_network(ctx.config.threads)?;
+    let (reaches, network) = match (indexed, ctx.config.index) {
+        (false, true) if gpkg.stored_network()?.is_none() => {
+            let dir = &ctx.config.index_dir;
+            let (read, not_stored) = read_network_and_index(&mut gpkg, dir, ctx.config.threads)?;
+            if let Some(why) = not_stored {
+                let message = format!(
+                    "{}: its network was not stored for the next plots in {} ({why})",
+                    path.display(),
+                    dir.display()
+                );
+                ctx.log(crate::context::LogLevel::Warning, &message);
+            }
+            read
+        }
+        _ => gpkg.read_network(ctx.config.threads)?,
+    };
     ctx.progress("topology", reaches.len() as u64, reaches.len() as u64);
     if let Some(comids) = &req.comid_set {
         let asked: IdSet = comids.iter().copied().collect();

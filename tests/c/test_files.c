@@ -55,6 +55,7 @@ static hydroplot_plot_request *local_request(const char *input) {
 int main(void) {
     const char *data = getenv("HYDROPLOT_TEST_DATA");
     char sample[1024], input[1024], spelled[1024], notes[1024], link[1024], nowhere[1024];
+    char indexes[1024];
     static const unsigned char text[] = "my notes, not a cache\n";
     unsigned char *bytes;
     size_t len = 0, i, warned = 0;
@@ -71,11 +72,13 @@ int main(void) {
     snprintf(notes, sizeof notes, "%s/notes.rds", dir);
     snprintf(link, sizeof link, "%s/link.gpkg", dir);
     snprintf(nowhere, sizeof nowhere, "%s/no/such/folder/map.png", dir);
+    snprintf(indexes, sizeof indexes, "%s/indexes", dir);
     bytes = slurp(sample, &len);
     spit(input, bytes, len);
     spit(notes, text, sizeof text - 1);
     CHECK(symlink(input, link) == 0);
     CHECK_OK(hydroplot_context_new(&ctx));
+    CHECK_OK(hydroplot_context_set_option(ctx, "index_dir", indexes));
 
     /* The cache on the input, spelled another way: refused, input intact. */
     req = local_request(input);
@@ -132,13 +135,16 @@ int main(void) {
     unchanged(notes, text, sizeof text - 1);
     unchanged(input, bytes, len);
 
-    /* The topology index added to a copy and taken away again; a file that
-     * is not a GeoPackage is refused and left as it was. */
+    /* The index made in the context's index_dir, never in the copy, used
+     * by a plot and removed again; a file that is not a GeoPackage is
+     * refused and left as it was. */
     CHECK_FAILS(hydroplot_gpkg_index(ctx, notes), HYDROPLOT_ERR_GPKG, "not an SQLite database");
     CHECK_FAILS(hydroplot_gpkg_unindex(ctx, notes), HYDROPLOT_ERR_GPKG, "not an SQLite database");
     unchanged(notes, text, sizeof text - 1);
     CHECK_OK(hydroplot_gpkg_index(ctx, input));
     CHECK_OK(hydroplot_gpkg_index(ctx, input));
+    unchanged(input, bytes, len);
+    CHECK(rmdir(indexes) != 0); /* it holds the index file */
     req = local_request(input);
     CHECK_OK(hydroplot_plot(ctx, req, NULL, &pd));
     CHECK_OK(hydroplot_plot_data_flowline_comids(pd, &comids, &i));
@@ -147,6 +153,8 @@ int main(void) {
     hydroplot_plot_request_free(req);
     CHECK_OK(hydroplot_gpkg_unindex(ctx, input));
     CHECK_OK(hydroplot_gpkg_unindex(ctx, input));
+    unchanged(input, bytes, len);
+    CHECK(rmdir(indexes) == 0); /* the index file deleted */
 
     hydroplot_context_free(ctx);
     free(bytes);

@@ -1,13 +1,15 @@
 //! Basin parts (`hydroplot index`): a basin folded from stored parts is the
 //! basin folded from every catchment, bit for bit; stale parts are never
-//! used; the file's own tables are left as they were.
+//! used (any write to the GeoPackage, in rollback-journal or WAL mode, or a
+//! copy over it); the GeoPackage is never written; the index of release
+//! 0.2 inside a file is still read while current, and removed on request.
 
 use crate::support;
 
 use hydroplot::cancel::{Canceller, Stop};
 use hydroplot::gpkg::{
-    create_basin_parts, index_geopackage, unindex_geopackage, GeoPackage, PartsOutcome, Unindexed,
-    BASIN_PARTS,
+    index_geopackage, index_path, unindex_geopackage, GeoPackage, IndexPlace, PartsOutcome,
+    Unindexed, BASIN_PARTS, REACHES_PER_PART,
 };
 use hydroplot::network::{Network, Reach};
 use hydroplot::plot::{plot_hydro, Layer, Layers, Outlet, PlotRequest};
@@ -37,19 +39,43 @@ fn copies(name: &str) -> (PathBuf, PathBuf) {
     (plain, parted)
 }
 
+/// Indexes `path` with parts of [`SMALL_PARTS`] reaches, beside it (where
+/// plots look first); the number of parts.
 fn store_parts(path: &Path) -> usize {
     let mut heard = Vec::new();
-    let made = create_basin_parts(path, SMALL_PARTS, &Stop::never(), &mut |done, all| {
-        heard.push((done, all))
-    });
-    match made.unwrap() {
-        PartsOutcome::Created { parts } => {
+    let made = index_geopackage(
+        path,
+        IndexPlace::Beside,
+        SMALL_PARTS,
+        &Stop::never(),
+        &mut |done, all| heard.push((done, all)),
+    );
+    match made.unwrap().parts {
+        PartsOutcome::Parts { parts } => {
             let expected: Vec<(usize, usize)> = (0..=parts).map(|done| (done, parts)).collect();
-            assert_eq!(heard, expected, "progress from 0 to every part");
+            assert!(
+                heard.is_empty() || heard == expected,
+                "progress from 0 to every part"
+            );
             parts
         }
         other => panic!("parts expected, got {other:?}"),
     }
+}
+
+/// The index file beside `path`, opened with plain SQLite.
+fn index_db(path: &Path) -> Connection {
+    Connection::open(index_path(path, IndexPlace::Beside).unwrap()).unwrap()
+}
+
+/// `path` and its `-wal`, byte for byte.
+fn bytes(path: &Path) -> (Vec<u8>, Option<Vec<u8>>) {
+    let mut wal = path.as_os_str().to_owned();
+    wal.push("-wal");
+    (
+        std::fs::read(path).unwrap(),
+        std::fs::read(PathBuf::from(wal)).ok(),
+    )
 }
 
 /// The basins (as geometries) and plot box of `outlets` from `file`,
@@ -111,69 +137,179 @@ fn basins_from_parts_are_the_basins_from_every_catchment() {
 
 #[test]
 fn the_parts_are_read_not_the_catchments_they_cover() {
-    // Emptying the stored rings behind the parts' own triggers' back leaves
-    // the large basin with only its catchments outside the parts; through
-    // them, the parts are withdrawn.
+    // Emptying the stored rings in the index file leaves the large basin
+    // with only its catchments outside the parts.
     let (plain, parted) = copies("read");
     store_parts(&parted);
     let outlet = some_outlets()[0];
-    let db = Connection::open(&parted).unwrap();
-    let own: Vec<(String, String)> = db
-        .prepare("SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND tbl_name = ?1")
-        .unwrap()
-        .query_map([BASIN_PARTS], |r| Ok((r.get(0)?, r.get(1)?)))
-        .unwrap()
-        .map(Result::unwrap)
-        .collect();
-    assert_eq!(own.len(), 3);
-    for (name, _) in &own {
-        db.execute(&format!("DROP TRIGGER \"{name}\""), []).unwrap();
-    }
-    db.execute(&format!("UPDATE {BASIN_PARTS} SET outline = NULL"), [])
+    index_db(&parted)
+        .execute(&format!("UPDATE {BASIN_PARTS} SET outline = NULL"), [])
         .unwrap();
-    for (_, sql) in &own {
-        db.execute(sql, []).unwrap();
-    }
     assert_ne!(
-        basins(&parted, &[outlet], Layers::All),
-        basins(&plain, &[outlet], Layers::All)
-    );
-    db.execute(
-        &format!("DELETE FROM {BASIN_PARTS} WHERE comid = (SELECT min(comid) FROM {BASIN_PARTS})"),
-        [],
-    )
-    .unwrap();
-    drop(db);
-    assert_eq!(
-        GeoPackage::open(&parted).unwrap().basin_parts().unwrap(),
-        None
-    );
-    assert_eq!(
         basins(&parted, &[outlet], Layers::All),
         basins(&plain, &[outlet], Layers::All)
     );
 }
 
+/// The flowlines (geometries, in the order given) of the upstream of
+/// `outlet` from `file`.
+fn flowlines(file: &Path, outlet: i64) -> Vec<geo::Geometry> {
+    let req = PlotRequest {
+        outlets: vec![Outlet::Comid(outlet)],
+        hydro_data: Some(file.to_path_buf()),
+        actually_plot: false,
+        flowline_only: Some(true),
+        ..Default::default()
+    };
+    let d = plot_hydro(&offline(), &req, None).unwrap().data;
+    let features = d.layer(Layer::Flowline).to_features().into_iter();
+    features.filter_map(|f| f.geometry).collect()
+}
+
 #[test]
-fn a_column_changed_or_the_parts_dropped_leave_them_unused() {
+fn flowlines_are_read_by_the_rowids_the_index_stores() {
+    let (plain, parted) = copies("rowids");
+    store_parts(&parted);
+    for outlet in some_outlets() {
+        assert_eq!(
+            flowlines(&parted, outlet),
+            flowlines(&plain, outlet),
+            "outlet {outlet}"
+        );
+    }
+    // The stored rowids shifted by one: other rows are read.
+    let db = index_db(&parted);
+    let blob: Vec<u8> = db
+        .query_row("SELECT rowids FROM hydroplot_flowline_rowids", [], |r| {
+            r.get(0)
+        })
+        .unwrap();
+    let shifted: Vec<u8> = (blob.chunks_exact(8))
+        .flat_map(|b| (i64::from_le_bytes(b.try_into().unwrap()) + 1).to_le_bytes())
+        .collect();
+    db.execute(
+        "UPDATE hydroplot_flowline_rowids SET rowids = ?1",
+        [shifted],
+    )
+    .unwrap();
+    drop(db);
+    let differ = (some_outlets().into_iter())
+        .filter(|&o| flowlines(&parted, o) != flowlines(&plain, o))
+        .count();
+    assert!(differ > 0);
+}
+
+#[test]
+fn indexing_and_plotting_leave_the_geopackage_byte_identical() {
+    let (plain, parted) = copies("untouched");
+    let before = bytes(&parted);
+    let listed = |dir: &Path| {
+        let mut names: Vec<_> = (std::fs::read_dir(dir).unwrap())
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        names.sort();
+        names
+    };
+    let parts = store_parts(&parted);
+    assert!(parts >= 20, "{parts} parts");
+    assert_eq!(bytes(&parted), before);
+    // Only the index file was added beside it: no journal, no temporary.
+    let dir = parted.parent().unwrap();
+    assert_eq!(
+        listed(dir),
+        ["parted.gpkg", "parted.gpkg.hydroplot-index", "plain.gpkg"]
+    );
+    // The index, by plain SQL: the network of every flowline, the parts.
+    let db = index_db(&parted);
+    let flowlines = topology_by_sql(&parted).len();
+    let blob: usize = db
+        .query_row(
+            "SELECT length(reaches) FROM hydroplot_basin_network",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(blob, 8 + 36 * flowlines);
+    let rows: usize = db
+        .query_row(&format!("SELECT count(*) FROM {BASIN_PARTS}"), [], |r| {
+            r.get(0)
+        })
+        .unwrap();
+    assert_eq!(rows, parts);
+    let recorded: Vec<(String, i64, i64)> = db
+        .prepare("SELECT name, min_rowid, max_rowid FROM source_tables ORDER BY position")
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    let plain_db = Connection::open(&plain).unwrap();
+    let range = |t: &str| -> (String, i64, i64) {
+        let sql = format!("SELECT min(rowid), max(rowid) FROM {t}");
+        let (min, max) = plain_db
+            .query_row(&sql, [], |r| Ok((r.get(0)?, r.get(1)?)))
+            .unwrap();
+        (t.to_string(), min, max)
+    };
+    assert_eq!(
+        recorded,
+        [range("NHDFlowline_Network"), range("CatchmentSP")]
+    );
+    drop((db, plain_db));
+    // Made once: the second run keeps it.
+    let again = index_geopackage(
+        &parted,
+        IndexPlace::Beside,
+        SMALL_PARTS,
+        &Stop::never(),
+        &mut |_, _| {},
+    )
+    .unwrap();
+    assert!(!again.written);
+    assert_eq!(again.parts, PartsOutcome::Parts { parts });
+    for outlet in some_outlets().into_iter().take(4) {
+        for layers in [Layers::All, Layers::Drawn] {
+            basins(&parted, &[outlet], layers);
+        }
+    }
+    assert_eq!(bytes(&parted), before, "plots leave it as it was");
+    assert_eq!(listed(dir).len(), 3);
+}
+
+#[cfg(unix)]
+#[test]
+fn a_read_only_geopackage_is_indexed_and_plotted_alike() {
+    use std::os::unix::fs::PermissionsExt;
+    let (plain, parted) = copies("read-only");
+    let before = bytes(&parted);
+    let read_only = std::fs::Permissions::from_mode(0o444);
+    std::fs::set_permissions(&parted, read_only).unwrap();
+    store_parts(&parted);
+    for outlet in some_outlets().into_iter().take(6) {
+        assert_eq!(
+            basins(&parted, &[outlet], Layers::All),
+            basins(&plain, &[outlet], Layers::All),
+            "outlet {outlet}"
+        );
+    }
+    assert_eq!(bytes(&parted), before);
+    std::fs::set_permissions(&parted, std::fs::Permissions::from_mode(0o644)).unwrap();
+}
+
+#[test]
+fn a_changed_column_or_srs_leaves_the_parts_unused() {
     for change in [
-        "ALTER TABLE CatchmentSP ADD COLUMN note TEXT".to_string(),
-        "UPDATE gpkg_geometry_columns SET srs_id = 4326 WHERE table_name = 'CatchmentSP'"
-            .to_string(),
-        format!("DROP TABLE {BASIN_PARTS}"),
-        "DROP TABLE hydroplot_basin_network".to_string(),
-        "UPDATE hydroplot_basin_network SET reaches = x'00'".to_string(),
-        // No trigger fires on these; the fingerprint changes.
-        "ALTER TABLE hydroplot_basin_network RENAME COLUMN reaches TO spoilt".to_string(),
-        format!("ALTER TABLE {BASIN_PARTS} RENAME COLUMN outline TO spoilt"),
+        "ALTER TABLE CatchmentSP ADD COLUMN note TEXT",
+        "UPDATE gpkg_geometry_columns SET srs_id = 4326 WHERE table_name = 'CatchmentSP'",
     ] {
         let (_, parted) = copies("schema");
         store_parts(&parted);
         Connection::open(&parted)
             .unwrap()
-            .execute(&change, [])
+            .execute(change, [])
             .unwrap();
-        let gpkg = GeoPackage::open(&parted).unwrap();
+        let mut gpkg = GeoPackage::open(&parted).unwrap();
+        assert_eq!(gpkg.use_index(Path::new("/nonexistent")), None, "{change}");
         assert_eq!(gpkg.basin_parts().unwrap(), None, "{change}");
         assert!(gpkg.stored_network().unwrap().is_none(), "{change}");
     }
@@ -198,22 +334,11 @@ fn drop_rtree_triggers(db: &Connection) {
 fn an_unreadable_stored_network_is_read_past_and_made_again() {
     let (plain, parted) = copies("unreadable");
     let parts = store_parts(&parted);
-    // Its blob spoilt behind the trigger's back (dropped, then made again).
-    let db = Connection::open(&parted).unwrap();
-    let name = "hydroplot_basin_parts_stale_on_update_hydroplot_basin_network";
-    let trigger: String = db
-        .query_row(
-            "SELECT sql FROM sqlite_master WHERE name = ?1",
-            [name],
-            |r| r.get(0),
-        )
+    index_db(&parted)
+        .execute("UPDATE hydroplot_basin_network SET reaches = x'00'", [])
         .unwrap();
-    db.execute_batch(&format!(
-        "DROP TRIGGER {name}; UPDATE hydroplot_basin_network SET reaches = x'00'; {trigger};"
-    ))
-    .unwrap();
-    drop(db);
-    let gpkg = GeoPackage::open(&parted).unwrap();
+    let mut gpkg = GeoPackage::open(&parted).unwrap();
+    assert!(gpkg.use_index(Path::new("/nonexistent")).is_some());
     assert!(gpkg.basin_parts().unwrap().is_some());
     assert!(gpkg.stored_network().unwrap().is_none());
     drop(gpkg);
@@ -223,11 +348,9 @@ fn an_unreadable_stored_network_is_read_past_and_made_again() {
         basins(&plain, &[outlet], Layers::All)
     );
     assert_eq!(store_parts(&parted), parts);
-    assert!(GeoPackage::open(&parted)
-        .unwrap()
-        .stored_network()
-        .unwrap()
-        .is_some());
+    let mut gpkg = GeoPackage::open(&parted).unwrap();
+    gpkg.use_index(Path::new("/nonexistent"));
+    assert!(gpkg.stored_network().unwrap().is_some());
 }
 
 /// The sample's topology with plain SQL, in row order: comid, hydroseq,
@@ -244,7 +367,7 @@ fn topology_by_sql(file: &Path) -> Vec<(i64, i64, i64, i32)> {
 }
 
 #[test]
-fn the_network_stored_with_the_parts_is_the_flowlines_and_follows_their_writes() {
+fn the_stored_network_is_the_flowlines_and_follows_their_writes() {
     let (_, parted) = copies("topology");
     store_parts(&parted);
     let as_tuples = |reaches: &[Reach]| -> Vec<(i64, i64, i64, i32)> {
@@ -252,7 +375,8 @@ fn the_network_stored_with_the_parts_is_the_flowlines_and_follows_their_writes()
             .map(|r| (r.comid, r.hydroseq, r.dnhydroseq, r.streamorder))
             .collect()
     };
-    let gpkg = GeoPackage::open(&parted).unwrap();
+    let mut gpkg = GeoPackage::open(&parted).unwrap();
+    gpkg.use_index(Path::new("/nonexistent")).expect("current");
     let (reaches, network) = gpkg.stored_network().unwrap().expect("stored");
     assert_eq!(as_tuples(&reaches), topology_by_sql(&parted));
     assert_eq!(network.downstream(), Network::new(&reaches).downstream());
@@ -266,130 +390,127 @@ fn the_network_stored_with_the_parts_is_the_flowlines_and_follows_their_writes()
     )
     .unwrap();
     drop(db);
-    let gpkg = GeoPackage::open(&parted).unwrap();
+    let mut gpkg = GeoPackage::open(&parted).unwrap();
+    assert_eq!(gpkg.use_index(Path::new("/nonexistent")), None);
     assert!(gpkg.stored_network().unwrap().is_none());
     let (reaches, network) = gpkg.read_network(2).unwrap();
     assert_eq!(as_tuples(&reaches), topology_by_sql(&parted));
     assert_eq!(network.downstream(), Network::new(&reaches).downstream());
 }
 
+/// The writes of the stale tests, each to be made to both copies.
+const WRITES: [&str; 4] = [
+    "DELETE FROM CatchmentSP WHERE fid = (SELECT min(fid) FROM CatchmentSP)",
+    "DELETE FROM NHDFlowline_Network WHERE fid = (SELECT max(fid) FROM NHDFlowline_Network)",
+    "INSERT INTO CatchmentSP (featureid) VALUES (1)",
+    "UPDATE CatchmentSP SET geom = (SELECT geom FROM CatchmentSP WHERE fid = 2) WHERE fid = 1",
+];
+
+/// Asserts the index of `parted` is not used and its basins are those of
+/// `plain` (the same data, never indexed).
+fn unused_and_alike(plain: &Path, parted: &Path, what: &str) {
+    let mut gpkg = GeoPackage::open(parted).unwrap();
+    assert_eq!(gpkg.use_index(Path::new("/nonexistent")), None, "{what}");
+    drop(gpkg);
+    let outlet = some_outlets()[0];
+    assert_eq!(
+        basins(parted, &[outlet], Layers::All),
+        basins(plain, &[outlet], Layers::All),
+        "{what}"
+    );
+}
+
 #[test]
-fn a_write_to_the_catchments_or_flowlines_leaves_the_parts_unused_until_made_again() {
-    for (table, change) in [
-        ("CatchmentSP", "DELETE FROM CatchmentSP WHERE fid = (SELECT min(fid) FROM CatchmentSP)"),
-        ("NHDFlowline_Network", "DELETE FROM NHDFlowline_Network WHERE fid = (SELECT max(fid) FROM NHDFlowline_Network)"),
-        ("CatchmentSP", "INSERT INTO CatchmentSP (featureid) VALUES (1)"),
-        ("CatchmentSP", "UPDATE CatchmentSP SET geom = (SELECT geom FROM CatchmentSP WHERE fid = 2) WHERE fid = 1"),
-    ] {
+fn a_write_in_rollback_journal_mode_leaves_the_index_unused_until_made_again() {
+    for change in WRITES {
         let (plain, parted) = copies("stale");
         store_parts(&parted);
         for file in [&plain, &parted] {
             let db = Connection::open(file).unwrap();
             drop_rtree_triggers(&db);
-            // The user's own write goes through, the triggers beside it.
             db.execute(change, []).unwrap();
         }
-        let gpkg = GeoPackage::open(&parted).unwrap();
-        assert_eq!(gpkg.basin_parts().unwrap(), None, "after a write to {table}");
-        drop(gpkg);
+        unused_and_alike(&plain, &parted, change);
+        // Made again, it holds the change.
+        store_parts(&parted);
         let outlet = some_outlets()[0];
         assert_eq!(
             basins(&parted, &[outlet], Layers::All),
             basins(&plain, &[outlet], Layers::All),
-            "{change}"
-        );
-        // Made again, they hold the change.
-        store_parts(&parted);
-        assert_eq!(
-            basins(&parted, &[outlet], Layers::All),
-            basins(&plain, &[outlet], Layers::All),
-            "{change}, parts made again"
+            "{change}, made again"
         );
     }
 }
 
 #[test]
-fn a_table_made_again_without_the_triggers_leaves_the_parts_unused() {
-    let (_, parted) = copies("remade");
-    store_parts(&parted);
-    let db = Connection::open(&parted).unwrap();
-    db.execute_batch(
-        "CREATE TABLE copy AS SELECT * FROM CatchmentSP;
-         DROP TABLE CatchmentSP;
-         ALTER TABLE copy RENAME TO CatchmentSP;",
-    )
-    .unwrap();
-    drop(db);
-    assert_eq!(
-        GeoPackage::open(&parted).unwrap().basin_parts().unwrap(),
-        None
-    );
-}
-
-#[test]
-fn parts_are_made_once_and_registered_as_attributes() {
-    let (_, parted) = copies("once");
-    let parts = store_parts(&parted);
-    assert_eq!(
-        create_basin_parts(&parted, SMALL_PARTS, &Stop::never(), &mut |_, _| {}).unwrap(),
-        PartsOutcome::Existing { parts }
-    );
-    let db = Connection::open(&parted).unwrap();
-    let kind: String = db
-        .query_row(
-            "SELECT data_type FROM gpkg_contents WHERE table_name = ?1",
-            [BASIN_PARTS],
-            |r| r.get(0),
-        )
-        .unwrap();
-    assert_eq!(kind, "attributes");
-    let rows: usize = db
-        .query_row(&format!("SELECT count(*) FROM {BASIN_PARTS}"), [], |r| {
-            r.get(0)
-        })
-        .unwrap();
-    assert_eq!(rows, parts);
-    let triggers: usize = db
-        .query_row(
-            "SELECT count(*) FROM sqlite_master WHERE type = 'trigger' AND name LIKE 'hydroplot_basin_parts_stale_on_%'",
-            [],
-            |r| r.get(0),
-        )
-        .unwrap();
-    assert_eq!(
-        triggers, 12,
-        "on the flowlines, the catchments, the parts and their topology"
-    );
-}
-
-#[test]
-fn a_table_defined_anew_while_the_parts_are_made_leaves_none() {
-    let (plain, parted) = copies("defined-anew");
-    let mut changed = false;
-    // Once the build watches the tables (its progress starts after that),
-    // a column is added: no trigger fires, the definition changes.
-    let made = create_basin_parts(&parted, SMALL_PARTS, &Stop::never(), &mut |_, _| {
-        if !std::mem::replace(&mut changed, true) {
-            Connection::open(&parted)
-                .unwrap()
-                .execute("ALTER TABLE CatchmentSP ADD COLUMN note TEXT", [])
+fn a_write_in_wal_mode_leaves_the_index_unused() {
+    for change in WRITES {
+        let (plain, parted) = copies("wal");
+        for file in [&plain, &parted] {
+            let db = Connection::open(file).unwrap();
+            drop_rtree_triggers(&db);
+            db.query_row("PRAGMA journal_mode = WAL", [], |_| Ok(()))
                 .unwrap();
         }
-    });
+        store_parts(&parted);
+        // The writer stays open: its write is in the WAL alone, the file's
+        // header as it was.
+        let writers: Vec<Connection> = [&plain, &parted]
+            .map(|file| {
+                let db = Connection::open(file).unwrap();
+                db.execute(change, []).unwrap();
+                db
+            })
+            .into();
+        unused_and_alike(&plain, &parted, change);
+        drop(writers);
+        unused_and_alike(&plain, &parted, change);
+    }
+}
+
+#[test]
+fn a_copy_over_the_file_leaves_the_index_unused() {
+    let (plain, parted) = copies("copied-over");
+    store_parts(&parted);
+    // The same bytes copied over it: not the file that was indexed.
+    std::fs::copy(NEW_HOPE, &parted).unwrap();
+    unused_and_alike(&plain, &parted, "same bytes");
+    // Other bytes of the same length, renamed over it.
+    store_parts(&parted);
+    let other = parted.with_file_name("other.gpkg");
+    std::fs::copy(NEW_HOPE, &other).unwrap();
+    for file in [&plain, &other] {
+        let db = Connection::open(file).unwrap();
+        drop_rtree_triggers(&db);
+        db.execute(WRITES[0], []).unwrap();
+    }
+    std::fs::rename(&other, &parted).unwrap();
+    unused_and_alike(&plain, &parted, "renamed over");
+}
+
+#[test]
+fn a_write_while_the_index_is_made_leaves_none() {
+    let (plain, parted) = copies("written-meanwhile");
+    let mut changed = false;
+    let made = index_geopackage(
+        &parted,
+        IndexPlace::Beside,
+        SMALL_PARTS,
+        &Stop::never(),
+        &mut |_, _| {
+            if !std::mem::replace(&mut changed, true) {
+                Connection::open(&parted)
+                    .unwrap()
+                    .execute("ALTER TABLE CatchmentSP ADD COLUMN note TEXT", [])
+                    .unwrap();
+            }
+        },
+    );
     match made {
         Err(Error::Gpkg(why)) => assert!(why.contains("run `hydroplot index` again"), "{why}"),
         other => panic!("an error expected, got {other:?}"),
     }
-    let db = Connection::open(&parted).unwrap();
-    let ours: i64 = db
-        .query_row(
-            "SELECT count(*) FROM sqlite_master WHERE name LIKE 'hydroplot_basin_%'",
-            [],
-            |r| r.get(0),
-        )
-        .unwrap();
-    assert_eq!(ours, 0, "tables and triggers taken away again");
-    drop(db);
+    assert!(!index_path(&parted, IndexPlace::Beside).unwrap().exists());
     let outlet = some_outlets()[0];
     assert_eq!(
         basins(&parted, &[outlet], Layers::All),
@@ -398,25 +519,67 @@ fn a_table_defined_anew_while_the_parts_are_made_leaves_none() {
 }
 
 #[test]
-fn a_cancelled_build_leaves_parts_that_are_never_used() {
-    let (plain, parted) = copies("cancel");
+fn a_cancelled_build_writes_nothing() {
+    let (_, parted) = copies("cancel");
     let canceller = Canceller::new();
     let stop = canceller.stop_for_call();
     canceller.cancel();
     assert!(matches!(
-        create_basin_parts(&parted, SMALL_PARTS, &stop, &mut |_, _| {}),
+        index_geopackage(
+            &parted,
+            IndexPlace::Beside,
+            SMALL_PARTS,
+            &stop,
+            &mut |_, _| {}
+        ),
         Err(Error::Cancelled(_))
     ));
     assert_eq!(
-        GeoPackage::open(&parted).unwrap().basin_parts().unwrap(),
-        None
+        std::fs::read_dir(parted.parent().unwrap()).unwrap().count(),
+        2
+    );
+    store_parts(&parted);
+}
+
+#[test]
+fn two_runs_at_once_both_end_with_a_current_index() {
+    let (plain, parted) = copies("concurrent");
+    std::thread::scope(|s| {
+        for _ in 0..3 {
+            s.spawn(|| store_parts(&parted));
+        }
+    });
+    let mut gpkg = GeoPackage::open(&parted).unwrap();
+    assert!(gpkg.use_index(Path::new("/nonexistent")).is_some());
+    drop(gpkg);
+    assert_eq!(
+        std::fs::read_dir(parted.parent().unwrap()).unwrap().count(),
+        3
     );
     let outlet = some_outlets()[0];
     assert_eq!(
         basins(&parted, &[outlet], Layers::All),
         basins(&plain, &[outlet], Layers::All)
     );
+}
+
+#[test]
+fn a_plot_keeps_the_index_it_opened() {
+    let (_, parted) = copies("held");
     store_parts(&parted);
+    let mut gpkg = GeoPackage::open(&parted).unwrap();
+    gpkg.use_index(Path::new("/nonexistent")).expect("current");
+    let parts = gpkg.basin_parts().unwrap().expect("current");
+    // Another run replaces it with parts of another size.
+    let other = index_geopackage(
+        &parted,
+        IndexPlace::Beside,
+        2 * SMALL_PARTS,
+        &Stop::never(),
+        &mut |_, _| {},
+    );
+    assert!(other.unwrap().written);
+    assert_eq!(gpkg.basin_parts().unwrap(), Some(parts));
 }
 
 #[test]
@@ -428,13 +591,26 @@ fn files_without_catchments_get_no_parts_and_others_are_refused() {
     )
     .unwrap();
     drop(db);
+    let indexed = index_geopackage(
+        &parted,
+        IndexPlace::Beside,
+        SMALL_PARTS,
+        &Stop::never(),
+        &mut |_, _| {},
+    );
     assert!(matches!(
-        create_basin_parts(&parted, SMALL_PARTS, &Stop::never(), &mut |_, _| {}).unwrap(),
+        indexed.unwrap().parts,
         PartsOutcome::Skipped { .. }
     ));
     let text = parted.with_file_name("notes.gpkg");
     std::fs::write(&text, "not a database").unwrap();
-    let refused = create_basin_parts(&text, SMALL_PARTS, &Stop::never(), &mut |_, _| {});
+    let refused = index_geopackage(
+        &text,
+        IndexPlace::Beside,
+        SMALL_PARTS,
+        &Stop::never(),
+        &mut |_, _| {},
+    );
     assert!(
         matches!(refused, Err(Error::Gpkg(ref m)) if m.contains("not an SQLite database")),
         "{refused:?}"
@@ -461,50 +637,87 @@ fn registered(path: &Path) -> Vec<String> {
     rows.map(Result::unwrap).collect()
 }
 
+/// The index release 0.2 wrote into a copy of the New Hope sample (its
+/// topology index, then parts of 20 reaches), as SQL statements.
+const RELEASE_0_2_INDEX: &str = include_str!("../data/new_hope_release_0_2_index.sql");
+
 #[test]
-fn removing_the_index_leaves_the_file_as_it_was() {
-    let (plain, parted) = copies("remove");
+fn an_index_of_release_0_2_in_the_file_is_read_while_current_and_removed() {
+    let (plain, parted) = copies("release-0-2");
+    drop_rtree_triggers(&Connection::open(&parted).unwrap());
     let (before, listed) = (schema(&parted), registered(&parted));
-    let indexed = index_geopackage(&parted, &Stop::never(), &mut |_, _| {}).unwrap();
-    // The sample's 746 flowlines make no part of the default size.
-    assert!(
-        matches!(indexed.parts, PartsOutcome::Skipped { .. }),
-        "{indexed:?}"
+    Connection::open(&parted)
+        .unwrap()
+        .execute_batch(RELEASE_0_2_INDEX)
+        .unwrap();
+    let gpkg = GeoPackage::open(&parted).unwrap();
+    assert!(gpkg.basin_parts().unwrap().is_some_and(|p| p.len() >= 20));
+    assert!(gpkg.stored_network().unwrap().is_some());
+    drop(gpkg);
+    for outlet in some_outlets() {
+        assert_eq!(
+            basins(&parted, &[outlet], Layers::All),
+            basins(&plain, &[outlet], Layers::All),
+            "outlet {outlet}"
+        );
+    }
+    // Its triggers still withdraw it at a write.
+    let db = Connection::open(&parted).unwrap();
+    db.execute(
+        "UPDATE CatchmentSP SET featureid = featureid WHERE fid = 1",
+        [],
+    )
+    .unwrap();
+    drop(db);
+    assert_eq!(
+        GeoPackage::open(&parted).unwrap().basin_parts().unwrap(),
+        None
     );
+    // Removed on request, with an index file beside it.
     store_parts(&parted);
-    assert_ne!(schema(&parted), before);
-    let removed = unindex_geopackage(&parted, &Stop::never()).unwrap();
+    let removed = unindex_geopackage(&parted, Path::new("/nonexistent"), &Stop::never()).unwrap();
     assert_eq!(
         removed,
         Unindexed {
+            index_files: vec![index_path(&parted, IndexPlace::Beside).unwrap()],
             topology_index: true,
             parts: true
         }
     );
     assert_eq!(schema(&parted), before);
     assert_eq!(registered(&parted), listed);
-    // Nothing left to remove: nothing changes.
-    let again = unindex_geopackage(&parted, &Stop::never()).unwrap();
+    // Nothing left to remove: the file is not written.
+    let now = bytes(&parted);
+    let again = unindex_geopackage(&parted, Path::new("/nonexistent"), &Stop::never()).unwrap();
     assert_eq!(
         again,
         Unindexed {
+            index_files: Vec::new(),
             topology_index: false,
             parts: false
         }
     );
-    // An index made by hand under another name stays.
-    let db = Connection::open(&plain).unwrap();
-    db.execute_batch(
-        "CREATE INDEX mine ON NHDFlowline_Network (comid, hydroseq, dnhydroseq, streamorde)",
+    assert_eq!(bytes(&parted), now);
+}
+
+#[test]
+fn the_default_part_size_makes_no_part_of_the_sample() {
+    let (_, parted) = copies("default-size");
+    let indexed = index_geopackage(
+        &parted,
+        IndexPlace::Beside,
+        REACHES_PER_PART,
+        &Stop::never(),
+        &mut |_, _| {},
     )
     .unwrap();
-    drop(db);
-    let mine = schema(&plain);
-    index_geopackage(&plain, &Stop::never(), &mut |_, _| {}).unwrap();
-    store_parts(&plain);
-    let removed = unindex_geopackage(&plain, &Stop::never()).unwrap();
-    assert!(!removed.topology_index && removed.parts);
-    assert_eq!(schema(&plain), mine);
+    // The sample's 746 flowlines make no part of the default size; the
+    // network is stored all the same.
+    assert!(
+        matches!(indexed.parts, PartsOutcome::Skipped { .. }),
+        "{indexed:?}"
+    );
+    assert_eq!(indexed.reaches, topology_by_sql(&parted).len());
 }
 
 #[test]

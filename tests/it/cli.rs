@@ -1,6 +1,7 @@
 //! The `hydroplot` command line against the loopback mock: `--version`, the
 //! spec's trace map (`trace --out`), georeferenced maps (`--world-file`), and
-//! `index` on a copy of the Yahara sample and on files it must refuse.
+//! `index` on a copy of the Yahara sample (the index kept apart, the file
+//! never written) and on files it must refuse.
 
 use crate::support;
 
@@ -202,20 +203,32 @@ fn trace_out_refuses_bad_input_before_any_request() {
 }
 
 #[test]
-fn index_creates_the_topology_index_once() {
+fn index_stores_the_index_apart_and_never_writes_the_file() {
     let dir = temp_dir("index");
     let copy = dir.join("yahara.gpkg");
     std::fs::copy(SAMPLE, &copy).unwrap();
-    let file = copy.to_str().unwrap();
-    let first = hydroplot(None, &["index", file]);
-    assert!(first.status.success(), "{}", text(&first.stderr));
-    assert!(text(&first.stdout).contains("created index hydroplot_topology on NHDFlowline_Network"));
-    assert_eq!(support::index_names(&copy), ["hydroplot_topology"]);
     let bytes = std::fs::read(&copy).unwrap();
-    let second = hydroplot(None, &["index", file]);
+    let file = copy.to_str().unwrap();
+    let indexes = dir.join("indexes");
+    let option = format!("index_dir={}", indexes.display());
+    let first = hydroplot(None, &["index", "--option", &option, file]);
+    assert!(first.status.success(), "{}", text(&first.stderr));
+    let said = text(&first.stdout);
+    assert!(
+        said.contains("indexed") && said.contains(".hydroplot-index"),
+        "{said}"
+    );
+    // Too small a network for a basin part, said so.
+    assert!(said.contains("no basin parts"), "{said}");
+    let stored: Vec<_> = std::fs::read_dir(&indexes).unwrap().collect();
+    assert_eq!(stored.len(), 1);
+    let second = hydroplot(None, &["index", file, "--option", &option]);
     assert!(second.status.success(), "{}", text(&second.stderr));
-    assert!(text(&second.stdout).contains("already has the topology index"));
-    assert_eq!(std::fs::read(&copy).unwrap(), bytes);
+    assert!(text(&second.stdout).contains("nothing changed"));
+    assert!(
+        support::index_names(&copy).is_empty(),
+        "no index in the file"
+    );
     // The indexed file still plots the published upstream counts.
     let plot = hydroplot(
         None,
@@ -227,6 +240,8 @@ fn index_creates_the_topology_index_once() {
             "13293970",
             "--no-plot",
             "--no-cache",
+            "--option",
+            &option,
         ],
     );
     assert!(plot.status.success(), "{}", text(&plot.stderr));
@@ -240,19 +255,28 @@ fn index_creates_the_topology_index_once() {
     };
     assert_eq!(count("flowline"), Some(251), "{stdout}");
     assert_eq!(count("catchment"), Some(250), "{stdout}");
-    // Too small a network for a basin part, said so.
-    assert!(
-        text(&second.stdout).contains("no basin parts in"),
-        "{}",
-        text(&second.stdout)
+    // Beside the file on request; --status lists both as current.
+    let beside = hydroplot(None, &["index", "--beside", file, "--option", &option]);
+    assert!(beside.status.success(), "{}", text(&beside.stderr));
+    assert!(dir.join("yahara.gpkg.hydroplot-index").exists());
+    let status = hydroplot(None, &["index", "--status", file, "--option", &option]);
+    let said = text(&status.stdout);
+    assert_eq!(said.matches("(current)").count(), 2, "{said}");
+    assert_eq!(
+        std::fs::read(&copy).unwrap(),
+        bytes,
+        "the file never written"
     );
-    // --remove takes the index away again, and then finds nothing.
-    let removed = hydroplot(None, &["index", "--remove", file]);
+    // --remove deletes both, and then finds nothing.
+    let removed = hydroplot(None, &["index", "--remove", file, "--option", &option]);
     assert!(removed.status.success(), "{}", text(&removed.stderr));
-    assert!(text(&removed.stdout).contains("removed the topology index from"));
-    assert!(support::index_names(&copy).is_empty());
-    let again = hydroplot(None, &["index", file, "--remove"]);
+    assert_eq!(text(&removed.stdout).matches("deleted ").count(), 2);
+    assert!(!dir.join("yahara.gpkg.hydroplot-index").exists());
+    let again = hydroplot(None, &["index", file, "--remove", "--option", &option]);
     assert!(text(&again.stdout).contains("nothing changed"));
+    let status = hydroplot(None, &["index", "--status", file, "--option", &option]);
+    assert!(text(&status.stdout).contains("has no index"));
+    assert_eq!(std::fs::read(&copy).unwrap(), bytes);
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

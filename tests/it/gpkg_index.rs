@@ -1,17 +1,20 @@
-//! The topology index (`hydroplot index`): created on a copy of the Yahara
-//! sample with every other table unchanged, idempotent, recognizing an index
-//! made by hand, and refusing files that are not NHDPlus GeoPackages without
-//! changing a byte of them.
+//! The index file of `hydroplot index` on a copy of the Yahara sample: kept
+//! in the index directory under a name of the file's canonical path, the
+//! GeoPackage never written, used by a plot (the published counts), told
+//! current or stale by its status, and refusing files that are not NHDPlus
+//! GeoPackages without changing a byte of them.
 
 use crate::support;
 
 use hydroplot::cancel::Stop;
-use hydroplot::gpkg::{create_topology_index, GeoPackage, IndexOutcome, TOPOLOGY_INDEX};
+use hydroplot::context::Context;
+use hydroplot::gpkg::{
+    index_geopackage, index_path, index_status, unindex_geopackage, GeoPackage, IndexPlace,
+    PartsOutcome, REACHES_PER_PART,
+};
+use hydroplot::plot::{plot_hydro, Outlet, PlotRequest};
 use hydroplot::Error;
 use rusqlite::Connection;
-use std::collections::hash_map::DefaultHasher;
-use std::collections::BTreeMap;
-use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
 
 const SAMPLE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/yahara_sample.gpkg");
@@ -33,152 +36,128 @@ fn sample_copy(dir: &Path) -> PathBuf {
     path
 }
 
-/// Per table: (row count, a hash of every row's values in rowid order).
-fn table_digests(path: &Path) -> BTreeMap<String, (usize, u64)> {
-    let conn = Connection::open(path).unwrap();
-    let tables: Vec<String> = conn
-        .prepare("SELECT name FROM sqlite_master WHERE type = 'table'")
-        .unwrap()
-        .query_map([], |r| r.get(0))
-        .unwrap()
-        .collect::<Result<_, _>>()
-        .unwrap();
-    tables
-        .into_iter()
-        .map(|t| {
-            let mut stmt = conn
-                .prepare(&format!("SELECT * FROM \"{t}\" ORDER BY rowid"))
-                .unwrap();
-            let n = stmt.column_count();
-            let mut rows = stmt.query([]).unwrap();
-            let (mut count, mut h) = (0, DefaultHasher::new());
-            while let Some(row) = rows.next().unwrap() {
-                count += 1;
-                for i in 0..n {
-                    format!("{:?}", row.get_ref(i).unwrap()).hash(&mut h);
-                }
-            }
-            (t, (count, h.finish()))
-        })
-        .collect()
+/// Indexes `path` into `dir` with the default part size.
+fn index_into(path: &Path, dir: &Path) -> hydroplot::gpkg::Indexed {
+    index_geopackage(
+        path,
+        IndexPlace::Dir(dir),
+        REACHES_PER_PART,
+        &Stop::never(),
+        &mut |_, _| {},
+    )
+    .unwrap()
 }
 
-/// Every schema object except indexes: (type, name, sql).
-fn schema_without_indexes(path: &Path) -> Vec<(String, String, Option<String>)> {
-    let conn = Connection::open(path).unwrap();
-    let mut stmt = conn
-        .prepare("SELECT type, name, sql FROM sqlite_master WHERE type != 'index' ORDER BY name")
-        .unwrap();
-    stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
-        .unwrap()
-        .collect::<Result<_, _>>()
-        .unwrap()
-}
-
-/// SQLite's plan for the topology read: which index, if any, it uses.
-fn topology_plan(path: &Path) -> String {
-    let conn = Connection::open(path).unwrap();
-    let mut stmt = conn
-        .prepare("EXPLAIN QUERY PLAN SELECT COMID, Hydroseq, DnHydroseq, StreamOrde FROM NHDFlowline_Network")
-        .unwrap();
-    let details: Vec<String> = stmt
-        .query_map([], |r| r.get(3))
-        .unwrap()
-        .collect::<Result<_, _>>()
-        .unwrap();
-    details.join("; ")
+/// An offline context whose index directory is `dir`.
+fn context_with_index_dir(dir: &Path) -> Context {
+    let mut ctx = support::offline();
+    ctx.config.set("index_dir", dir.to_str().unwrap()).unwrap();
+    ctx
 }
 
 #[test]
-fn creates_the_index_and_changes_nothing_else() {
-    let dir = temp_dir("create");
-    let path = sample_copy(&dir);
-    let tables = table_digests(&path);
-    let schema = schema_without_indexes(&path);
-    let topology = GeoPackage::open(&path).unwrap().read_topology().unwrap();
-    assert!(!topology_plan(&path).contains(TOPOLOGY_INDEX));
-
-    let created = create_topology_index(&path, &Stop::never()).unwrap();
-    assert_eq!(
-        created,
-        IndexOutcome::Created {
-            name: TOPOLOGY_INDEX.into(),
-            table: "NHDFlowline_Network".into()
-        }
-    );
-    // SQLite reads the topology from the index alone.
-    let plan = topology_plan(&path);
+fn the_index_is_kept_in_the_index_directory_and_the_file_never_written() {
+    let dir = temp_dir("dir");
+    let copy = sample_copy(&dir);
+    let before = std::fs::read(&copy).unwrap();
+    let indexes = dir.join("cache").join("index");
+    let indexed = index_into(&copy, &indexes);
+    assert!(indexed.written);
     assert!(
-        plan.contains(&format!("COVERING INDEX {TOPOLOGY_INDEX}")),
-        "{plan}"
+        matches!(indexed.parts, PartsOutcome::Skipped { .. }),
+        "{indexed:?}"
     );
-    assert_eq!(table_digests(&path), tables);
-    assert_eq!(schema_without_indexes(&path), schema);
-    assert_eq!(support::index_names(&path), [TOPOLOGY_INDEX]);
-    let gpkg = GeoPackage::open(&path).unwrap();
-    assert_eq!(gpkg.read_topology().unwrap(), topology);
-    drop(gpkg);
-
-    // Twice is fine: the index is found, nothing changes.
-    let bytes = std::fs::read(&path).unwrap();
-    assert_eq!(
-        create_topology_index(&path, &Stop::never()).unwrap(),
-        IndexOutcome::Existing {
-            name: TOPOLOGY_INDEX.into(),
-            table: "NHDFlowline_Network".into()
-        }
-    );
-    assert_eq!(std::fs::read(&path).unwrap(), bytes);
-    std::fs::remove_dir_all(&dir).unwrap();
-}
-
-#[test]
-fn runs_at_once_on_one_file_take_turns() {
-    // Each looked for the index, then created it: all but the first failed
-    // with "index hydroplot_topology already exists".
-    let dir = temp_dir("at-once");
-    let path = sample_copy(&dir);
-    let start = std::sync::Barrier::new(4);
-    let outcomes: Vec<IndexOutcome> = std::thread::scope(|s| {
-        let runs: Vec<_> = (0..4)
-            .map(|_| {
-                s.spawn(|| {
-                    start.wait();
-                    create_topology_index(&path, &Stop::never()).unwrap()
-                })
-            })
-            .collect();
-        runs.into_iter().map(|r| r.join().unwrap()).collect()
-    });
-    let created = outcomes
-        .iter()
-        .filter(|o| matches!(o, IndexOutcome::Created { .. }))
-        .count();
-    assert_eq!(created, 1, "{outcomes:?}");
-    assert_eq!(support::index_names(&path), [TOPOLOGY_INDEX]);
-    std::fs::remove_dir_all(&dir).unwrap();
-}
-
-#[test]
-fn an_index_made_by_hand_as_the_readme_said_is_enough() {
-    let dir = temp_dir("by-hand");
-    let path = sample_copy(&dir);
-    Connection::open(&path)
+    // Named after the canonical path: the file's name, then its hash.
+    let name = indexed
+        .path
+        .file_name()
         .unwrap()
-        .execute_batch(
-            "CREATE INDEX topo ON NHDFlowline_Network (COMID, Hydroseq, DnHydroseq, StreamOrde);",
+        .to_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        name.starts_with("yahara.gpkg-") && name.ends_with(".hydroplot-index"),
+        "{name}"
+    );
+    assert_eq!(indexed.path.parent().unwrap(), indexes);
+    let by_other_path = dir.join(".").join("yahara.gpkg");
+    assert_eq!(
+        index_path(&by_other_path, IndexPlace::Dir(&indexes)).unwrap(),
+        indexed.path
+    );
+    let twin_dir = dir.join("twin");
+    std::fs::create_dir_all(&twin_dir).unwrap();
+    let twin = sample_copy(&twin_dir);
+    assert_ne!(
+        index_path(&twin, IndexPlace::Dir(&indexes)).unwrap(),
+        indexed.path
+    );
+    // By plain SQL: one source row, every flowline with a comid stored.
+    let db = Connection::open(&indexed.path).unwrap();
+    let sources: i64 = db
+        .query_row("SELECT count(*) FROM source", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(sources, 1);
+    let blob: usize = db
+        .query_row(
+            "SELECT length(reaches) FROM hydroplot_basin_network",
+            [],
+            |r| r.get(0),
         )
         .unwrap();
-    let bytes = std::fs::read(&path).unwrap();
+    let flowlines: usize = Connection::open(SAMPLE)
+        .unwrap()
+        .query_row(
+            "SELECT count(*) FROM NHDFlowline_Network WHERE COMID IS NOT NULL",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!((blob, indexed.reaches), (8 + 36 * flowlines, flowlines));
+    drop(db);
+    assert!(!index_into(&copy, &indexes).written, "made once");
+    // A plot uses it, with the published counts, and writes nothing.
+    let ctx = context_with_index_dir(&indexes);
+    let mut gpkg = GeoPackage::open(&copy).unwrap();
+    assert_eq!(gpkg.use_index(&indexes), Some(indexed.path.as_path()));
+    drop(gpkg);
+    let req = PlotRequest {
+        outlets: vec![Outlet::Comid(13293970)],
+        hydro_data: Some(copy.clone()),
+        actually_plot: false,
+        ..Default::default()
+    };
+    support::assert_yahara_counts(&plot_hydro(&ctx, &req, None).unwrap().data);
+    assert_eq!(std::fs::read(&copy).unwrap(), before);
+    let beside: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
     assert_eq!(
-        create_topology_index(&path, &Stop::never()).unwrap(),
-        IndexOutcome::Existing {
-            name: "topo".into(),
-            table: "NHDFlowline_Network".into()
-        }
+        beside.len(),
+        3,
+        "the copy, the index directory, the twin: {beside:?}"
     );
-    assert_eq!(std::fs::read(&path).unwrap(), bytes);
-    assert_eq!(support::index_names(&path), ["topo"]);
+    // Status: current, then stale after a write; removed on request.
+    let status = index_status(&copy, &indexes).unwrap();
+    assert_eq!(status.found, [(indexed.path.clone(), true)]);
+    assert!(!status.in_file);
+    // A write (the GeoPackage's R-tree triggers call SpatiaLite, which
+    // plain SQLite lacks: the write is of them).
+    Connection::open(&copy)
+        .unwrap()
+        .execute("DROP TRIGGER rtree_NHDFlowline_Network_geom_update1", [])
+        .unwrap();
+    let status = index_status(&copy, &indexes).unwrap();
+    assert_eq!(status.found, [(indexed.path.clone(), false)]);
+    let mut gpkg = GeoPackage::open(&copy).unwrap();
+    assert_eq!(gpkg.use_index(&indexes), None);
+    drop(gpkg);
+    let edited = std::fs::read(&copy).unwrap();
+    let removed = unindex_geopackage(&copy, &indexes, &Stop::never()).unwrap();
+    assert_eq!(removed.index_files, std::slice::from_ref(&indexed.path));
+    assert!(!indexed.path.exists());
+    assert_eq!(std::fs::read(&copy).unwrap(), edited);
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
@@ -187,11 +166,18 @@ fn an_index_made_by_hand_as_the_readme_said_is_enough() {
 fn refused(path: &Path, reason: &str) {
     let before = std::fs::read(path).unwrap();
     let siblings = std::fs::read_dir(path.parent().unwrap()).unwrap().count();
-    match create_topology_index(path, &Stop::never()) {
+    let indexes = path.parent().unwrap().join("indexes");
+    match index_geopackage(
+        path,
+        IndexPlace::Dir(&indexes),
+        REACHES_PER_PART,
+        &Stop::never(),
+        &mut |_, _| {},
+    ) {
         Err(Error::Gpkg(m)) => {
             assert!(m.contains(reason), "{m}");
             assert!(
-                m.contains("only for NHDPlus GeoPackages, nothing was changed"),
+                m.contains("only NHDPlus GeoPackages are indexed, nothing was changed"),
                 "{m}"
             );
         }
@@ -233,9 +219,114 @@ fn files_that_are_not_nhdplus_geopackages_are_refused_untouched() {
 
     let missing = dir.join("missing.gpkg");
     assert!(matches!(
-        create_topology_index(&missing, &Stop::never()),
+        index_geopackage(
+            &missing,
+            IndexPlace::Beside,
+            REACHES_PER_PART,
+            &Stop::never(),
+            &mut |_, _| {}
+        ),
         Err(Error::Io(_))
     ));
     assert!(!missing.exists(), "a missing file is not created");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Files of `dir` whose name holds `.hydroplot-tmp.`: temporary files.
+fn temporaries(dir: &Path) -> Vec<String> {
+    (std::fs::read_dir(dir).unwrap())
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.contains(".hydroplot-tmp."))
+        .collect()
+}
+
+#[cfg(unix)]
+#[test]
+fn a_killed_index_run_leaves_no_index_or_a_whole_one_and_the_file_untouched() {
+    use std::process::{Command, Stdio};
+    use std::time::{Duration, Instant};
+    let dir = temp_dir("killed");
+    let copy = sample_copy(&dir);
+    let before = std::fs::read(&copy).unwrap();
+    let index = index_path(&copy, IndexPlace::Beside).unwrap();
+    let run = || {
+        Command::new(env!("CARGO_BIN_EXE_hydroplot"))
+            .args(["index", "--beside", copy.to_str().unwrap()])
+            .env_remove("HYDROPLOT_INDEX_DIR")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap()
+    };
+    // How long a whole run takes here, to spread the kills over it.
+    let started = Instant::now();
+    assert!(run().wait().unwrap().success());
+    let whole = started.elapsed();
+    std::fs::remove_file(&index).unwrap();
+    for point in 0..20u32 {
+        let mut child = run();
+        std::thread::sleep(whole * point / 20 + Duration::from_micros(u64::from(point) * 97));
+        let _ = child.kill(); // SIGKILL
+        let _ = child.wait();
+        assert_eq!(std::fs::read(&copy).unwrap(), before, "kill {point}");
+        if index.exists() {
+            let mut gpkg = GeoPackage::open(&copy).unwrap();
+            assert!(
+                gpkg.use_index(Path::new("/nonexistent")).is_some(),
+                "kill {point}"
+            );
+            assert!(gpkg.stored_network().unwrap().is_some(), "kill {point}");
+        }
+    }
+    // The next whole run removes what killed runs left.
+    assert!(run().wait().unwrap().success());
+    assert!(temporaries(&dir).is_empty(), "{:?}", temporaries(&dir));
+    let mut gpkg = GeoPackage::open(&copy).unwrap();
+    assert!(gpkg.use_index(Path::new("/nonexistent")).is_some());
+    assert_eq!(std::fs::read(&copy).unwrap(), before);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn the_first_plot_stores_the_network_for_the_next_unless_told_not_to() {
+    let dir = temp_dir("first-use");
+    let copy = sample_copy(&dir);
+    let before = std::fs::read(&copy).unwrap();
+    let indexes = dir.join("indexes");
+    let mut ctx = context_with_index_dir(&indexes);
+    let req = PlotRequest {
+        outlets: vec![Outlet::Comid(13293970)],
+        hydro_data: Some(copy.clone()),
+        actually_plot: false,
+        ..Default::default()
+    };
+    // Told not to: nothing stored.
+    ctx.config.set("index", "off").unwrap();
+    support::assert_yahara_counts(&plot_hydro(&ctx, &req, None).unwrap().data);
+    assert!(!indexes.exists());
+    // The first plot stores the network; the next one uses it.
+    ctx.config.set("index", "on").unwrap();
+    support::assert_yahara_counts(&plot_hydro(&ctx, &req, None).unwrap().data);
+    let index = index_path(&copy, IndexPlace::Dir(&indexes)).unwrap();
+    let mut gpkg = GeoPackage::open(&copy).unwrap();
+    assert_eq!(gpkg.use_index(&indexes), Some(index.as_path()));
+    assert!(gpkg.stored_network().unwrap().is_some());
+    assert_eq!(gpkg.basin_parts().unwrap(), Some(Default::default()));
+    drop(gpkg);
+    support::assert_yahara_counts(&plot_hydro(&ctx, &req, None).unwrap().data);
+    assert_eq!(std::fs::read(&copy).unwrap(), before);
+    // `hydroplot index` makes it again, with its parts' size.
+    let indexed = index_into(&copy, &indexes);
+    assert!(indexed.written && indexed.path == index);
+    // An index directory that cannot be made: the plot goes on.
+    std::fs::write(dir.join("a-file"), "").unwrap();
+    let ctx = context_with_index_dir(&dir.join("a-file").join("indexes"));
+    let other = dir.join("other.gpkg");
+    std::fs::copy(SAMPLE, &other).unwrap();
+    let req = PlotRequest {
+        hydro_data: Some(other),
+        ..req
+    };
+    support::assert_yahara_counts(&plot_hydro(&ctx, &req, None).unwrap().data);
     std::fs::remove_dir_all(&dir).unwrap();
 }

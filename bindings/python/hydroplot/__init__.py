@@ -574,13 +574,16 @@ def get_comids(points, *, hydro_data=None, crs=None, context=None):
 
 
 def index_geopackage(path, *, context=None):
-    """Makes the NHDPlus GeoPackage at ``path`` fast as ``hydro_data``, in
-    place, as ``hydroplot index`` does: an index on the flowline topology
-    columns, then (with a catchment layer) the basin parts, outlines of
-    parts of the network from which large basins are folded, to the bit the
-    same basins, and the network they were cut from, read in one step. Running it again changes nothing; a later write to the
-    flowlines or catchments, from any program, leaves the parts unused until
-    the next call. Ctrl-C stops it, the file left usable.
+    """Makes the NHDPlus GeoPackage at ``path`` fast as ``hydro_data``, as
+    ``hydroplot index`` does, without ever writing it (a read-only file
+    works): its flowline network, read by a plot in one step, and (with a
+    catchment layer) the basin parts, outlines of parts of the network from
+    which large basins are folded, to the bit the same basins, are stored in
+    an index file in the context's ``index_dir`` (by default
+    ``$XDG_CACHE_HOME/hydroplot/index``). The index records the file's
+    identity and rowid ranges: after any write or copy over the file it is
+    not used until the next call. Running it again changes nothing. Ctrl-C
+    stops it, the old index kept.
     """
     ctx = _context(context)
     args = (ctx._handle, text(_args.path("path", path)))
@@ -588,8 +591,10 @@ def index_geopackage(path, *, context=None):
 
 
 def unindex_geopackage(path, *, context=None):
-    """Takes away what :func:`index_geopackage` adds to the GeoPackage at
-    ``path`` (an index made by hand under another name stays)."""
+    """Deletes the index files of the GeoPackage at ``path`` (in the
+    context's ``index_dir`` and beside it), and takes out an index that
+    release 0.2 wrote inside the file, if it holds one (the only change
+    hydroplot makes to a user's file)."""
     ctx = _context(context)
     args = (ctx._handle, text(_args.path("path", path)))
     _ffi.check_interruptible(ctx._handle, lambda: lib.hydroplot_gpkg_unindex(*args))

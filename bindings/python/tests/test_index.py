@@ -1,32 +1,45 @@
 """index_geopackage and unindex_geopackage through the C library, checked
-with plain SQL: what the file holds before, after and after removal."""
+with plain SQL and bytes: the GeoPackage never written, the index file in
+the context's index_dir, current, used by a plot, and removed."""
 
+import hashlib
 import shutil
 import sqlite3
 
 import pytest
 
 import hydroplot
+from conftest import mock_options
 
 
-def _indexes(path):
-    with sqlite3.connect(path) as db:
-        rows = db.execute("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'NHDFlowline_Network'")
-        return sorted(name for (name,) in rows)
+def _md5(path):
+    return hashlib.md5(path.read_bytes()).hexdigest()
 
 
-def test_index_then_remove(ctx, sample_gpkg, tmp_path):
+def test_index_then_remove(mock_url, sample_gpkg, tmp_path):
+    indexes = tmp_path / "indexes"
+    ctx = hydroplot.Context(tile_cache_dir=str(tmp_path / "tiles"), index_dir=str(indexes), **mock_options(mock_url))
     copy = tmp_path / "yahara.gpkg"
     shutil.copy(sample_gpkg, copy)
-    assert "hydroplot_topology" not in _indexes(copy)
+    before = _md5(copy)
     hydroplot.index_geopackage(copy, context=ctx)
     hydroplot.index_geopackage(str(copy), context=ctx)  # again: nothing changes
-    assert "hydroplot_topology" in _indexes(copy)
-    # The indexed file plots the published upstream count.
+    assert _md5(copy) == before
+    (index,) = list(indexes.iterdir())
+    assert index.name.startswith("yahara.gpkg-") and index.name.endswith(".hydroplot-index")
+    with sqlite3.connect(index) as db:
+        (size,) = db.execute("SELECT size FROM source").fetchone()
+        (blob,) = db.execute("SELECT length(reaches) FROM hydroplot_basin_network").fetchone()
+    with sqlite3.connect(sample_gpkg) as db:
+        (flowlines,) = db.execute("SELECT count(*) FROM NHDFlowline_Network WHERE COMID IS NOT NULL").fetchone()
+    assert size == copy.stat().st_size and blob == 8 + 36 * flowlines
+    # The indexed file plots the published upstream count, and is not written.
     data = hydroplot.plot_hydro([13293970], hydro_data=copy, actually_plot=False, context=ctx, output="geojson")
     assert len(data["flowline"]["features"]) == 251
+    assert _md5(copy) == before
     hydroplot.unindex_geopackage(copy, context=ctx)
-    assert "hydroplot_topology" not in _indexes(copy)
+    assert list(indexes.iterdir()) == []
+    assert _md5(copy) == before
 
 
 def test_a_file_that_is_not_a_geopackage_is_refused_untouched(ctx, tmp_path):

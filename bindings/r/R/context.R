@@ -53,18 +53,19 @@ context_of <- function(context) {
 
 #' Make a national NHDPlus GeoPackage fast as `hydro_data`.
 #'
-#' Adds, in place, what the CLI's `hydroplot index` adds: an index on the
-#' flowline topology columns (a 10k-flowline basin of a national file in
-#' about a second), then, with a catchment layer, the basin parts (the
-#' table `hydroplot_basin_parts`: outlines of parts of the network, from
-#' which large basins are folded, to the bit the same basins; and the
-#' network they were cut from, read in one step). Running it
-#' again changes nothing. A later write to the flowlines or catchments, from
-#' any program, leaves the parts unused until the next call. Esc/Ctrl-C
-#' stops it, the file left usable.
-#' @param path the GeoPackage file.
-#' @param remove `TRUE` to take away what it adds instead (an index made by
-#'   hand under another name stays).
+#' Does what the CLI's `hydroplot index` does, without ever writing the
+#' GeoPackage (a read-only or checksummed file stays as it was): its
+#' flowline network, read by a plot in one step, and, with a catchment
+#' layer, the basin parts (outlines of parts of the network, from which
+#' large basins are folded, to the bit the same basins) go into an index
+#' file in the context's `index_dir` (by default
+#' `$XDG_CACHE_HOME/hydroplot/index`). The index records the file's identity
+#' and rowid ranges: after a write by any program, or a copy over the file, it
+#' is unused until the next call. Running it again changes nothing.
+#' Esc/Ctrl-C stops it, the old index kept.
+#' @param path the GeoPackage file, only read.
+#' @param remove `TRUE` to delete its index files instead (and take out an
+#'   index that release 0.2 wrote inside the file, if it holds one).
 #' @param context a [hydroplot_context()], or `NULL` for the default one.
 #' @return `path`, invisibly.
 hydroplot_index <- function(path, remove = FALSE, context = NULL) {

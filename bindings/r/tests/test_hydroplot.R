@@ -691,29 +691,30 @@ check("get_comid() from the service and from a local GeoPackage", {
   }
 })
 
-if (required(nzchar(Sys.which("sqlite3")), "the sqlite3 shell (Debian sqlite3)")) check("hydroplot_index indexes a copy, which plots the same, and takes it away again", {
+if (required(nzchar(Sys.which("sqlite3")), "the sqlite3 shell (Debian sqlite3)")) check("hydroplot_index indexes a copy without writing it, which plots the same, and removes the index", {
   copy <- tempfile(fileext = ".gpkg")
   stopifnot(file.copy(sample_gpkg, copy))
+  indexes <- file.path(tempdir(), "indexes")
+  ctx <- hydroplot_context(index_dir = indexes)
+  md5 <- function() unname(tools::md5sum(copy))
   # The file's schema by plain SQL: its tables, triggers and indexes.
   schema <- function() system2("sqlite3", c(shQuote(copy), shQuote(
     "SELECT type || ' ' || name || ' on ' || tbl_name FROM sqlite_master ORDER BY type, name")), stdout = TRUE)
-  columns <- function() system2("sqlite3", c(shQuote(copy), shQuote(
-    "SELECT name FROM pragma_index_info('hydroplot_topology') ORDER BY seqno")), stdout = TRUE)
-  before <- schema()
-  stopifnot(!any(grepl("hydroplot", before)), length(columns()) == 0)
-  stopifnot(identical(hydroplot_index(copy), copy))
-  indexed <- schema()
-  # One index added on the flowlines, over their topology columns; no table
-  # or trigger added or changed.
-  stopifnot(identical(setdiff(indexed, before), "index hydroplot_topology on NHDFlowline_Network"),
-            all(before %in% indexed), length(indexed) == length(before) + 1L)
-  stopifnot(identical(tolower(columns()), c("comid", "hydroseq", "dnhydroseq", "streamorde")))
-  hydroplot_index(copy)
-  stopifnot(identical(schema(), indexed)) # run again: nothing changed
-  stopifnot(is_yahara(plot_hydro(list(13293970), hydro_data = copy, actually_plot = FALSE)))
-  hydroplot_index(copy, remove = TRUE)
-  stopifnot(identical(schema(), before), length(columns()) == 0) # as it was
-  stopifnot(is_yahara(plot_hydro(list(13293970), hydro_data = copy, actually_plot = FALSE)))
+  before <- md5()
+  tables <- schema()
+  stopifnot(!any(grepl("hydroplot", tables)))
+  stopifnot(identical(hydroplot_index(copy, context = ctx), copy))
+  stopifnot(md5() == before) # the GeoPackage is never written
+  stopifnot(identical(schema(), tables)) # no table, trigger or index added
+  index <- list.files(indexes, full.names = TRUE)
+  stopifnot(length(index) == 1, grepl("\\.hydroplot-index$", index))
+  hydroplot_index(copy, context = ctx)
+  stopifnot(identical(list.files(indexes, full.names = TRUE), index)) # run again: kept
+  stopifnot(is_yahara(plot_hydro(list(13293970), hydro_data = copy, actually_plot = FALSE, context = ctx)))
+  stopifnot(md5() == before)
+  hydroplot_index(copy, remove = TRUE, context = ctx)
+  stopifnot(length(list.files(indexes)) == 0, md5() == before)
+  stopifnot(is_yahara(plot_hydro(list(13293970), hydro_data = copy, actually_plot = FALSE, context = ctx)))
   notes <- tempfile(fileext = ".gpkg")
   writeLines("my notes", notes)
   msg <- tryCatch({hydroplot_index(notes); "no error"}, error = conditionMessage)
