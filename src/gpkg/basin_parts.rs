@@ -31,7 +31,7 @@ use super::blob;
 use super::fold::{catchment_key, Fold};
 use super::layer::quote;
 use super::reader::GeoPackage;
-use super::stored_network::{self, BASIN_NETWORK};
+use super::stored_network::{self, BASIN_NETWORK, BASIN_PARTS};
 use crate::cancel::Stop;
 use crate::collection::Collection;
 use crate::feature::union_bbox;
@@ -41,9 +41,6 @@ use crate::table::Table;
 use crate::{Error, Result};
 use geo::{Geometry, MultiLineString};
 use rusqlite::{params, Connection, OptionalExtension};
-
-/// The table of the parts this library stores.
-pub const BASIN_PARTS: &str = "hydroplot_basin_parts";
 
 /// The fewest reaches of a part: a basin smaller than this is folded from
 /// its catchments alone, as without parts.

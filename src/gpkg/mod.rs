@@ -5,7 +5,7 @@
 //! - [`GeoPackage`] (`reader.rs`, with `layer.rs` describing each table and
 //!   `wanted.rs` testing the keys of a read by id).
 //! - [`write`] (`writer.rs`): a new file, written beside the target and renamed.
-//! - [`index_geopackage`] (`index_file.rs`): the index that makes national
+//! - [`index_geopackage`] (`index_build.rs`, the file itself `index_file.rs`): the index that makes national
 //!   files fast, in a file of hydroplot's own (never in the user's file),
 //!   recorded with the GeoPackage's identity so that a stale one is never
 //!   used: the flowline network as one blob (`stored_network.rs`), and the
@@ -22,6 +22,7 @@
 mod basin_parts;
 pub mod blob;
 mod fold;
+mod index_build;
 mod index_file;
 mod layer;
 mod prepare;
@@ -33,12 +34,13 @@ mod wanted;
 mod watch;
 mod writer;
 
-pub use basin_parts::{BASIN_PARTS, REACHES_PER_PART};
+pub use basin_parts::REACHES_PER_PART;
 pub use fold::{catchment_key, Fold, Route};
-pub use index_file::{
-    index_geopackage, index_path, index_status, read_network_and_index, IndexPlace, IndexStatus,
-    Indexed, PartsOutcome, INDEX_EXTENSION,
+pub use index_build::{
+    index_geopackage, index_status, read_network_and_index, IndexStatus, Indexed, PartsOutcome,
 };
-pub use prepare::{unindex_geopackage, Unindexed, TOPOLOGY_INDEX};
+pub use index_file::{index_path, IndexPlace, INDEX_EXTENSION};
+pub use prepare::{unindex_geopackage, Unindexed};
 pub use reader::{GeoPackage, Share};
+pub use stored_network::{BASIN_PARTS, TOPOLOGY_INDEX};
 pub use writer::{check_output_path, write};

@@ -3,18 +3,15 @@
 //! basin parts), the only write this library makes to a user's file, and
 //! only when one is found.
 
-use super::basin_parts::{remove_basin_parts, BASIN_PARTS};
+use super::basin_parts::remove_basin_parts;
 use super::index_file::{index_path, IndexPlace};
 use super::layer::quote;
-use super::stored_network::BASIN_NETWORK;
+use super::stored_network::{BASIN_NETWORK, BASIN_PARTS, TOPOLOGY_INDEX};
 use super::user_file::{open_for_writing, require_sqlite, write_failed};
 use crate::cancel::Stop;
 use crate::{Error, Result};
 use rusqlite::{Connection, OpenFlags, TransactionBehavior};
 use std::path::{Path, PathBuf};
-
-/// The name of the topology index release 0.2 made in a user's file.
-pub const TOPOLOGY_INDEX: &str = "hydroplot_topology";
 
 /// What [`unindex_geopackage`] removed.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -175,14 +175,11 @@ impl GeoPackage {
         })
     }
 
-    /// From now on the stored network and basin parts are read from the
-    /// current index file of this GeoPackage, beside it or in `dir`
-    /// ([`super::index_geopackage`]), when there is one: the index file's
-    /// path, or `None` (the file is then read alone, or with an index of
-    /// release 0.2 inside it). An index that no longer matches the file is
-    /// never used.
-    pub fn use_index(&mut self, dir: &Path) -> Option<&Path> {
-        self.index = IndexFile::find(self, dir);
+    /// From now on the stored network and basin parts are read from `index`
+    /// (found by [`GeoPackage::use_index`]), or from the file alone: the
+    /// index file's path, if any.
+    pub(super) fn set_index(&mut self, index: Option<IndexFile>) -> Option<&Path> {
+        self.index = index;
         self.flowline_rowids = OnceCell::new();
         self.index.as_ref().map(IndexFile::path)
     }

@@ -13,6 +13,13 @@
 
 use crate::network::{Network, Reach};
 
+/// The table of the basin parts this library stores (the index file's, and
+/// release 0.2's inside a user's file).
+pub const BASIN_PARTS: &str = "hydroplot_basin_parts";
+
+/// The name of the topology index release 0.2 made in a user's file.
+pub const TOPOLOGY_INDEX: &str = "hydroplot_topology";
+
 /// The table of the blob, one row, one column `reaches`.
 pub(super) const BASIN_NETWORK: &str = "hydroplot_basin_network";
 
