@@ -4,7 +4,6 @@
 //! logged requests replayed without parsing). Never run in CI;
 //! `bench/compare.sh` runs the programs.
 
-
 pub mod make_network;
 
 use hydroplot::config::Config;

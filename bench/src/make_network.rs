@@ -276,7 +276,13 @@ pub const USAGE: &str =
 
 /// Writes the grid `o` asks for, and its JSON sidecar beside it (returned).
 pub fn generate(o: &Options) -> serde_json::Value {
-    let Options { cols, rows, ref out, topology_index, seamless } = *o;
+    let Options {
+        cols,
+        rows,
+        ref out,
+        topology_index,
+        seamless,
+    } = *o;
     assert!(cols >= 1 && rows >= 10, "at least 1 column and 10 rows");
     let t = Instant::now();
     let root = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/.."));

@@ -187,7 +187,11 @@ impl MockServer {
         wanted: impl Fn(&LoggedRequest) -> bool,
         limit: std::time::Duration,
     ) -> bool {
-        let requests = self.shared.requests.lock().unwrap_or_else(|p| p.into_inner());
+        let requests = self
+            .shared
+            .requests
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
         let (requests, _) = self
             .shared
             .request_logged

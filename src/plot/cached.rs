@@ -9,8 +9,8 @@
 //! buffer, its arrays pointing into that buffer (no copy when aligned).
 
 use super::data::{Layer, PlotData};
-use super::site::site_id;
 use super::request::{Layers, Outlet, PlotRequest, Properties};
+use super::site::site_id;
 use crate::cache::PlotCache;
 use crate::context::{Context, LogLevel};
 use crate::table::Table;

@@ -2,8 +2,8 @@
 //! over the topology columns alone, then geometries for the subset only.
 
 use super::outlets::{linked_data_id, outlet_point, Resolved};
-use super::site::site_number;
 use super::request::{Layers, Outlet, PlotRequest};
+use super::site::site_number;
 use super::subset::{
     extent, flowlines_of_order, ids_of, left_out, network_rows, retain_keys, wbareacomi_of, Basins,
     Subset,

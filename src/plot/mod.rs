@@ -15,8 +15,8 @@ mod thinning;
 
 pub use data::{Drawing, Layer, Plot, PlotData, PLOT_DATA_CRS};
 pub use draw::draw_plot_data;
-pub use site::site_id;
 pub use request::{CacheSetting, Layers, Outlet, PlotRequest, Properties};
+pub use site::site_id;
 
 use crate::cancel::Stop;
 use crate::context::Context;

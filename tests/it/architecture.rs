@@ -331,7 +331,8 @@ fn src_file_uses() -> BTreeMap<String, BTreeSet<String>> {
                 }
                 let mut base = base.clone();
                 let mut rest = &code[i + anchor.len()..];
-                while let Some(more) = rest.strip_prefix("super::").filter(|_| anchor == "super::") {
+                while let Some(more) = rest.strip_prefix("super::").filter(|_| anchor == "super::")
+                {
                     base.pop();
                     rest = more;
                 }
@@ -342,7 +343,10 @@ fn src_file_uses() -> BTreeMap<String, BTreeSet<String>> {
         from("crate::", Vec::new());
         from("super::", parent);
         from("self::", module.clone());
-        for child in modules.keys().filter(|m| m.len() == module.len() + 1 && m.starts_with(module)) {
+        for child in modules
+            .keys()
+            .filter(|m| m.len() == module.len() + 1 && m.starts_with(module))
+        {
             from(&format!("{}::", child[module.len()]), module.clone());
         }
         let used: BTreeSet<String> = (named.iter())

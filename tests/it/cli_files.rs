@@ -83,7 +83,10 @@ fn no_cache_or_output_may_name_the_input() {
         ["--cache-file", "./national.gpkg"],
         ["--gpkg", "link.gpkg"],
         ["--geojson", "national.gpkg"],
-        ["--html", "../hydroplot-cli-files-same-as-input-PID/national.gpkg"],
+        [
+            "--html",
+            "../hydroplot-cli-files-same-as-input-PID/national.gpkg",
+        ],
     ] {
         let extra = extra.map(|a| a.replace("PID", &std::process::id().to_string()));
         let args: Vec<&str> = input

@@ -9,14 +9,14 @@
 
 #[path = "../browser/chromium.rs"]
 mod chromium;
-#[path = "../../fuzz/src/targets.rs"]
-mod targets;
 #[path = "../support/loopback.rs"]
 mod loopback;
 #[path = "../support/private_ca.rs"]
 mod private_ca;
 #[path = "../support/mod.rs"]
 mod support;
+#[path = "../../fuzz/src/targets.rs"]
+mod targets;
 
 mod architecture;
 mod basin_parts;

@@ -19,5 +19,7 @@ mod tls_env;
 /// (a failed holder does not keep the others out).
 fn environment() -> MutexGuard<'static, ()> {
     static ENVIRONMENT: Mutex<()> = Mutex::new(());
-    ENVIRONMENT.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    ENVIRONMENT
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }

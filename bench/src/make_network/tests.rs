@@ -2,10 +2,10 @@
 //! promises, checked on a 1 x 10 grid (10 units, 10,130 flowlines) by SQL
 //! over the file and by hydroplot's own basin.
 
+use super::Options;
 use hydroplot::config::Config;
 use hydroplot::context::Context;
 use hydroplot::plot::{plot_hydro, CacheSetting, Layer, Outlet, PlotRequest};
-use super::Options;
 use rusqlite::Connection;
 use std::path::{Path, PathBuf};
 
