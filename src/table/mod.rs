@@ -20,6 +20,8 @@ pub mod export;
 pub mod geojson;
 pub mod geometry;
 mod import;
+mod ring_repair;
+mod snap;
 
 use crate::feature::{Feature, Properties};
 use arrow_array::{Array, ArrayRef, Float64Array, Int64Array, UInt32Array};
