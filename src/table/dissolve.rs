@@ -2,8 +2,10 @@
 //! basin is the union of up to a million of them.
 //!
 //! Every ring is added as directed edges, exteriors counter-clockwise and
-//! holes clockwise. An edge met once in each direction is an edge two
-//! polygons share, and is cancelled. Cancelling a pair of opposite edges
+//! holes clockwise, each polygon read first as GEOS's `MakeValid` reads it
+//! (`table::ring_repair`: a ring that crosses itself or a hole outside its
+//! shell covers what GEOS says it does). An edge met once in each
+//! direction is an edge two polygons share, and is cancelled. Cancelling a pair of opposite edges
 //! leaves the winding number of every point unchanged, so what remains
 //! bounds exactly the same region: the union, where the winding number is
 //! positive. What remains is small (the outline, plus any edge that did not
