@@ -139,7 +139,9 @@ impl RingCheck {
         for (i, e) in edges.iter().enumerate() {
             let reach = e.max_x();
             for f in edges[i + 1..].iter().take_while(|f| f.min_x() <= reach) {
-                if !self.consecutive(e, f) && segments_meet(e.a, e.b, f.a, f.b) {
+                let apart_in_y =
+                    e.a.y.max(e.b.y) < f.a.y.min(f.b.y) || f.a.y.max(f.b.y) < e.a.y.min(e.b.y);
+                if !apart_in_y && !self.consecutive(e, f) && segments_meet(e.a, e.b, f.a, f.b) {
                     return true;
                 }
             }
