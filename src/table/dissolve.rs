@@ -2,8 +2,10 @@
 //! basin is the union of up to a million of them.
 //!
 //! Every ring is added as directed edges, exteriors counter-clockwise and
-//! holes clockwise. An edge met once in each direction is an edge two
-//! polygons share, and is cancelled. Cancelling a pair of opposite edges
+//! holes clockwise, each polygon read first as GEOS's `MakeValid` reads it
+//! (`table::ring_repair`: a ring that crosses itself or a hole outside its
+//! shell covers what GEOS says it does). An edge met once in each
+//! direction is an edge two polygons share, and is cancelled. Cancelling a pair of opposite edges
 //! leaves the winding number of every point unchanged, so what remains
 //! bounds exactly the same region: the union, where the winding number is
 //! positive. What remains is small (the outline, plus any edge that did not
@@ -14,6 +16,8 @@
 use super::edge_counts::{EdgeCounts, Vertex};
 use super::edge_partitions::EdgePartitions;
 use super::geometry::{kind, signed_area, Geometries};
+use super::ring_repair::{Reading, RingCheck};
+use super::snap::InputVertices;
 use crate::cancel::{Cancelled, Stop};
 use geo::{Geometry, LineString, MultiPolygon, Polygon};
 
@@ -83,20 +87,38 @@ const STEP_ROWS: usize = 16 * ROWS_PER_UNIT;
 pub struct Dissolver {
     left: EdgePartitions,
     unit: EdgeCounts,
+    check: RingCheck,
 }
 
 /// Counts the rings of row `row` of `g` into `counts` when it is a polygon
-/// or multipolygon.
-fn add_row(counts: &mut EdgeCounts, g: &Geometries, row: usize) {
+/// or multipolygon, read by `check` as GEOS's `MakeValid` reads them
+/// ([`RingCheck`]): each ring by its depth among the row's rings, or the
+/// repaired region when its edges meet.
+fn add_row(counts: &mut EdgeCounts, check: &mut RingCheck, g: &Geometries, row: usize) {
     if !matches!(g.kinds[row], kind::POLYGON | kind::MULTIPOLYGON) {
         return;
     }
-    for part in g.parts[row] as usize..g.parts[row + 1] as usize {
-        let rings = g.rings[part] as usize..g.rings[part + 1] as usize;
-        let exterior = rings.start;
-        for ring in rings {
-            let (a, b) = (g.coords[ring] as usize, g.coords[ring + 1] as usize);
-            add_ring(counts, &g.xy[2 * a..2 * b], ring == exterior);
+    let rings =
+        g.rings[g.parts[row] as usize] as usize..g.rings[g.parts[row + 1] as usize] as usize;
+    let ring_xy = move |ring: usize| {
+        let (a, b) = (g.coords[ring] as usize, g.coords[ring + 1] as usize);
+        &g.xy[2 * a..2 * b]
+    };
+    match check.read(rings.clone().map(ring_xy)) {
+        Reading::AsTheyAre { exterior } => {
+            for (ring, exterior) in rings.zip(exterior) {
+                add_ring(counts, ring_xy(ring), exterior);
+            }
+        }
+        Reading::Repaired(region) => {
+            let flat =
+                |r: &LineString<f64>| -> Vec<f64> { r.0.iter().flat_map(|c| [c.x, c.y]).collect() };
+            for polygon in &region.0 {
+                add_ring(counts, &flat(polygon.exterior()), true);
+                for hole in polygon.interiors() {
+                    add_ring(counts, &flat(hole), false);
+                }
+            }
         }
     }
 }
@@ -133,7 +155,7 @@ impl Dissolver {
             let edges: usize = unit.iter().map(|&r| geometries.row_xy(r).len() / 2).sum();
             self.unit.reserve(edges / 2);
             for &row in unit {
-                add_row(&mut self.unit, geometries, row);
+                add_row(&mut self.unit, &mut self.check, geometries, row);
             }
             self.left.take_from(&mut self.unit);
         }
@@ -172,6 +194,7 @@ impl Dissolver {
     /// theirs. What is counted stays.
     pub fn shrink(&mut self) {
         self.unit = EdgeCounts::default();
+        self.check = RingCheck::default();
         self.left.shrink();
     }
 
@@ -339,7 +362,8 @@ fn union_of_groups(
 }
 
 /// The region of positive winding number the closed `rings` bound, as
-/// polygons (none when it is empty), resolved by `geo`'s overlay.
+/// polygons (none when it is empty), resolved by `geo`'s overlay, with the
+/// vertices it kept put back on the rings' own ([`InputVertices`]).
 fn union_of_rings(mut rings: Vec<LineString<f64>>) -> Vec<Polygon<f64>> {
     // geo's overlay takes its fill rule from the first ring's winding:
     // the counter-clockwise ring of largest area goes first.
@@ -351,10 +375,13 @@ fn union_of_rings(mut rings: Vec<LineString<f64>>) -> Vec<Polygon<f64>> {
         return Vec::new();
     };
     rings.swap(0, first);
+    let input = InputVertices::new(rings.iter().flat_map(|r| r.0.iter().copied()));
     let polygons: Vec<Polygon<f64>> = (rings.into_iter())
         .map(|r| Polygon::new(r, Vec::new()))
         .collect();
-    geo::unary_union(polygons.iter()).0
+    let mut union = geo::unary_union(polygons.iter());
+    input.put_back_all(&mut union);
+    union.0
 }
 
 /// `rings` cut into at most `groups` groups of about equal vertex counts,

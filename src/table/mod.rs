@@ -20,8 +20,10 @@ pub mod export;
 pub mod geojson;
 pub mod geometry;
 mod import;
+mod ring_repair;
 pub mod schema;
 mod scratch;
+mod snap;
 
 use crate::feature::{Feature, Properties};
 use arrow_array::{Array, ArrayRef, Float64Array, Int64Array, UInt32Array};

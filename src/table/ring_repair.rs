@@ -1,0 +1,325 @@
+//! The dissolve's reading of one polygon row's rings: the region GEOS's
+//! `MakeValid` (its default "linework" method) gives it, so that a basin is
+//! `union(make_valid(catchments))` whatever the catchments' defects.
+//!
+//! The rule (docs/reliability.md): a row's region is the set of points
+//! inside an odd number of its rings (all rings of all parts, whatever their
+//! role and winding), after repeated points are dropped and every ring is
+//! closed. For a valid polygon or multipolygon that is its region; for an
+//! invalid one it is what `MakeValid` builds from the noded linework (a
+//! self-crossing ring's lobes are all area, a hole outside its shell is an
+//! area, a part inside another part cuts a hole in it, spikes and zero-area
+//! parts cover nothing).
+//!
+//! Most rows are read without any overlay: when no two edges of the row's
+//! rings meet except consecutive edges at their shared vertex (a sweep over
+//! the edges sorted by x, near-linear for catchment outlines), each ring is
+//! counted counter-clockwise when it lies inside an even number of the
+//! row's other rings, else clockwise, which for a valid polygon is exterior
+//! counter-clockwise and holes clockwise, as before. Only a row whose edges
+//! cross, touch or overlap is overlaid (geo's even-odd overlay) and its
+//! result's vertices taken back to the row's own vertices they round from,
+//! so that its shared edges still cancel against its neighbours'.
+
+use super::snap::InputVertices;
+use geo::algorithm::bool_ops::{BooleanOps, FillRule, OpType};
+use geo::kernels::{Kernel, Orientation, RobustKernel};
+use geo::{Coord, LineString, MultiPolygon, Polygon};
+
+/// How to count a row's rings, from [`RingCheck::read`].
+pub(super) enum Reading {
+    /// Count ring `r` (the row's rings in order, over all parts)
+    /// counter-clockwise when `exterior[r]`, else clockwise; rings of fewer
+    /// than three distinct points are left out (they cover nothing).
+    AsTheyAre { exterior: Vec<bool> },
+    /// Count these valid polygons instead of the row's rings.
+    Repaired(MultiPolygon<f64>),
+}
+
+/// One edge of a row, for the sweep: its ends, its ring and its index in
+/// the ring.
+#[derive(Clone, Copy)]
+struct Edge {
+    a: Coord<f64>,
+    b: Coord<f64>,
+    ring: usize,
+    index: usize,
+}
+
+impl Edge {
+    fn min_x(&self) -> f64 {
+        self.a.x.min(self.b.x)
+    }
+    fn max_x(&self) -> f64 {
+        self.a.x.max(self.b.x)
+    }
+}
+
+/// The checks' buffers, kept from row to row so that reading a row
+/// allocates nothing once they have grown. Owned by one dissolver.
+#[derive(Default)]
+pub(super) struct RingCheck {
+    /// Every ring's distinct vertices in order, without the closing one.
+    points: Vec<Coord<f64>>,
+    /// Ring `r`'s points are `points[starts[r]..starts[r + 1]]`.
+    starts: Vec<usize>,
+    edges: Vec<Edge>,
+}
+
+impl RingCheck {
+    /// Reads the rings `rings` (interleaved x, y; closed or not) of one
+    /// polygon or multipolygon row.
+    pub fn read<'a>(&mut self, rings: impl Iterator<Item = &'a [f64]>) -> Reading {
+        self.points.clear();
+        self.starts.clear();
+        self.starts.push(0);
+        for xy in rings {
+            self.push_ring(xy);
+        }
+        let count = self.starts.len() - 1;
+        if self.edges_meet() {
+            return Reading::Repaired(self.even_odd_region());
+        }
+        let exterior = match count {
+            1 => vec![true],
+            _ => (0..count).map(|r| self.depth(r) % 2 == 0).collect(),
+        };
+        Reading::AsTheyAre { exterior }
+    }
+
+    /// Ring `r`'s distinct vertices (none when it has fewer than three).
+    fn ring(&self, r: usize) -> &[Coord<f64>] {
+        &self.points[self.starts[r]..self.starts[r + 1]]
+    }
+
+    /// Appends the ring `xy` without repeated points and its closing point;
+    /// empty when fewer than three distinct points remain.
+    fn push_ring(&mut self, xy: &[f64]) {
+        let start = self.points.len();
+        for p in xy.chunks_exact(2) {
+            let c = Coord { x: p[0], y: p[1] };
+            if self.points.len() == start || self.points.last() != Some(&c) {
+                self.points.push(c);
+            }
+        }
+        while self.points.len() > start + 1 && self.points.last() == self.points.get(start) {
+            self.points.pop();
+        }
+        if self.points.len() < start + 3 {
+            self.points.truncate(start);
+        }
+        self.starts.push(self.points.len());
+    }
+
+    /// Whether any two edges of the rings meet other than consecutive edges
+    /// of a ring at their shared vertex: a crossing, a touch, an overlap or
+    /// a spike (consecutive edges doubling back).
+    fn edges_meet(&mut self) -> bool {
+        let count = self.starts.len() - 1;
+        self.edges.clear();
+        for r in 0..count {
+            let ring = &self.points[self.starts[r]..self.starts[r + 1]];
+            let n = ring.len();
+            for i in 0..n {
+                let (a, b, c) = (ring[i], ring[(i + 1) % n], ring[(i + 2) % n]);
+                if doubles_back(a, b, c) {
+                    return true;
+                }
+                self.edges.push(Edge {
+                    a,
+                    b,
+                    ring: r,
+                    index: i,
+                });
+            }
+        }
+        self.edges
+            .sort_unstable_by(|e, f| e.min_x().total_cmp(&f.min_x()));
+        let edges = &self.edges;
+        for (i, e) in edges.iter().enumerate() {
+            let reach = e.max_x();
+            for f in edges[i + 1..].iter().take_while(|f| f.min_x() <= reach) {
+                let apart_in_y =
+                    e.a.y.max(e.b.y) < f.a.y.min(f.b.y) || f.a.y.max(f.b.y) < e.a.y.min(e.b.y);
+                if !apart_in_y && !self.consecutive(e, f) && segments_meet(e.a, e.b, f.a, f.b) {
+                    return true;
+                }
+            }
+        }
+        false
+    }
+
+    /// Whether `e` and `f` follow one another in their ring.
+    fn consecutive(&self, e: &Edge, f: &Edge) -> bool {
+        if e.ring != f.ring {
+            return false;
+        }
+        let n = self.starts[e.ring + 1] - self.starts[e.ring];
+        let d = (e.index + n - f.index) % n;
+        d == 1 || d == n - 1
+    }
+
+    /// How many of the row's other rings contain ring `r` (whose edges meet
+    /// none of theirs, so any of its vertices is inside or outside each).
+    fn depth(&self, r: usize) -> usize {
+        let Some(&p) = self.ring(r).first() else {
+            return 0;
+        };
+        (0..self.starts.len() - 1)
+            .filter(|&s| s != r && winding_number(self.ring(s), p) != 0)
+            .count()
+    }
+
+    /// The points inside an odd number of the rings, by geo's overlay, with
+    /// each vertex of the result that rounds from one of the rings' taken
+    /// back to it bit for bit.
+    fn even_odd_region(&self) -> MultiPolygon<f64> {
+        let rings: MultiPolygon<f64> = (0..self.starts.len() - 1)
+            .filter(|&r| !self.ring(r).is_empty())
+            .map(|r| {
+                let mut ring = self.ring(r).to_vec();
+                ring.push(ring[0]);
+                Polygon::new(LineString(ring), Vec::new())
+            })
+            .collect();
+        let region = rings.boolean_op_with_fill_rule(
+            &MultiPolygon::<f64>(Vec::new()),
+            OpType::Union,
+            FillRule::EvenOdd,
+        );
+        let mut region = region;
+        InputVertices::new(self.points.iter().copied()).put_back_all(&mut region);
+        region
+    }
+}
+
+fn orient(p: Coord<f64>, q: Coord<f64>, r: Coord<f64>) -> Orientation {
+    RobustKernel::orient2d(p, q, r)
+}
+
+/// Whether the edges `a -> b -> c` double back on themselves (a spike).
+fn doubles_back(a: Coord<f64>, b: Coord<f64>, c: Coord<f64>) -> bool {
+    orient(a, b, c) == Orientation::Collinear
+        && (a.x - b.x) * (c.x - b.x) + (a.y - b.y) * (c.y - b.y) > 0.0
+}
+
+/// Whether the closed segments `a b` and `c d` have a point in common.
+fn segments_meet(a: Coord<f64>, b: Coord<f64>, c: Coord<f64>, d: Coord<f64>) -> bool {
+    use Orientation::{Clockwise as Cw, Collinear, CounterClockwise as Ccw};
+    let within = |p: Coord<f64>, q: Coord<f64>, r: Coord<f64>| {
+        r.x >= p.x.min(q.x) && r.x <= p.x.max(q.x) && r.y >= p.y.min(q.y) && r.y <= p.y.max(q.y)
+    };
+    let opposite = |s: Orientation, t: Orientation| matches!((s, t), (Cw, Ccw) | (Ccw, Cw));
+    let (o1, o2) = (orient(a, b, c), orient(a, b, d));
+    let (o3, o4) = (orient(c, d, a), orient(c, d, b));
+    (opposite(o1, o2) && opposite(o3, o4))
+        || (o1 == Collinear && within(a, b, c))
+        || (o2 == Collinear && within(a, b, d))
+        || (o3 == Collinear && within(c, d, a))
+        || (o4 == Collinear && within(c, d, b))
+}
+
+/// The winding number of the closed `ring` (without its closing point)
+/// around `p`, which is not on it: zero outside.
+fn winding_number(ring: &[Coord<f64>], p: Coord<f64>) -> i32 {
+    let n = ring.len();
+    let mut winding = 0;
+    for i in 0..n {
+        let (a, b) = (ring[i], ring[(i + 1) % n]);
+        if a.y <= p.y {
+            if b.y > p.y && orient(a, b, p) == Orientation::CounterClockwise {
+                winding += 1;
+            }
+        } else if b.y <= p.y && orient(a, b, p) == Orientation::Clockwise {
+            winding -= 1;
+        }
+    }
+    winding
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use geo::Area;
+
+    fn read(rings: &[&[(f64, f64)]]) -> Reading {
+        let flat: Vec<Vec<f64>> = (rings.iter())
+            .map(|r| r.iter().flat_map(|&(x, y)| [x, y]).collect())
+            .collect();
+        RingCheck::default().read(flat.iter().map(Vec::as_slice))
+    }
+
+    fn area(reading: Reading) -> f64 {
+        match reading {
+            Reading::Repaired(region) => region.unsigned_area(),
+            Reading::AsTheyAre { .. } => panic!("a repair expected"),
+        }
+    }
+
+    const SQUARE: &[(f64, f64)] = &[(0.0, 0.0), (4.0, 0.0), (4.0, 4.0), (0.0, 4.0), (0.0, 0.0)];
+
+    #[test]
+    fn valid_rings_are_counted_as_they_are_by_their_depth() {
+        let hole: &[(f64, f64)] = &[(1.0, 1.0), (1.0, 2.0), (2.0, 2.0), (2.0, 1.0)];
+        let island: &[(f64, f64)] = &[(1.2, 1.2), (1.8, 1.2), (1.8, 1.8), (1.2, 1.8)];
+        let far: &[(f64, f64)] = &[(9.0, 9.0), (8.0, 9.0), (8.0, 8.0), (9.0, 8.0)];
+        match read(&[SQUARE, hole, island, far]) {
+            Reading::AsTheyAre { exterior } => assert_eq!(exterior, [true, false, true, true]),
+            Reading::Repaired(_) => panic!("valid rings repaired"),
+        }
+    }
+
+    #[test]
+    fn a_hole_outside_its_shell_counts_as_an_exterior() {
+        let outside: &[(f64, f64)] = &[(5.0, 0.0), (6.0, 0.0), (6.0, 1.0), (5.0, 1.0)];
+        match read(&[SQUARE, outside]) {
+            Reading::AsTheyAre { exterior } => assert_eq!(exterior, [true, true]),
+            Reading::Repaired(_) => panic!("disjoint rings repaired"),
+        }
+    }
+
+    #[test]
+    fn a_bow_tie_is_both_its_lobes() {
+        // Two vertices of the square swapped: lobes of area 4 each.
+        let bow_tie: &[(f64, f64)] = &[(0.0, 0.0), (4.0, 0.0), (0.0, 4.0), (4.0, 4.0)];
+        assert_eq!(area(read(&[bow_tie])), 8.0);
+    }
+
+    #[test]
+    fn spikes_repeated_points_and_zero_area_rings_cover_nothing_more() {
+        let spiked: &[(f64, f64)] = &[
+            (0.0, 0.0),
+            (4.0, 0.0),
+            (4.0, 0.0),
+            (4.0, 4.0),
+            (6.0, 6.0),
+            (4.0, 4.0),
+            (0.0, 4.0),
+        ];
+        assert_eq!(area(read(&[spiked])), 16.0);
+        let flat: &[(f64, f64)] = &[(0.0, 0.0), (1.0, 1.0), (2.0, 2.0), (0.0, 0.0)];
+        assert_eq!(area(read(&[flat])), 0.0);
+    }
+
+    #[test]
+    fn overlapping_parts_leave_what_only_one_covers() {
+        let shifted: &[(f64, f64)] = &[(2.0, 0.0), (6.0, 0.0), (6.0, 4.0), (2.0, 4.0)];
+        assert_eq!(area(read(&[SQUARE, shifted])), 16.0);
+    }
+
+    #[test]
+    fn repaired_vertices_are_the_rings_own() {
+        let bow_tie: &[(f64, f64)] = &[(0.1, 0.3), (4.7, 0.1), (0.3, 4.1), (4.9, 4.3)];
+        let Reading::Repaired(region) = read(&[bow_tie]) else {
+            panic!("a repair expected");
+        };
+        let corners: Vec<Coord<f64>> = bow_tie.iter().map(|&c| c.into()).collect();
+        let own = (region.0.iter())
+            .flat_map(|p| p.exterior().0.iter())
+            .filter(|c| corners.contains(c))
+            .count();
+        // Every corner, in the lobes' closed rings (each ring's first
+        // corner twice), and the crossing point, which is new.
+        assert!(own >= 4, "{region:?}");
+    }
+}

@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# The GEOS oracle test (test_geos_oracle.py), run from the repository root
+# as `bash tests/geos/run.sh` after `cargo build --release --bin hydroplot`.
+# Makes a venv under the target dir with shapely 2 and pytest (from PyPI),
+# then runs pytest with CI=true semantics left to the caller: under CI=true
+# a missing binary fails instead of skipping. Writes only under target/.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+target="${CARGO_TARGET_DIR:-$PWD/target}"
+venv="$target/geos-venv"
+[ -x "$venv/bin/python" ] || python3 -m venv "$venv"
+"$venv/bin/python" -c 'import shapely, pytest' 2>/dev/null ||
+    "$venv/bin/pip" install -q 'shapely>=2' pytest
+export HYDROPLOT_BIN="${HYDROPLOT_BIN:-$target/release/hydroplot}"
+export PYTHONDONTWRITEBYTECODE=1
+exec "$venv/bin/python" -m pytest -q -p no:cacheprovider tests/geos "$@"
