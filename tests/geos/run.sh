@@ -13,4 +13,17 @@ venv="$target/geos-venv"
     "$venv/bin/pip" install -q 'shapely>=2' pytest
 export HYDROPLOT_BIN="${HYDROPLOT_BIN:-$target/release/hydroplot}"
 export PYTHONDONTWRITEBYTECODE=1
-exec "$venv/bin/python" -m pytest -q -p no:cacheprovider tests/geos "$@"
+log="$target/geos-pytest.log"
+rc=0
+"$venv/bin/python" -m pytest -q -p no:cacheprovider tests/geos "$@" 2>&1 | tee "$log" || rc=$?
+# One cargo-style summary line, which .ci/run counts.
+line=$(grep -E '^[0-9]+ (passed|failed)|^=+ .*(passed|failed)' "$log" | tail -n 1 || true)
+count() { echo "$line" | { grep -oE "[0-9]+ ($1)" || true; } | awk '{ s += $1 } END { print s + 0 }'; }
+passed=$(count passed)
+failed=$(count 'failed|errors?')
+skipped=$(count skipped)
+[ "$rc" -eq 0 ] || [ "$failed" -gt 0 ] || failed=1
+status=ok
+[ "$failed" -eq 0 ] || status=FAILED
+echo "test result: $status. $passed passed; $failed failed; $skipped ignored; (geos)"
+exit "$rc"
