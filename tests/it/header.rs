@@ -1,5 +1,5 @@
 //! The checked-in C header carries the version of Cargo.toml and its banner.
-//! (That the header matches the sources is `cargo run -p xtask -- header --check`.)
+//! (That the header matches the sources is `cargo xtask header --check`.)
 
 const HEADER: &str = include_str!("../../include/hydroplot.h");
 

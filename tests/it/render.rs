@@ -4,11 +4,11 @@
 //! Reference images live in `tests/data/render/`. A test run never writes
 //! them: blessing is a separate, reviewed step.
 //!
-//! 1. `cargo run -p xtask -- bless-render` runs these tests with
+//! 1. `cargo xtask bless-render` runs these tests with
 //!    `HYDROPLOT_RENDER_CANDIDATES` set to `<target dir>/bless`; the tests
 //!    write each image they render there (and still compare it with the
 //!    reference), and the task prints the candidates' paths for review.
-//! 2. `cargo run -p xtask -- bless-render --accept` copies the reviewed
+//! 2. `cargo xtask bless-render --accept` copies the reviewed
 //!    candidates in `<target dir>/bless` over `tests/data/render/`.
 //!
 //! Besides the references, the pixel tests assert facts computed by hand in
@@ -771,7 +771,7 @@ fn hand_computed_web_mercator_pixels_have_the_layer_colours() {
 }
 
 /// Writes every rendered image to `HYDROPLOT_RENDER_CANDIDATES` when it is
-/// set (by `cargo run -p xtask -- bless-render`), then compares each with its
+/// set (by `cargo xtask bless-render`), then compares each with its
 /// reference. All candidates are written before the first comparison, so one
 /// differing image does not hide the others.
 fn check_references(images: &[(&str, Vec<u8>)]) {
@@ -800,7 +800,7 @@ fn compare_with_reference(name: &str, png: &[u8]) {
         .chunks(4)
         .filter(|p| p.iter().any(|d| *d > 32))
         .count();
-    let review = "to review the new rendering: cargo run -p xtask -- bless-render";
+    let review = "to review the new rendering: cargo xtask bless-render";
     assert!(mean < 1.0, "{name}: mean difference {mean}; {review}");
     assert!(
         bad * 200 <= (w * h) as usize,

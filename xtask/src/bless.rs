@@ -84,7 +84,7 @@ pub fn render_candidates(root: &Path) -> Result<(), String> {
             reference.display()
         );
     }
-    println!("after review: cargo run -p xtask -- bless-render --accept");
+    println!("after review: cargo xtask bless-render --accept");
     Ok(())
 }
 
@@ -94,7 +94,7 @@ pub fn accept(root: &Path) -> Result<(), String> {
     let candidates = pngs(&dir)?;
     if candidates.is_empty() {
         return Err(format!(
-            "no candidate in {}: run `cargo run -p xtask -- bless-render` and review first",
+            "no candidate in {}: run `cargo xtask bless-render` and review first",
             dir.display()
         ));
     }

@@ -1,4 +1,4 @@
-//! Project chores that need more than cargo: `cargo run -p xtask -- <task>`.
+//! Project chores that need more than cargo: `cargo xtask <task>`.
 //!
 //! Tasks:
 //! - `header`: regenerate `include/hydroplot.h` with the pinned cbindgen from
@@ -35,7 +35,7 @@ fn main() -> ExitCode {
         ["bless-render"] => bless::render_candidates(&root()),
         ["bless-render", "--accept"] => bless::accept(&root()),
         _ => Err(
-            "usage: cargo run -p xtask -- header [--check] | bless-render [--accept]".to_string(),
+            "usage: cargo xtask header [--check] | bless-render [--accept]".to_string(),
         ),
     };
     match result {
@@ -91,7 +91,7 @@ fn header(check: bool) -> Result<(), String> {
             }
             Some(report) => Err(format!(
                 "{HEADER} differs from what cbindgen generates from the sources \
-                 (run `cargo run -p xtask -- header` and commit the result):\n{report}"
+                 (run `cargo xtask header` and commit the result):\n{report}"
             )),
         }
     } else {
