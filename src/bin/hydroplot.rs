@@ -73,7 +73,8 @@ hydroplot plot: basins, upstream flowlines and waterbodies as a map (PNG) and Ge
   --streamorder N          only streams of order >= N (-1 = automatic from basin area)
   --hydro-data PATH        read a local NHDPlus GeoPackage instead of downloading
                            (only read; its first plot stores its network in the
-                           index directory for the next ones, see index)
+                           index directory for the next ones, and a large
+                           basin's first plot its basin parts, see index)
   --no-index               store nothing for the next plots (option index=off)
   --sample                 use the embedded Yahara sample GeoPackage (offline: no
                            basemap unless --basemap); without outlets, comid 13293970
