@@ -754,6 +754,9 @@ fn index(args: &[String]) -> Result<()> {
                 };
                 let parts = match &found.parts {
                     Some(IndexedParts::Complete { parts }) => format!(", {parts} basin parts"),
+                    Some(IndexedParts::Partial { parts: 0 }) => {
+                        ", no basin parts yet (the first plot of a large basin or `hydroplot index` makes them)".into()
+                    }
                     Some(IndexedParts::Partial { parts }) => format!(
                         ", {parts} basin parts of the basins plotted so far (`hydroplot index` makes the rest)"
                     ),

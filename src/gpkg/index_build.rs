@@ -13,7 +13,7 @@ use super::reader::GeoPackage;
 use super::stored_network::{self, BASIN_NETWORK, BASIN_PARTS, FLOWLINE_ROWIDS, TOPOLOGY_INDEX};
 use crate::cancel::Stop;
 use crate::collection::Collection;
-use crate::network::{Network, Reach};
+use crate::network::{IdSet, Network, Reach};
 use crate::{Error, Result};
 use rusqlite::{params, Connection, OpenFlags, OptionalExtension};
 use std::path::{Path, PathBuf};
@@ -97,14 +97,15 @@ pub enum PartsOutcome {
 /// network stored, and its basin parts of at least `reaches_per_part`
 /// reaches ([`super::REACHES_PER_PART`] by default). The GeoPackage is only
 /// read, so a read-only file is indexed like any other. Idempotent: a
-/// current index in `place` is kept as it is.
+/// current index in `place` is kept as it is; one that plots began
+/// ([`make_basin_parts`]) is completed, its parts kept.
 ///
 /// A file that is not an SQLite database, not a GeoPackage or without the
 /// flowline layer and its topology columns is an `Error::Gpkg`; a file
 /// written to while it is read is an `Error::Gpkg` (run again), and the old
 /// index stays. A directory that cannot be written is an `Error::Io`. A
 /// cancel of `stop` is `Error::Cancelled`, nothing written. `progress`
-/// hears (parts made, parts in all) on the calling thread.
+/// hears (parts made, parts to make) on the calling thread.
 pub fn index_geopackage(
     path: &Path,
     place: IndexPlace,
@@ -120,12 +121,22 @@ pub fn index_geopackage(
     if let Some(kept) = current_index(&target, &source, reaches_per_part)? {
         return Ok(kept);
     }
+    let begun = begun_parts(&target, &source, reaches_per_part);
     let (rowids, reaches): (Vec<i64>, Vec<Reach>) = gpkg.read_topology_rows()?.into_iter().unzip();
     let (network, parts) = match cut(&reaches, reaches_per_part) {
         Ok((network, closing)) => match catchments_usable(&gpkg) {
             Ok(()) => {
-                let all = (closing.as_slice(), closing.as_slice());
-                let parts = made_parts(&gpkg, &reaches, &network, all, stop, progress)?;
+                let closed: IdSet = closing.iter().map(|&c| reaches[c].comid).collect();
+                let mut parts: Vec<StoredPart> = begun
+                    .into_iter()
+                    .filter(|p| closed.contains(&p.0))
+                    .collect();
+                let have: IdSet = parts.iter().map(|p| p.0).collect();
+                let make: Vec<usize> = (closing.iter().copied())
+                    .filter(|&c| !have.contains(&reaches[c].comid))
+                    .collect();
+                let cut = (closing.as_slice(), make.as_slice());
+                parts.extend(made_parts(&gpkg, &reaches, &network, cut, stop, progress)?);
                 (network, Ok(parts))
             }
             Err(why) => (network, Err(why)),
@@ -194,6 +205,24 @@ fn current_index(
         reaches: reaches.len(),
         parts,
     }))
+}
+
+/// The parts of the index file at `target` when it is current for `source`
+/// and plots began it ([`make_basin_parts`]) with parts of
+/// `reaches_per_part` reaches: [`index_geopackage`] makes the rest. None
+/// otherwise.
+fn begun_parts(target: &Path, source: &Source, reaches_per_part: usize) -> Vec<StoredPart> {
+    let Some(index) = IndexFile::open(target).filter(|i| &i.source == source) else {
+        return Vec::new();
+    };
+    match index.parts_made() {
+        Some(PartsRecord {
+            complete: false,
+            no_parts: None,
+            reaches_per_part: size,
+        }) if size == reaches_per_part => index.stored_parts().unwrap_or_default(),
+        _ => Vec::new(),
+    }
 }
 
 /// The reaches of a file's network, in row order, and their network.
