@@ -753,17 +753,17 @@ fn index(args: &[String]) -> Result<()> {
                     "stale (not used)"
                 };
                 let parts = match &found.parts {
-                    Some(IndexedParts::Complete { parts }) => format!(", {parts} basin parts"),
+                    Some(IndexedParts::Complete { parts }) => format!("; {parts} basin parts"),
                     Some(IndexedParts::Partial { parts: 0 }) => {
-                        ", no basin parts yet (the first plot of a large basin or `hydroplot index` makes them)".into()
+                        "; no basin parts yet (the first plot of a large basin or `hydroplot index` makes them)".into()
                     }
                     Some(IndexedParts::Partial { parts }) => format!(
-                        ", {parts} basin parts of the basins plotted so far (`hydroplot index` makes the rest)"
+                        "; {parts} basin parts of the basins plotted so far (`hydroplot index` makes the rest)"
                     ),
-                    Some(IndexedParts::Skipped { why }) => format!(", no basin parts: {why}"),
+                    Some(IndexedParts::Skipped { why }) => format!("; no basin parts: {why}"),
                     None => String::new(),
                 };
-                say!("index {} ({state}{parts})", found.path.display());
+                say!("index {} ({state}){parts}", found.path.display());
             }
             if status.in_file {
                 say!("{shown} holds an index of release 0.2 (read while current; `hydroplot index --remove` takes it out)");

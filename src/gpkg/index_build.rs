@@ -303,7 +303,7 @@ pub fn make_basin_parts(
     let record = (gpkg.index())
         .filter(|index| index.still_current(gpkg.path()))
         .and_then(IndexFile::parts_made);
-    let size = match record {
+    let size = match &record {
         Some(PartsRecord {
             complete: false,
             no_parts: None,
@@ -313,13 +313,14 @@ pub fn make_basin_parts(
             complete: false,
             no_parts: None,
             reaches_per_part: size,
-        }) => size,
+        }) => *size,
         _ => return Ok((0, None)),
     };
     let upstream = network.upstream_mask(outlets);
+    // Parts made already passed the checks, on the file as it still is.
+    let first = record.is_some_and(|r| r.reaches_per_part == NO_PART_YET);
     if upstream.iter().filter(|&&u| u).count() < size
-        || partable(reaches).is_err()
-        || catchments_usable(gpkg).is_err()
+        || (first && (partable(reaches).is_err() || catchments_usable(gpkg).is_err()))
     {
         return Ok((0, None));
     }
