@@ -135,9 +135,9 @@ pub struct Config {
     /// = `on`/`off`), and the basin parts of each large basin it plots.
     pub index: bool,
     /// The fewest reaches of the basin parts a plot makes for an index
-    /// without parts yet ([`crate::gpkg::REACHES_PER_PART`]). No option
-    /// key sets it: smaller parts are for tests of the library.
-    pub reaches_per_part: usize,
+    /// without parts yet; `None`: `gpkg::REACHES_PER_PART`. No option key
+    /// sets it: smaller parts are for tests of the library.
+    pub reaches_per_part: Option<usize>,
     /// Whole-request timeout.
     pub timeout: Duration,
     /// Connect timeout.
@@ -186,7 +186,7 @@ impl Default for Config {
             tile_cache: true,
             index_dir: cache_dir("index"),
             index: true,
-            reaches_per_part: crate::gpkg::REACHES_PER_PART,
+            reaches_per_part: None,
             timeout: Duration::from_secs(60),
             connect_timeout: Duration::from_secs(10),
             lock_timeout: crate::cancel::DEFAULT_LOCK_TIMEOUT,

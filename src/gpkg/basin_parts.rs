@@ -29,6 +29,7 @@
 
 use super::blob;
 use super::fold::{catchment_key, Fold};
+use super::index_file::{bbox_of, StoredPart};
 use super::layer::quote;
 use super::reader::GeoPackage;
 use super::stored_network::{self, BASIN_NETWORK, BASIN_PARTS};
@@ -250,16 +251,6 @@ impl GeoPackage {
     }
 }
 
-/// The box of a part in the first four columns of `row` (`None` when one
-/// is NULL: its catchments cover nothing).
-pub(super) fn bbox_of(row: &rusqlite::Row) -> rusqlite::Result<Option<[f64; 4]>> {
-    let corners: [Option<f64>; 4] = [row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?];
-    Ok(match corners {
-        [Some(x0), Some(y0), Some(x1), Some(y1)] => Some([x0, y0, x1, y1]),
-        _ => None,
-    })
-}
-
 /// Adds a part of box `bbox` and rings `outline` (a geometry blob) to
 /// `fold`, parsed with `builder`.
 fn add_part(
@@ -389,7 +380,3 @@ pub fn remove_basin_parts(tx: &rusqlite::Transaction) -> rusqlite::Result<bool> 
     )?;
     Ok(!triggers.is_empty() || table > 0 || registered > 0)
 }
-
-/// A part as stored: the comid closing it, its catchments' box and the
-/// blob of its rings (none when its catchments cover nothing).
-pub(super) type StoredPart = (i64, Option<[f64; 4]>, Option<Vec<u8>>);

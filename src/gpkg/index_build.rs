@@ -4,9 +4,10 @@
 //! where it is ([`index_status`]). The index file itself, what it records
 //! and how it is read, is `index_file.rs`; the GeoPackage is only read.
 
-use super::basin_parts::{cut, made_parts, partable, StoredPart};
+use super::basin_parts::{cut, made_parts, partable};
 use super::index_file::{
-    index_path, Identity, IndexFile, IndexPlace, PartsRecord, Source, TableCounts, FORMAT,
+    index_path, Identity, IndexFile, IndexPlace, PartsRecord, Source, StoredPart, TableCounts,
+    FORMAT,
 };
 use super::layer::quote;
 use super::reader::GeoPackage;

@@ -27,7 +27,6 @@
 //! reading it); making one from a GeoPackage, finding the current one of a
 //! GeoPackage and its status are `index_build.rs`, above the reader.
 
-use super::basin_parts::{bbox_of, StoredPart};
 use super::layer::quote;
 use super::stored_network::{self, BASIN_NETWORK, BASIN_PARTS, FLOWLINE_ROWIDS};
 use crate::network::{IdMap, IdSet, Network, Reach};
@@ -378,4 +377,18 @@ fn immutable_uri(path: &Path) -> String {
     }
     uri.push_str("?immutable=1");
     uri
+}
+
+/// A part as stored: the comid closing it, its catchments' box and the
+/// blob of its rings (none when its catchments cover nothing).
+pub(super) type StoredPart = (i64, Option<[f64; 4]>, Option<Vec<u8>>);
+
+/// The box of a part in the first four columns of `row` (`None` when one
+/// is NULL: its catchments cover nothing).
+pub(super) fn bbox_of(row: &rusqlite::Row) -> rusqlite::Result<Option<[f64; 4]>> {
+    let corners: [Option<f64>; 4] = [row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?];
+    Ok(match corners {
+        [Some(x0), Some(y0), Some(x1), Some(y1)] => Some([x0, y0, x1, y1]),
+        _ => None,
+    })
 }

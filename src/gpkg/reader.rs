@@ -19,9 +19,8 @@ use rusqlite::config::DbConfig;
 use rusqlite::types::ValueRef;
 use rusqlite::{Connection, OpenFlags, Row};
 
-use super::basin_parts::StoredPart;
 use super::blob;
-use super::index_file::IndexFile;
+use super::index_file::{IndexFile, StoredPart};
 use super::layer::{covering_index, quote, Layer};
 use super::wanted::WantedIds;
 use crate::collection::Collection;

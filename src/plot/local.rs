@@ -14,7 +14,9 @@ use crate::collection::Collection;
 use crate::context::Context;
 use crate::crs::Transformer;
 use crate::feature::union_bbox;
-use crate::gpkg::{catchment_key, make_basin_parts, read_network_and_index, GeoPackage, Share};
+use crate::gpkg::{
+    catchment_key, make_basin_parts, read_network_and_index, GeoPackage, Share, REACHES_PER_PART,
+};
 use crate::network::{upstream_comids, IdSet, Network, Reach};
 use crate::services::index;
 use crate::table::dissolve::{dissolve, Dissolver};
@@ -155,7 +157,7 @@ fn make_basin_parts_needed(
 ) -> Result<()> {
     let mut progress =
         |done: usize, all: usize| ctx.progress("basin_parts", done as u64, all as u64);
-    let size = ctx.config.reaches_per_part;
+    let size = ctx.config.reaches_per_part.unwrap_or(REACHES_PER_PART);
     let (made, not_stored) =
         make_basin_parts(gpkg, network, outlets, size, ctx.stop(), &mut progress)?;
     if let Some(why) = not_stored {

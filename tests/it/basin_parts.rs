@@ -805,7 +805,7 @@ fn a_large_basin_makes_the_parts_it_needs_at_its_first_plot() {
     let heard = std::sync::Arc::new(PartsProgress::default());
     let mut ctx = offline().with_observer(Some(heard.clone()));
     ctx.config.index_dir = indexes.clone();
-    ctx.config.reaches_per_part = SMALL_PARTS;
+    ctx.config.reaches_per_part = Some(SMALL_PARTS);
     let mut never_indexed = offline();
     never_indexed.config.index = false;
     let plain_basin = |outlet: i64| basins_with(&never_indexed, &plain, &[outlet], Layers::All);
@@ -924,7 +924,7 @@ fn no_part_is_made_with_the_index_off_or_beside_complete_parts() {
     let heard = std::sync::Arc::new(PartsProgress::default());
     let mut ctx = offline().with_observer(Some(heard.clone()));
     ctx.config.index_dir = indexes.clone();
-    ctx.config.reaches_per_part = SMALL_PARTS;
+    ctx.config.reaches_per_part = Some(SMALL_PARTS);
     ctx.config.index = false;
     let largest = some_outlets()[0];
     basins_with(&ctx, &parted, &[largest], Layers::All);
@@ -935,7 +935,7 @@ fn no_part_is_made_with_the_index_off_or_beside_complete_parts() {
     let parts = store_parts(&parted);
     let beside = index_path(&parted, IndexPlace::Beside).unwrap();
     let stored = parts_by_sql(&beside);
-    ctx.config.reaches_per_part = SMALL_PARTS * 2;
+    ctx.config.reaches_per_part = Some(SMALL_PARTS * 2);
     basins_with(&ctx, &parted, &[largest], Layers::All);
     assert_eq!(heard.heard(), []);
     assert_eq!(parts_by_sql(&beside), stored);
