@@ -48,7 +48,7 @@ const KeyDoc kContextKeys[] = {
     {"tile_cache_dir", "string", "Tile cache folder"},
     {"tile_cache", "string", "on or off"},
     {"index_dir", "string", "Folder of the index files of local GeoPackages (never written themselves)"},
-    {"index", "string", "on (default) or off: the first read of a hydro_data file stores its network in index_dir"},
+    {"index", "string", "on (default) or off: the first read of a hydro_data file stores its network, and of a large basin its basin parts, in index_dir"},
     {"timeout_s", "float", "Request timeout, seconds"},
     {"connect_timeout_s", "float", "Connect timeout, seconds"},
     {"retries", "int", "Retries of a failed request"},

@@ -132,8 +132,12 @@ pub struct Config {
     pub index_dir: PathBuf,
     /// Whether the first plot of a local GeoPackage without a current
     /// index stores its network in `index_dir` for the next ones (`index`
-    /// = `on`/`off`).
+    /// = `on`/`off`), and the basin parts of each large basin it plots.
     pub index: bool,
+    /// The fewest reaches of the basin parts a plot makes for an index
+    /// without parts yet; `None`: `gpkg::REACHES_PER_PART`. No option key
+    /// sets it: smaller parts are for tests of the library.
+    pub reaches_per_part: Option<usize>,
     /// Whole-request timeout.
     pub timeout: Duration,
     /// Connect timeout.
@@ -182,6 +186,7 @@ impl Default for Config {
             tile_cache: true,
             index_dir: cache_dir("index"),
             index: true,
+            reaches_per_part: None,
             timeout: Duration::from_secs(60),
             connect_timeout: Duration::from_secs(10),
             lock_timeout: crate::cancel::DEFAULT_LOCK_TIMEOUT,

@@ -213,11 +213,12 @@ impl Network {
         closing
     }
 
-    /// The reaches of each part closed by `closing` ([`Network::parts`]):
-    /// the closing reach first, then those above it up to the next closing
-    /// reaches. `closing` must come from [`Network::parts`]: a reach on a
-    /// cycle would be walked without end.
-    pub fn reaches_of_parts(&self, closing: &[usize]) -> Vec<Vec<usize>> {
+    /// The reaches of each part closed by `make`, some of the reaches
+    /// `closing` that close parts ([`Network::parts`]): the closing reach
+    /// first, then those above it up to the next closing reaches. `closing`
+    /// must come from [`Network::parts`]: a reach on a cycle would be
+    /// walked without end.
+    pub fn reaches_of_parts(&self, closing: &[usize], make: &[usize]) -> Vec<Vec<usize>> {
         let mut closes = vec![false; self.first.len() - 1];
         for &c in closing {
             closes[c] = true;
@@ -235,7 +236,7 @@ impl Network {
             }
             reaches
         };
-        closing.iter().map(|&c| walk(c)).collect()
+        make.iter().map(|&c| walk(c)).collect()
     }
 
     /// The upstream of `outlet` (as [`Network::upstream_mask`] walks it),
@@ -479,7 +480,7 @@ mod tests {
             v
         };
         let parts: Vec<Vec<usize>> = network
-            .reaches_of_parts(&[1, 2, 9])
+            .reaches_of_parts(&[1, 2, 9], &[1, 2, 9])
             .into_iter()
             .map(sorted)
             .collect();
@@ -487,6 +488,29 @@ mod tests {
             parts,
             vec![vec![1, 3, 4, 5], vec![2, 6, 7, 8], vec![9, 10, 11, 12]]
         );
+        // Some of them: each still ends at the other closing reaches.
+        let some = network.reaches_of_parts(&[1, 2, 9], &[1]);
+        assert_eq!(
+            some.into_iter().map(sorted).collect::<Vec<_>>(),
+            vec![vec![1, 3, 4, 5]]
+        );
+    }
+
+    #[test]
+    fn an_upstream_splits_alike_with_the_parts_of_some_basins_alone() {
+        // The parts inside the basins of 3 and 2 (9; 2), not 1: every part
+        // above a marked one is marked, so each marked part is whole.
+        let network = Network::new(&tree());
+        let closes: Vec<bool> = (0..13).map(|i| [2, 9].contains(&i)).collect();
+        let mut split = network.split_upstream(0, &closes);
+        split.parts.sort_unstable();
+        split.rest.sort_unstable();
+        assert_eq!(split.parts, vec![2, 9]);
+        assert_eq!(split.rest, vec![0, 1, 3, 4, 5]);
+        let parts = network.reaches_of_parts(&[1, 2, 9], &split.parts);
+        let mut covered: Vec<usize> = parts.into_iter().flatten().chain(split.rest).collect();
+        covered.sort_unstable();
+        assert_eq!(covered, (0..13).collect::<Vec<_>>(), "each reach once");
     }
 
     #[test]

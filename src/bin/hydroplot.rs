@@ -12,7 +12,8 @@
 
 use hydroplot::config::Config;
 use hydroplot::gpkg::{
-    index_geopackage, index_status, unindex_geopackage, IndexPlace, PartsOutcome, REACHES_PER_PART,
+    index_geopackage, index_status, unindex_geopackage, IndexPlace, IndexedParts, PartsOutcome,
+    REACHES_PER_PART,
 };
 use hydroplot::plot::{plot_hydro, CacheSetting, Layer, Layers, Outlet, Plot, PlotRequest};
 use hydroplot::render::TileCacheMode;
@@ -55,6 +56,8 @@ macro_rules! note_part {
 mod batch;
 #[path = "hydroplot/interrupt.rs"]
 mod interrupt;
+#[path = "hydroplot/terminal.rs"]
+mod terminal;
 
 /// The Yahara sample GeoPackage, embedded so the demo runs offline anywhere.
 const SAMPLE_GPKG: &[u8] = include_bytes!("../../tests/data/yahara_sample.gpkg");
@@ -70,7 +73,8 @@ hydroplot plot: basins, upstream flowlines and waterbodies as a map (PNG) and Ge
   --streamorder N          only streams of order >= N (-1 = automatic from basin area)
   --hydro-data PATH        read a local NHDPlus GeoPackage instead of downloading
                            (only read; its first plot stores its network in the
-                           index directory for the next ones, see index)
+                           index directory for the next ones, and a large
+                           basin's first plot its basin parts, see index)
   --no-index               store nothing for the next plots (option index=off)
   --sample                 use the embedded Yahara sample GeoPackage (offline: no
                            basemap unless --basemap); without outlets, comid 13293970
@@ -325,7 +329,7 @@ fn context(flags: &Flags) -> Result<Context> {
 
 fn plot(args: &[String]) -> Result<()> {
     let flags = Flags::parse(args)?;
-    let ctx = context(&flags)?;
+    let ctx = context(&flags)?.with_observer(Some(terminal::Terminal::on_stderr(false)));
     let mut req = PlotRequest::default();
     let mut out: Option<PathBuf> = None;
     let mut geojson: Option<PathBuf> = None;
@@ -742,13 +746,24 @@ fn index(args: &[String]) -> Result<()> {
         }
         Some("--status") => {
             let status = index_status(file, &config.index_dir)?;
-            for (path, current) in &status.found {
-                let state = if *current {
+            for found in &status.found {
+                let state = if found.current {
                     "current"
                 } else {
                     "stale (not used)"
                 };
-                say!("index {} ({state})", path.display());
+                let parts = match &found.parts {
+                    Some(IndexedParts::Complete { parts }) => format!("; {parts} basin parts"),
+                    Some(IndexedParts::Partial { parts: 0 }) => {
+                        "; no basin parts yet (the first plot of a large basin or `hydroplot index` makes them)".into()
+                    }
+                    Some(IndexedParts::Partial { parts }) => format!(
+                        "; {parts} basin parts of the basins plotted so far (`hydroplot index` makes the rest)"
+                    ),
+                    Some(IndexedParts::Skipped { why }) => format!("; no basin parts: {why}"),
+                    None => String::new(),
+                };
+                say!("index {} ({state}){parts}", found.path.display());
             }
             if status.in_file {
                 say!("{shown} holds an index of release 0.2 (read while current; `hydroplot index --remove` takes it out)");
@@ -762,7 +777,11 @@ fn index(args: &[String]) -> Result<()> {
                 Some("--beside") => IndexPlace::Beside,
                 _ => IndexPlace::Dir(&config.index_dir),
             };
-            let indexed = index_geopackage(file, place, REACHES_PER_PART, &stop, &mut |_, _| {})?;
+            let line = terminal::Terminal::on_stderr(false);
+            let mut progress = |done: usize, all: usize| {
+                line.progress("basin_parts", done as u64, all as u64);
+            };
+            let indexed = index_geopackage(file, place, REACHES_PER_PART, &stop, &mut progress)?;
             let index = indexed.path.display();
             let parts = match indexed.parts {
                 PartsOutcome::Parts { parts } => format!("{parts} basin parts"),

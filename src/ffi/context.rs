@@ -158,8 +158,12 @@ pub extern "C" fn hydroplot_context_new(out: *mut *mut hydroplot_context) -> hyd
 /// The GeoPackages themselves are never written. With `index` on (the
 /// default), the first plot of a `hydro_data` file without a current index
 /// stores its network there for the next plots (about the cost of reading
-/// it; `hydroplot_gpkg_index` adds the basin parts); a directory that
-/// cannot be written is one warning in the log, never a failed plot.
+/// it), and the first plot of a basin large enough to use basin parts
+/// (4,096 reaches or more) makes the parts inside it and adds them to the
+/// index (progress stage `"basin_parts"`), so a small basin never waits
+/// for a whole build (`hydroplot_gpkg_index` makes every part at once); a
+/// directory that cannot be written is one warning in the log, never a
+/// failed plot.
 ///
 /// `ca_bundle` names a PEM file of root certificates trusted besides the
 /// bundled Mozilla roots and the operating system's store (an agency's

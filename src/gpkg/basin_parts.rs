@@ -29,6 +29,7 @@
 
 use super::blob;
 use super::fold::{catchment_key, Fold};
+use super::index_file::{bbox_of, StoredPart};
 use super::layer::quote;
 use super::reader::GeoPackage;
 use super::stored_network::{self, BASIN_NETWORK, BASIN_PARTS};
@@ -107,13 +108,18 @@ fn complete(conn: &Connection, tables: &[String; 2]) -> rusqlite::Result<String>
 impl GeoPackage {
     /// The comids of the reaches that close the stored basin parts, when
     /// there are current ones: in the index file in use
-    /// ([`GeoPackage::use_index`]) while the file is as it recorded, else
+    /// ([`GeoPackage::use_index`]) while the file is as it recorded (with
+    /// those this plot made, [`super::make_basin_parts`]), else
     /// in the file itself (release 0.2). `None` when there are none: never
     /// made, or stale (the file written to since; in the file itself, a
     /// table made again, a column or SRS changed).
     pub fn basin_parts(&self) -> Result<Option<IdSet>> {
         match self.index() {
-            Some(index) if index.still_current(self.path()) => index.parts().map(Some),
+            Some(index) if index.still_current(self.path()) => {
+                let mut parts = index.parts()?;
+                parts.extend(self.made_parts().keys());
+                Ok(Some(parts))
+            }
             Some(_) => Ok(None),
             None => self.in_file_basin_parts(),
         }
@@ -213,7 +219,7 @@ impl GeoPackage {
 
     /// Adds the stored parts closed by the reaches `comids` (of
     /// [`GeoPackage::basin_parts`]) to `fold`: their rings to its edge
-    /// counts, their boxes to its box. One part is held at a time.
+    /// counts, their boxes to its box. One part is read at a time.
     pub fn add_basin_parts(&self, comids: &[i64], fold: &mut Fold) -> Result<()> {
         let sql = |e: rusqlite::Error| self.context(e.into());
         let conn = self.index().map_or(self.connection(), |i| i.connection());
@@ -225,41 +231,49 @@ impl GeoPackage {
             .map_err(sql)?;
         let mut builder = GeometryBuilder::default();
         for &comid in comids {
+            if let Some((_, bbox, outline)) = self.made_parts().get(&comid) {
+                add_part(*bbox, outline.as_deref(), fold, &mut builder)
+                    .map_err(|e| self.context(e))?;
+                continue;
+            }
             let mut rows = stmt.query([comid]).map_err(sql)?;
             let row = rows.next().map_err(sql)?.ok_or_else(|| {
                 self.context(Error::Gpkg(format!(
                     "{BASIN_PARTS} has no part {comid}; run `hydroplot index` again"
                 )))
             })?;
-            let corners: [Option<f64>; 4] = [0, 1, 2, 3].map(|i| row.get(i).ok().flatten());
-            if let [Some(x0), Some(y0), Some(x1), Some(y1)] = corners {
-                fold.bbox = Some(
-                    fold.bbox
-                        .map_or([x0, y0, x1, y1], |b| union_bbox(b, [x0, y0, x1, y1])),
-                );
-            }
-            if let Some(outline) = row
-                .get_ref(4)
-                .map_err(sql)?
-                .as_blob_or_null()
-                .map_err(|e| sql(e.into()))?
-            {
-                blob::parse_into(outline, &mut builder, None).map_err(|e| self.context(e))?;
-                let rings = builder.finish();
-                fold.dissolver.add_lines(&rings, &[0]);
-                builder = rings.recycle();
-            }
+            let outline =
+                (row.get_ref(4).map_err(sql)?.as_blob_or_null()).map_err(|e| sql(e.into()))?;
+            add_part(bbox_of(row).map_err(sql)?, outline, fold, &mut builder)
+                .map_err(|e| self.context(e))?;
         }
         Ok(())
     }
 }
 
-/// The network of `reaches` and the reaches closing its parts of at least
-/// `reaches_per_part` reaches; or why it gets no parts.
-pub(super) fn cut(
-    reaches: &[Reach],
-    reaches_per_part: usize,
-) -> std::result::Result<(Network, Vec<usize>), String> {
+/// Adds a part of box `bbox` and rings `outline` (a geometry blob) to
+/// `fold`, parsed with `builder`.
+fn add_part(
+    bbox: Option<[f64; 4]>,
+    outline: Option<&[u8]>,
+    fold: &mut Fold,
+    builder: &mut GeometryBuilder,
+) -> Result<()> {
+    if let Some(b) = bbox {
+        fold.bbox = Some(fold.bbox.map_or(b, |f| union_bbox(f, b)));
+    }
+    if let Some(outline) = outline {
+        blob::parse_into(outline, builder, None)?;
+        let rings = std::mem::take(builder).finish();
+        fold.dissolver.add_lines(&rings, &[0]);
+        *builder = rings.recycle();
+    }
+    Ok(())
+}
+
+/// `Ok` when the network of `reaches` can have parts (stored, with
+/// comids and hydroseqs that do not repeat); else why not.
+pub(super) fn partable(reaches: &[Reach]) -> std::result::Result<(), String> {
     let repeats = |mut keys: Vec<i64>| {
         keys.sort_unstable();
         keys.windows(2).any(|w| w[0] == w[1])
@@ -277,6 +291,16 @@ pub(super) fn cut(
     if repeats(reaches.iter().map(|r| r.hydroseq).collect()) {
         return Err("a hydroseq repeats among its flowlines".into());
     }
+    Ok(())
+}
+
+/// The network of `reaches` and the reaches closing its parts of at least
+/// `reaches_per_part` reaches; or why it gets no parts.
+pub(super) fn cut(
+    reaches: &[Reach],
+    reaches_per_part: usize,
+) -> std::result::Result<(Network, Vec<usize>), String> {
+    partable(reaches)?;
     let network = Network::new(reaches);
     let closing = network.parts(reaches_per_part);
     if closing.is_empty() {
@@ -287,25 +311,26 @@ pub(super) fn cut(
     Ok((network, closing))
 }
 
-/// The parts closed by the reaches `closing` of `network` (of `reaches`,
-/// as [`cut`] gives them) of the GeoPackage `gpkg`: every catchment read
-/// once and folded into its part, each part's rings.
+/// The parts closed by the reaches `make`, some of the reaches `closing`
+/// that close the parts of `network` (of `reaches`, as [`cut`] gives
+/// them), of the GeoPackage `gpkg`: every catchment of them read once and
+/// folded into its part, each part's rings, in the order of `make`.
 pub(super) fn made_parts(
     gpkg: &GeoPackage,
     reaches: &[Reach],
     network: &Network,
-    closing: &[usize],
+    (closing, make): (&[usize], &[usize]),
     stop: &Stop,
     progress: &mut dyn FnMut(usize, usize),
 ) -> Result<Vec<StoredPart>> {
-    progress(0, closing.len());
+    progress(0, make.len());
     let mut part_of: IdMap<usize> = IdMap::default();
-    for (k, part) in network.reaches_of_parts(closing).into_iter().enumerate() {
+    for (k, part) in (network.reaches_of_parts(closing, make).into_iter()).enumerate() {
         part_of.extend(part.into_iter().map(|i| (reaches[i].comid, k)));
     }
     let ids: Vec<i64> = part_of.keys().copied().collect();
     let route = |batch: &Table| -> Vec<Vec<usize>> {
-        let mut rows = vec![Vec::new(); closing.len()];
+        let mut rows = vec![Vec::new(); make.len()];
         let key = catchment_key(batch);
         for row in 0..batch.len() {
             let part = key.and_then(|k| k.i64(row)).and_then(|id| part_of.get(&id));
@@ -315,15 +340,15 @@ pub(super) fn made_parts(
         }
         rows
     };
-    let folds = gpkg.fold_catchments(&ids, closing.len(), &route)?;
-    let mut parts = Vec::with_capacity(closing.len());
-    for (&c, fold) in closing.iter().zip(folds) {
+    let folds = gpkg.fold_catchments(&ids, make.len(), &route)?;
+    let mut parts = Vec::with_capacity(make.len());
+    for (&c, fold) in make.iter().zip(folds) {
         stop.check()?;
         let rings = fold.dissolver.rings();
         let outline = (!rings.is_empty())
             .then(|| blob::write(&Geometry::MultiLineString(MultiLineString(rings)), SRS_ID));
         parts.push((reaches[c].comid, fold.bbox, outline));
-        progress(parts.len(), closing.len());
+        progress(parts.len(), make.len());
     }
     Ok(parts)
 }
@@ -355,7 +380,3 @@ pub fn remove_basin_parts(tx: &rusqlite::Transaction) -> rusqlite::Result<bool> 
     )?;
     Ok(!triggers.is_empty() || table > 0 || registered > 0)
 }
-
-/// A part as stored: the comid closing it, its catchments' box and the
-/// blob of its rings (none when its catchments cover nothing).
-pub(super) type StoredPart = (i64, Option<[f64; 4]>, Option<Vec<u8>>);

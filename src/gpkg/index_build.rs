@@ -4,14 +4,17 @@
 //! where it is ([`index_status`]). The index file itself, what it records
 //! and how it is read, is `index_file.rs`; the GeoPackage is only read.
 
-use super::basin_parts::{cut, made_parts, StoredPart};
-use super::index_file::{index_path, Identity, IndexFile, IndexPlace, Source, TableCounts, FORMAT};
+use super::basin_parts::{cut, made_parts, partable};
+use super::index_file::{
+    index_path, Identity, IndexFile, IndexPlace, PartsRecord, Source, StoredPart, TableCounts,
+    FORMAT,
+};
 use super::layer::quote;
 use super::reader::GeoPackage;
 use super::stored_network::{self, BASIN_NETWORK, BASIN_PARTS, FLOWLINE_ROWIDS, TOPOLOGY_INDEX};
 use crate::cancel::Stop;
 use crate::collection::Collection;
-use crate::network::{Network, Reach};
+use crate::network::{IdSet, Network, Reach};
 use crate::{Error, Result};
 use rusqlite::{params, Connection, OpenFlags, OptionalExtension};
 use std::path::{Path, PathBuf};
@@ -95,14 +98,15 @@ pub enum PartsOutcome {
 /// network stored, and its basin parts of at least `reaches_per_part`
 /// reaches ([`super::REACHES_PER_PART`] by default). The GeoPackage is only
 /// read, so a read-only file is indexed like any other. Idempotent: a
-/// current index in `place` is kept as it is.
+/// current index in `place` is kept as it is; one that plots began
+/// ([`make_basin_parts`]) is completed, its parts kept.
 ///
 /// A file that is not an SQLite database, not a GeoPackage or without the
 /// flowline layer and its topology columns is an `Error::Gpkg`; a file
 /// written to while it is read is an `Error::Gpkg` (run again), and the old
 /// index stays. A directory that cannot be written is an `Error::Io`. A
 /// cancel of `stop` is `Error::Cancelled`, nothing written. `progress`
-/// hears (parts made, parts in all) on the calling thread.
+/// hears (parts made, parts to make) on the calling thread.
 pub fn index_geopackage(
     path: &Path,
     place: IndexPlace,
@@ -118,11 +122,22 @@ pub fn index_geopackage(
     if let Some(kept) = current_index(&target, &source, reaches_per_part)? {
         return Ok(kept);
     }
+    let begun = begun_parts(&target, &source, reaches_per_part);
     let (rowids, reaches): (Vec<i64>, Vec<Reach>) = gpkg.read_topology_rows()?.into_iter().unzip();
     let (network, parts) = match cut(&reaches, reaches_per_part) {
         Ok((network, closing)) => match catchments_usable(&gpkg) {
             Ok(()) => {
-                let parts = made_parts(&gpkg, &reaches, &network, &closing, stop, progress)?;
+                let closed: IdSet = closing.iter().map(|&c| reaches[c].comid).collect();
+                let mut parts: Vec<StoredPart> = begun
+                    .into_iter()
+                    .filter(|p| closed.contains(&p.0))
+                    .collect();
+                let have: IdSet = parts.iter().map(|p| p.0).collect();
+                let make: Vec<usize> = (closing.iter().copied())
+                    .filter(|&c| !have.contains(&reaches[c].comid))
+                    .collect();
+                let cut = (closing.as_slice(), make.as_slice());
+                parts.extend(made_parts(&gpkg, &reaches, &network, cut, stop, progress)?);
                 (network, Ok(parts))
             }
             Err(why) => (network, Err(why)),
@@ -144,7 +159,15 @@ pub fn index_geopackage(
         Ok(parts) => PartsOutcome::Parts { parts: parts.len() },
         Err(why) => PartsOutcome::Skipped { why: why.clone() },
     };
-    write_index(&target, &source, reaches_per_part, network.as_ref(), &parts)?;
+    let made = Made {
+        reaches_per_part,
+        parts: parts
+            .as_ref()
+            .map(|p| p.iter().collect())
+            .map_err(String::as_str),
+        complete: true,
+    };
+    write_index(&target, &source, network.as_ref(), made)?;
     Ok(Indexed {
         path: target,
         written: true,
@@ -154,8 +177,9 @@ pub fn index_geopackage(
 }
 
 /// What the index file at `target` holds when it is current for `source`
-/// and was made with parts of `reaches_per_part` reaches, its network
-/// readable ([`index_geopackage`] then keeps it); else `None`.
+/// and was made with parts of `reaches_per_part` reaches, all of them
+/// (not those of the basins plotted so far), its network readable
+/// ([`index_geopackage`] then keeps it); else `None`.
 fn current_index(
     target: &Path,
     source: &Source,
@@ -164,13 +188,13 @@ fn current_index(
     let Some(index) = IndexFile::open(target).filter(|i| &i.source == source) else {
         return Ok(None);
     };
-    let (Some((reaches, _)), Some((size, why))) = (index.network(), index.parts_made()) else {
+    let (Some((reaches, _)), Some(record)) = (index.network(), index.parts_made()) else {
         return Ok(None);
     };
-    if size != reaches_per_part {
+    if record.reaches_per_part != reaches_per_part || !record.complete {
         return Ok(None);
     }
-    let parts = match why {
+    let parts = match record.no_parts {
         Some(why) => PartsOutcome::Skipped { why },
         None => PartsOutcome::Parts {
             parts: index.parts()?.len(),
@@ -184,16 +208,31 @@ fn current_index(
     }))
 }
 
-/// The fewest reaches of a part recorded by an index a plot made: none
-/// (`hydroplot index` makes them).
-const MADE_BY_A_PLOT: usize = 0;
+/// The parts of the index file at `target` when it is current for `source`
+/// and plots began it ([`make_basin_parts`]) with parts of
+/// `reaches_per_part` reaches: [`index_geopackage`] makes the rest. None
+/// otherwise.
+fn begun_parts(target: &Path, source: &Source, reaches_per_part: usize) -> Vec<StoredPart> {
+    let Some(index) = IndexFile::open(target).filter(|i| &i.source == source) else {
+        return Vec::new();
+    };
+    match index.parts_made() {
+        Some(PartsRecord {
+            complete: false,
+            no_parts: None,
+            reaches_per_part: size,
+        }) if size == reaches_per_part => index.stored_parts().unwrap_or_default(),
+        _ => Vec::new(),
+    }
+}
 
 /// The reaches of a file's network, in row order, and their network.
 pub type NetworkRead = (Vec<Reach>, Network);
 
 /// The network of `gpkg`, which has no current index, read from the file
 /// in `threads` shares and stored as a new index file in `dir` (the network and the flowlines'
-/// rowids; the basin parts are left to `hydroplot index`), which `gpkg`
+/// rowids; the basin parts are made as plots need them,
+/// [`make_basin_parts`], or by `hydroplot index`), which `gpkg`
 /// then uses, and the next plots. The store is best effort: when the file
 /// was written to meanwhile, or the index cannot be written, the network is
 /// returned all the same, with the reason nothing was stored.
@@ -220,19 +259,113 @@ pub fn read_network_and_index(
             stored_network::encode(&reaches, &network),
             stored_network::encode_rowids(&rowids),
         );
-        let no_parts = "made by a plot; `hydroplot index` makes the basin parts";
-        write_index(
-            &target,
-            &source,
-            MADE_BY_A_PLOT,
-            Some(&blobs),
-            &Err(no_parts.into()),
-        )
+        let none_yet = Made {
+            reaches_per_part: NO_PART_YET,
+            parts: Ok(Vec::new()),
+            complete: false,
+        };
+        write_index(&target, &source, Some(&blobs), none_yet)
     })();
     if stored.is_ok() {
         gpkg.use_index(dir);
     }
     Ok(((reaches, network), stored.err()))
+}
+
+/// The fewest reaches of a part recorded by an index without parts yet
+/// (a plot made it, which stored the network alone): the size is chosen
+/// by the first plot that makes some.
+const NO_PART_YET: usize = 0;
+
+/// Makes the basin parts a plot needs that the index file in use lacks,
+/// when it holds the parts of the basins plotted so far (not all, not
+/// none for good): those lying whole in the upstream of `outlets` (reach
+/// indexes of `network`, the network of `reaches` as the file holds
+/// them), of the size the index records, or `reaches_per_part` reaches
+/// when it records none yet ([`super::REACHES_PER_PART`] by default). An
+/// upstream smaller than one part makes nothing. The parts made are used
+/// by `gpkg` from now on ([`GeoPackage::basin_parts`]), and stored with
+/// the index's other parts in a new index file in the place of the one in
+/// use, for the next plots; the GeoPackage is only read.
+///
+/// Returns how many parts were made, and why they were not stored when
+/// they were not (the file was written to meanwhile, or the index cannot
+/// be written): the plot goes on all the same. A failure to read the
+/// catchments is an error; a cancel of `stop` is `Error::Cancelled`.
+/// `progress` hears (parts made, parts to make) on the calling thread.
+pub fn make_basin_parts(
+    gpkg: &mut GeoPackage,
+    (reaches, network): (&[Reach], &Network),
+    outlets: &[usize],
+    reaches_per_part: usize,
+    stop: &Stop,
+    progress: &mut dyn FnMut(usize, usize),
+) -> Result<(usize, Option<Error>)> {
+    let record = (gpkg.index())
+        .filter(|index| index.still_current(gpkg.path()))
+        .and_then(IndexFile::parts_made);
+    let size = match &record {
+        Some(PartsRecord {
+            complete: false,
+            no_parts: None,
+            reaches_per_part: NO_PART_YET,
+        }) => reaches_per_part.max(1),
+        Some(PartsRecord {
+            complete: false,
+            no_parts: None,
+            reaches_per_part: size,
+        }) => *size,
+        _ => return Ok((0, None)),
+    };
+    let upstream = network.upstream_mask(outlets);
+    // Parts made already passed the checks, on the file as it still is.
+    let first = record.is_some_and(|r| r.reaches_per_part == NO_PART_YET);
+    if upstream.iter().filter(|&&u| u).count() < size
+        || (first && (partable(reaches).is_err() || catchments_usable(gpkg).is_err()))
+    {
+        return Ok((0, None));
+    }
+    let stored = gpkg.basin_parts()?.unwrap_or_default();
+    let closing = network.parts(size);
+    let make: Vec<usize> = (closing.iter().copied())
+        .filter(|&c| upstream[c] && !stored.contains(&reaches[c].comid))
+        .collect();
+    if make.is_empty() {
+        return Ok((0, None));
+    }
+    let parts = made_parts(gpkg, reaches, network, (&closing, &make), stop, progress)?;
+    let not_stored = store_more_parts(gpkg, size, &parts).err();
+    gpkg.add_made_parts(parts);
+    Ok((make.len(), not_stored))
+}
+
+/// Stores `parts` of `reaches_per_part` reaches, made for the index file
+/// in use by `gpkg`, in a new index file in its place, with all it holds
+/// and the parts `gpkg` made before.
+fn store_more_parts(
+    gpkg: &GeoPackage,
+    reaches_per_part: usize,
+    parts: &[StoredPart],
+) -> Result<()> {
+    let index = (gpkg.index()).ok_or_else(|| Error::Gpkg("no index file in use".into()))?;
+    if Source::now(gpkg)? != index.source {
+        return Err(Error::Gpkg(
+            "the file was written to while it was read".into(),
+        ));
+    }
+    let network = (index.network_blobs())
+        .ok_or_else(|| Error::Gpkg("the index holds no readable network".into()))?;
+    let stored = index.stored_parts()?;
+    let all = (stored.iter())
+        .chain(gpkg.made_parts().values())
+        .chain(parts)
+        .collect();
+    let made = Made {
+        reaches_per_part,
+        parts: Ok(all),
+        complete: false,
+    };
+    write_index(index.path(), &index.source, Some(&network), made)
 }
 
 /// `Ok` when the catchments of `gpkg` can have parts: a catchment layer in
@@ -247,20 +380,30 @@ fn catchments_usable(gpkg: &GeoPackage) -> std::result::Result<(), String> {
     }
 }
 
+/// The basin parts an index file is written with.
+struct Made<'a> {
+    /// The fewest reaches of a part.
+    reaches_per_part: usize,
+    /// The parts, or why the file gets none.
+    parts: std::result::Result<Vec<&'a StoredPart>, &'a str>,
+    /// Whether they are all the network's parts (else those of the basins
+    /// plotted so far).
+    complete: bool,
+}
+
 /// Writes the index file `target`: under a temporary name in its directory
 /// (made if needed; the temporary files of killed runs removed,
 /// [`crate::output::TempFile`]), synced, then renamed over whatever is there.
 fn write_index(
     target: &Path,
     source: &Source,
-    reaches_per_part: usize,
     network: Option<&(Vec<u8>, Vec<u8>)>,
-    parts: &std::result::Result<Vec<StoredPart>, String>,
+    made: Made,
 ) -> Result<()> {
     let dir = target.parent().unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir).map_err(|e| crate::error::io_error(dir, e))?;
     let temp = crate::output::TempFile::beside(target)?;
-    fill(temp.path(), source, reaches_per_part, network, parts).map_err(|e| {
+    fill(temp.path(), source, network, made).map_err(|e| {
         Error::Io(format!(
             "{}: the index cannot be written: {e}",
             target.display()
@@ -276,9 +419,8 @@ fn write_index(
 fn fill(
     temp: &Path,
     source: &Source,
-    reaches_per_part: usize,
     network: Option<&(Vec<u8>, Vec<u8>)>,
-    parts: &std::result::Result<Vec<StoredPart>, String>,
+    made: Made,
 ) -> rusqlite::Result<()> {
     let mut conn = Connection::open_with_flags(
         temp,
@@ -287,7 +429,7 @@ fn fill(
     // A file of its own, renamed once complete: no journal needed.
     conn.execute_batch(&format!(
         "PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF; PRAGMA user_version = {FORMAT};
-         CREATE TABLE source (device INTEGER, inode INTEGER, size INTEGER, mtime_ns INTEGER, change_counter INTEGER, schema_cookie INTEGER, wal_size INTEGER, wal_mtime_ns INTEGER, reaches_per_part INTEGER, no_parts TEXT);
+         CREATE TABLE source (device INTEGER, inode INTEGER, size INTEGER, mtime_ns INTEGER, change_counter INTEGER, schema_cookie INTEGER, wal_size INTEGER, wal_mtime_ns INTEGER, reaches_per_part INTEGER, no_parts TEXT, parts_complete INTEGER NOT NULL);
          CREATE TABLE source_tables (position INTEGER PRIMARY KEY, name TEXT NOT NULL, min_rowid INTEGER NOT NULL, max_rowid INTEGER NOT NULL);
          CREATE TABLE {} (reaches BLOB NOT NULL);
          CREATE TABLE {} (rowids BLOB NOT NULL);
@@ -299,7 +441,7 @@ fn fill(
     let tx = conn.transaction()?;
     let v = source.identity.stored();
     tx.execute(
-        "INSERT INTO source VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+        "INSERT INTO source VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
         params![
             v[0],
             v[1],
@@ -309,8 +451,9 @@ fn fill(
             v[5],
             v[6],
             v[7],
-            reaches_per_part as i64,
-            parts.as_ref().err()
+            made.reaches_per_part as i64,
+            made.parts.as_ref().err(),
+            made.complete
         ],
     )?;
     for (position, (name, min, max)) in source.tables.iter().enumerate() {
@@ -332,7 +475,7 @@ fn fill(
             [rowids],
         )?;
     }
-    if let Ok(parts) = parts {
+    if let Ok(parts) = made.parts {
         let mut insert = tx.prepare(&format!(
             "INSERT INTO {} (comid, min_x, min_y, max_x, max_y, outline) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
             quote(BASIN_PARTS)
@@ -357,16 +500,55 @@ fn fill(
 /// ([`index_status`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct IndexStatus {
-    /// Each index file found (beside the file, then in the directory),
-    /// and whether it is current.
-    pub found: Vec<(PathBuf, bool)>,
+    /// Each index file found (beside the file, then in the directory).
+    pub found: Vec<FoundIndex>,
     /// Whether the GeoPackage holds an index of release 0.2 (tables,
     /// triggers or the topology index inside it).
     pub in_file: bool,
 }
 
+/// An index file of a GeoPackage ([`index_status`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FoundIndex {
+    /// The index file.
+    pub path: PathBuf,
+    /// Whether it is current (a plot uses it).
+    pub current: bool,
+    /// Its basin parts; `None` when it cannot be read (another release's
+    /// format: it is never used, and made again).
+    pub parts: Option<IndexedParts>,
+}
+
+/// The basin parts an index file holds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum IndexedParts {
+    /// Every part of the network, `parts` of them (`hydroplot index`).
+    Complete { parts: usize },
+    /// Those of the basins plotted so far, `parts` of them; `hydroplot
+    /// index` makes the rest.
+    Partial { parts: usize },
+    /// None, for the reason `why`.
+    Skipped { why: String },
+}
+
+impl IndexFile {
+    /// The basin parts it holds; `None` when they cannot be read.
+    fn indexed_parts(&self) -> Option<IndexedParts> {
+        let record = self.parts_made()?;
+        let parts = self.parts().ok()?.len();
+        Some(match record {
+            PartsRecord {
+                no_parts: Some(why),
+                ..
+            } => IndexedParts::Skipped { why },
+            PartsRecord { complete: true, .. } => IndexedParts::Complete { parts },
+            PartsRecord { .. } => IndexedParts::Partial { parts },
+        })
+    }
+}
+
 /// Where the indexes of the GeoPackage at `path` are (beside it and in
-/// `dir`) and whether each is current.
+/// `dir`), whether each is current and what basin parts it holds.
 pub fn index_status(path: &Path, dir: &Path) -> Result<IndexStatus> {
     let gpkg = GeoPackage::open(path)?;
     let now = Source::now(&gpkg)?;
@@ -374,9 +556,13 @@ pub fn index_status(path: &Path, dir: &Path) -> Result<IndexStatus> {
         .into_iter()
         .filter_map(|place| index_path(path, place).ok())
         .filter(|p| p.exists())
-        .map(|p| {
-            let current = IndexFile::open(&p).is_some_and(|i| i.source == now);
-            (p, current)
+        .map(|path| {
+            let index = IndexFile::open(&path);
+            FoundIndex {
+                current: index.as_ref().is_some_and(|i| i.source == now),
+                parts: index.as_ref().and_then(IndexFile::indexed_parts),
+                path,
+            }
         })
         .collect();
     let in_file: i64 = gpkg

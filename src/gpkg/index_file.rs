@@ -39,7 +39,9 @@ use std::path::{Path, PathBuf};
 pub const INDEX_EXTENSION: &str = "hydroplot-index";
 
 /// The index file's format, as its SQLite `user_version`.
-pub(super) const FORMAT: i64 = 1;
+/// Format 2 records whether the basin parts are complete (made by
+/// `hydroplot index`) or those of the basins plotted so far.
+pub(super) const FORMAT: i64 = 2;
 
 /// Where an index file is kept.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -286,33 +288,79 @@ impl IndexFile {
     /// The stored network; `None` when the file has none or it cannot be
     /// read (the GeoPackage is then read row by row).
     pub(super) fn network(&self) -> Option<(Vec<Reach>, Network)> {
-        let select = format!("SELECT reaches FROM {} LIMIT 1", quote(BASIN_NETWORK));
-        let blob: Vec<u8> = self.conn.query_row(&select, [], |r| r.get(0)).ok()?;
-        stored_network::decode(&blob)
+        stored_network::decode(&self.blob(BASIN_NETWORK, "reaches")?)
+    }
+
+    /// The blob in `column` of the first row of `table`, if any.
+    fn blob(&self, table: &str, column: &str) -> Option<Vec<u8>> {
+        let select = format!("SELECT {column} FROM {} LIMIT 1", quote(table));
+        self.conn.query_row(&select, [], |r| r.get(0)).ok()
     }
 
     /// The rowid of each flowline by comid; `None` when the file has no
     /// stored network or its blobs cannot be read.
     pub(super) fn flowline_rowids(&self) -> Option<IdMap<i64>> {
-        let blob = |table: &str, column: &str| -> Option<Vec<u8>> {
-            let select = format!("SELECT {column} FROM {} LIMIT 1", quote(table));
-            self.conn.query_row(&select, [], |r| r.get(0)).ok()
-        };
-        let comids = stored_network::comids(&blob(BASIN_NETWORK, "reaches")?)?;
-        let rowids = stored_network::decode_rowids(&blob(FLOWLINE_ROWIDS, "rowids")?)?;
+        let comids = stored_network::comids(&self.blob(BASIN_NETWORK, "reaches")?)?;
+        let rowids = stored_network::decode_rowids(&self.blob(FLOWLINE_ROWIDS, "rowids")?)?;
         (comids.len() == rowids.len()).then(|| comids.into_iter().zip(rowids).collect())
     }
 
-    /// The fewest reaches of its parts, and why the file has no basin
-    /// parts, when it has none.
-    pub(super) fn parts_made(&self) -> Option<(usize, Option<String>)> {
+    /// What the file records of its basin parts; `None` when it cannot be
+    /// read.
+    pub(super) fn parts_made(&self) -> Option<PartsRecord> {
         self.conn
-            .query_row("SELECT reaches_per_part, no_parts FROM source", [], |r| {
-                Ok((r.get::<_, i64>(0)?, r.get(1)?))
-            })
+            .query_row(
+                "SELECT reaches_per_part, no_parts, parts_complete FROM source",
+                [],
+                |r| Ok((r.get::<_, i64>(0)?, r.get(1)?, r.get::<_, bool>(2)?)),
+            )
             .ok()
-            .and_then(|(size, why)| Some((usize::try_from(size).ok()?, why)))
+            .and_then(|(size, no_parts, complete)| {
+                Some(PartsRecord {
+                    reaches_per_part: usize::try_from(size).ok()?,
+                    no_parts,
+                    complete,
+                })
+            })
     }
+
+    /// The stored network and rowids as blobs, to be carried into a new
+    /// index file; `None` when the file has none.
+    pub(super) fn network_blobs(&self) -> Option<(Vec<u8>, Vec<u8>)> {
+        Some((
+            self.blob(BASIN_NETWORK, "reaches")?,
+            self.blob(FLOWLINE_ROWIDS, "rowids")?,
+        ))
+    }
+
+    /// Every stored basin part, as stored, to be carried into a new index
+    /// file.
+    pub(super) fn stored_parts(&self) -> Result<Vec<StoredPart>> {
+        let sql = |e: rusqlite::Error| Error::from(e).context(&self.path.display().to_string());
+        let mut stmt = (self.conn)
+            .prepare(&format!(
+                "SELECT min_x, min_y, max_x, max_y, outline, comid FROM {}",
+                quote(BASIN_PARTS)
+            ))
+            .map_err(sql)?;
+        let rows = stmt
+            .query_map([], |r| Ok((r.get(5)?, bbox_of(r)?, r.get(4)?)))
+            .map_err(sql)?;
+        rows.collect::<rusqlite::Result<_>>().map_err(sql)
+    }
+}
+
+/// What an index file records of its basin parts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct PartsRecord {
+    /// The fewest reaches of a part; 0 while no part was made (an index
+    /// a plot made, which stored the network alone).
+    pub(super) reaches_per_part: usize,
+    /// Why the file has no basin parts, when it will get none.
+    pub(super) no_parts: Option<String>,
+    /// Whether every part of the network is stored (`hydroplot index`);
+    /// else those of the basins plotted so far.
+    pub(super) complete: bool,
 }
 
 /// The SQLite URI of the file at the absolute path `path`, opened as
@@ -329,4 +377,18 @@ fn immutable_uri(path: &Path) -> String {
     }
     uri.push_str("?immutable=1");
     uri
+}
+
+/// A part as stored: the comid closing it, its catchments' box and the
+/// blob of its rings (none when its catchments cover nothing).
+pub(super) type StoredPart = (i64, Option<[f64; 4]>, Option<Vec<u8>>);
+
+/// The box of a part in the first four columns of `row` (`None` when one
+/// is NULL: its catchments cover nothing).
+pub(super) fn bbox_of(row: &rusqlite::Row) -> rusqlite::Result<Option<[f64; 4]>> {
+    let corners: [Option<f64>; 4] = [row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?];
+    Ok(match corners {
+        [Some(x0), Some(y0), Some(x1), Some(y1)] => Some([x0, y0, x1, y1]),
+        _ => None,
+    })
 }

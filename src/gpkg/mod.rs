@@ -37,7 +37,8 @@ mod writer;
 pub use basin_parts::REACHES_PER_PART;
 pub use fold::{catchment_key, Fold, Route};
 pub use index_build::{
-    index_geopackage, index_status, read_network_and_index, IndexStatus, Indexed, PartsOutcome,
+    index_geopackage, index_status, make_basin_parts, read_network_and_index, FoundIndex,
+    IndexStatus, Indexed, IndexedParts, PartsOutcome,
 };
 pub use index_file::{index_path, IndexPlace, INDEX_EXTENSION};
 pub use prepare::{unindex_geopackage, Unindexed};

@@ -20,7 +20,7 @@ use rusqlite::types::ValueRef;
 use rusqlite::{Connection, OpenFlags, Row};
 
 use super::blob;
-use super::index_file::IndexFile;
+use super::index_file::{IndexFile, StoredPart};
 use super::layer::{covering_index, quote, Layer};
 use super::wanted::WantedIds;
 use crate::collection::Collection;
@@ -63,6 +63,10 @@ pub struct GeoPackage {
     /// read at the first read of flowlines by comid or the first
     /// [`GeoPackage::reopen`], which shares it.
     flowline_rowids: OnceCell<Option<Arc<IdMap<i64>>>>,
+    /// The basin parts this plot made that the index file in use lacks
+    /// ([`super::make_basin_parts`]), by the comid closing each. Held while this lives, dropped with the index in use;
+    /// a connection of [`GeoPackage::reopen`] has none.
+    made_parts: IdMap<StoredPart>,
 }
 
 impl std::fmt::Debug for GeoPackage {
@@ -144,6 +148,7 @@ impl GeoPackage {
             layers,
             index: None,
             flowline_rowids: OnceCell::new(),
+            made_parts: IdMap::default(),
         })
     }
 
@@ -172,6 +177,7 @@ impl GeoPackage {
             layers: self.layers.clone(),
             index: None,
             flowline_rowids: OnceCell::from(self.flowline_rowids().cloned()),
+            made_parts: IdMap::default(),
         })
     }
 
@@ -181,12 +187,24 @@ impl GeoPackage {
     pub(super) fn set_index(&mut self, index: Option<IndexFile>) -> Option<&Path> {
         self.index = index;
         self.flowline_rowids = OnceCell::new();
+        self.made_parts = IdMap::default();
         self.index.as_ref().map(IndexFile::path)
     }
 
     /// The index file in use, if any.
     pub(super) fn index(&self) -> Option<&IndexFile> {
         self.index.as_ref()
+    }
+
+    /// The basin parts this plot made that the index file in use lacks.
+    pub(super) fn made_parts(&self) -> &IdMap<StoredPart> {
+        &self.made_parts
+    }
+
+    /// Adds `parts`, made for the index file in use, to
+    /// [`GeoPackage::made_parts`].
+    pub(super) fn add_made_parts(&mut self, parts: Vec<StoredPart>) {
+        self.made_parts.extend(parts.into_iter().map(|p| (p.0, p)));
     }
 
     /// The rowid of each flowline by comid, as the index file in use stores

@@ -14,8 +14,10 @@ use crate::collection::Collection;
 use crate::context::Context;
 use crate::crs::Transformer;
 use crate::feature::union_bbox;
-use crate::gpkg::{catchment_key, read_network_and_index, GeoPackage, Share};
-use crate::network::{upstream_comids, IdSet, Reach};
+use crate::gpkg::{
+    catchment_key, make_basin_parts, read_network_and_index, GeoPackage, Share, REACHES_PER_PART,
+};
+use crate::network::{upstream_comids, IdSet, Network, Reach};
 use crate::services::index;
 use crate::table::dissolve::{dissolve, Dissolver};
 use crate::table::{Table, TableBuilder};
@@ -87,6 +89,21 @@ pub fn subset(ctx: &Context, req: &PlotRequest, path: &Path) -> Result<Subset> {
         .collect::<Result<Vec<_>>>()?;
 
     let comids: Vec<i64> = outlets.iter().map(|o| o.comid).collect();
+    let mut at = Vec::with_capacity(outlets.len());
+    for (o, i) in outlets.iter().zip(network.index_of_each(&comids)) {
+        at.push(i.ok_or_else(|| {
+            Error::not_found(format!(
+                "outlet {}/{}: comid {} is not in {}",
+                o.source,
+                o.id,
+                o.comid,
+                path.display()
+            ))
+        })?);
+    }
+    if folds(req) && ctx.config.index {
+        make_basin_parts_needed(ctx, &mut gpkg, (&reaches, &network), &at)?;
+    }
     let mut per_outlet = Vec::with_capacity(outlets.len());
     let mut all = vec![false; reaches.len()];
     // With stored basin parts, which a fold of the catchments adds whole.
@@ -101,16 +118,7 @@ pub fn subset(ctx: &Context, req: &PlotRequest, path: &Path) -> Result<Subset> {
             .collect::<Vec<_>>()
     });
     let mut splits = Vec::new();
-    for (o, i) in outlets.iter().zip(network.index_of_each(&comids)) {
-        let i = i.ok_or_else(|| {
-            Error::not_found(format!(
-                "outlet {}/{}: comid {} is not in {}",
-                o.source,
-                o.id,
-                o.comid,
-                path.display()
-            ))
-        })?;
+    for i in at {
         let mask = match &closes {
             Some(closes) => {
                 let split = network.split_upstream(i, closes);
@@ -135,6 +143,31 @@ pub fn subset(ctx: &Context, req: &PlotRequest, path: &Path) -> Result<Subset> {
         splits: closes.map(|_| splits),
     };
     with_flowlines(ctx, &gpkg, req, &reaches, &all, outlets, basins)
+}
+
+/// Makes the basin parts that the upstream of the reaches `outlets` of
+/// `network` needs and the index in use of `gpkg` lacks
+/// ([`make_basin_parts`]): progress as stage `"basin_parts"`, a store that
+/// failed as a warning.
+fn make_basin_parts_needed(
+    ctx: &Context,
+    gpkg: &mut GeoPackage,
+    network: (&[Reach], &Network),
+    outlets: &[usize],
+) -> Result<()> {
+    let mut progress =
+        |done: usize, all: usize| ctx.progress("basin_parts", done as u64, all as u64);
+    let size = ctx.config.reaches_per_part.unwrap_or(REACHES_PER_PART);
+    let (made, not_stored) =
+        make_basin_parts(gpkg, network, outlets, size, ctx.stop(), &mut progress)?;
+    if let Some(why) = not_stored {
+        let message = format!(
+            "{}: its {made} new basin parts were not stored for the next plots ({why})",
+            gpkg.path().display()
+        );
+        ctx.log(crate::context::LogLevel::Warning, &message);
+    }
+    Ok(())
 }
 
 /// Whether the catchments of `req` are folded into its basins as they are

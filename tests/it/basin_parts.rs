@@ -7,9 +7,10 @@
 use crate::support;
 
 use hydroplot::cancel::{Canceller, Stop};
+use hydroplot::context::{Context, LogLevel, Observer};
 use hydroplot::gpkg::{
-    index_geopackage, index_path, unindex_geopackage, GeoPackage, IndexPlace, PartsOutcome,
-    Unindexed, BASIN_PARTS, REACHES_PER_PART,
+    index_geopackage, index_path, index_status, unindex_geopackage, GeoPackage, IndexPlace,
+    IndexedParts, PartsOutcome, Unindexed, BASIN_PARTS, REACHES_PER_PART,
 };
 use hydroplot::network::{Network, Reach};
 use hydroplot::plot::{plot_hydro, Layer, Layers, Outlet, PlotRequest};
@@ -81,6 +82,16 @@ fn bytes(path: &Path) -> (Vec<u8>, Option<Vec<u8>>) {
 /// The basins (as geometries) and plot box of `outlets` from `file`,
 /// folded (flowline-only, or the map's layers alone).
 fn basins(file: &Path, outlets: &[i64], layers: Layers) -> (Vec<Option<geo::Geometry>>, [f64; 4]) {
+    basins_with(&offline(), file, outlets, layers)
+}
+
+/// [`basins`] with the context `ctx`.
+fn basins_with(
+    ctx: &Context,
+    file: &Path,
+    outlets: &[i64],
+    layers: Layers,
+) -> (Vec<Option<geo::Geometry>>, [f64; 4]) {
     let req = PlotRequest {
         outlets: outlets.iter().map(|&c| Outlet::Comid(c)).collect(),
         hydro_data: Some(file.to_path_buf()),
@@ -89,7 +100,7 @@ fn basins(file: &Path, outlets: &[i64], layers: Layers) -> (Vec<Option<geo::Geom
         layers,
         ..Default::default()
     };
-    let d = plot_hydro(&offline(), &req, None).unwrap().data;
+    let d = plot_hydro(ctx, &req, None).unwrap().data;
     let geometries = d.layer(Layer::Basin).to_features().into_iter();
     (geometries.map(|f| f.geometry).collect(), d.bbox)
 }
@@ -738,4 +749,196 @@ fn catchments_keyed_by_nhdplusid_make_the_same_basins_for_several_outlets() {
         assert!(expected.0.iter().filter(|b| b.is_some()).count() > 5);
         assert_eq!(basins(&renamed, &some, layers), expected, "{layers:?}");
     }
+}
+
+/// The progress of stage `"basin_parts"` heard by an observer.
+#[derive(Default)]
+struct PartsProgress(std::sync::Mutex<Vec<(u64, u64)>>);
+
+impl Observer for PartsProgress {
+    fn log(&self, _: LogLevel, _: &str) {}
+    fn progress(&self, stage: &str, done: u64, total: u64) {
+        if stage == "basin_parts" {
+            self.0.lock().unwrap().push((done, total));
+        }
+    }
+}
+
+impl PartsProgress {
+    /// What was heard since the last look.
+    fn heard(&self) -> Vec<(u64, u64)> {
+        std::mem::take(&mut self.0.lock().unwrap())
+    }
+}
+
+/// The comids upstream of `outlet` (itself included), by plain SQL.
+fn upstream_by_sql(file: &Path, outlet: i64) -> std::collections::HashSet<i64> {
+    let db = Connection::open(file).unwrap();
+    let mut stmt = db
+        .prepare(
+            "WITH RECURSIVE up(comid, hydroseq) AS (
+                 SELECT comid, hydroseq FROM NHDFlowline_Network WHERE comid = ?1
+                 UNION SELECT f.comid, f.hydroseq FROM NHDFlowline_Network f JOIN up ON f.dnhydroseq = up.hydroseq)
+             SELECT CAST(comid AS INTEGER) FROM up",
+        )
+        .unwrap();
+    let rows = stmt.query_map([outlet], |r| r.get(0)).unwrap();
+    rows.map(Result::unwrap).collect()
+}
+
+/// The comids closing the parts in the index file `index`, by plain SQL.
+fn parts_by_sql(index: &Path) -> std::collections::BTreeSet<i64> {
+    let db = Connection::open(index).unwrap();
+    let mut stmt = db
+        .prepare(&format!("SELECT comid FROM {BASIN_PARTS}"))
+        .unwrap();
+    let rows = stmt.query_map([], |r| r.get(0)).unwrap();
+    rows.map(Result::unwrap).collect()
+}
+
+#[test]
+fn a_large_basin_makes_the_parts_it_needs_at_its_first_plot() {
+    let (plain, parted) = copies("on-first-use");
+    let before = bytes(&parted);
+    let indexes = parted.parent().unwrap().join("indexes");
+    let index = index_path(&parted, IndexPlace::Dir(&indexes)).unwrap();
+    let heard = std::sync::Arc::new(PartsProgress::default());
+    let mut ctx = offline().with_observer(Some(heard.clone()));
+    ctx.config.index_dir = indexes.clone();
+    ctx.config.reaches_per_part = Some(SMALL_PARTS);
+    let mut never_indexed = offline();
+    never_indexed.config.index = false;
+    let plain_basin = |outlet: i64| basins_with(&never_indexed, &plain, &[outlet], Layers::All);
+    // Every part of the network, and those inside a basin, which holds a
+    // part whole when it holds its closing reach.
+    let reaches: Vec<Reach> = (topology_by_sql(&parted).into_iter())
+        .map(|(comid, hydroseq, dnhydroseq, streamorder)| Reach {
+            comid,
+            hydroseq,
+            dnhydroseq,
+            streamorder,
+        })
+        .collect();
+    let every_part: Vec<i64> = (Network::new(&reaches).parts(SMALL_PARTS).into_iter())
+        .map(|i| reaches[i].comid)
+        .collect();
+    let parts_in = |outlet: i64| -> std::collections::BTreeSet<i64> {
+        let upstream = upstream_by_sql(&parted, outlet);
+        (every_part.iter().copied())
+            .filter(|c| upstream.contains(c))
+            .collect()
+    };
+    let outlets = some_outlets();
+    let largest = outlets[0];
+    let small = *outlets
+        .iter()
+        .find(|&&o| upstream_by_sql(&parted, o).len() < SMALL_PARTS)
+        .expect("a basin smaller than a part");
+    let middle = *outlets
+        .iter()
+        .find(|&&o| {
+            let inside = parts_in(o).len();
+            inside >= 2 && inside * 2 < parts_in(largest).len()
+        })
+        .expect("a basin of a few parts");
+    assert!(parts_in(largest).is_superset(&parts_in(middle)));
+
+    // A small basin: the network stored, no part made.
+    assert_eq!(
+        basins_with(&ctx, &parted, &[small], Layers::All),
+        plain_basin(small)
+    );
+    assert!(parts_by_sql(&index).is_empty());
+    assert_eq!(heard.heard(), []);
+    let status = index_status(&parted, &indexes).unwrap();
+    assert_eq!(
+        status.found[0].parts,
+        Some(IndexedParts::Partial { parts: 0 })
+    );
+    // A larger basin: exactly the parts inside it, and its basin is the
+    // basin folded from every catchment; the parts made are announced.
+    let made = |outlet: i64, layers: Layers| {
+        let from_parts = basins_with(&ctx, &parted, &[outlet], layers);
+        assert_eq!(
+            from_parts,
+            basins_with(&never_indexed, &plain, &[outlet], layers)
+        );
+    };
+    made(middle, Layers::All);
+    assert_eq!(parts_by_sql(&index), parts_in(middle));
+    let total = parts_in(middle).len() as u64;
+    let expected: Vec<(u64, u64)> = (0..=total).map(|done| (done, total)).collect();
+    assert_eq!(heard.heard(), expected);
+    // Plotted again, from the stored parts: nothing more to make.
+    made(middle, Layers::Drawn);
+    assert_eq!(heard.heard(), []);
+    // The largest basin adds the parts it lacks, the others kept.
+    made(largest, Layers::All);
+    assert_eq!(parts_by_sql(&index), parts_in(largest));
+    let added = (parts_in(largest).len() - parts_in(middle).len()) as u64;
+    assert_eq!(heard.heard().last(), Some(&(added, added)));
+    for outlet in outlets.iter().step_by(2) {
+        made(*outlet, Layers::All);
+    }
+    assert_eq!(heard.heard(), [], "every basin plotted lies in the largest");
+    assert_eq!(bytes(&parted), before, "the GeoPackage is only read");
+    let status = index_status(&parted, &indexes).unwrap();
+    let stored = parts_in(largest).len();
+    assert_eq!(
+        status.found[0].parts,
+        Some(IndexedParts::Partial { parts: stored })
+    );
+
+    // `hydroplot index` completes it: every part of the network, those
+    // stored kept, the others made.
+    let mut last = None;
+    let indexed = index_geopackage(
+        &parted,
+        IndexPlace::Dir(&indexes),
+        SMALL_PARTS,
+        &Stop::never(),
+        &mut |done, all| last = Some((done, all)),
+    )
+    .unwrap();
+    assert!(indexed.written);
+    let all = every_part.len();
+    assert_eq!(last, Some((all - stored, all - stored)));
+    assert_eq!(indexed.parts, PartsOutcome::Parts { parts: all });
+    assert_eq!(parts_by_sql(&index).len(), all);
+    let status = index_status(&parted, &indexes).unwrap();
+    assert_eq!(
+        status.found[0].parts,
+        Some(IndexedParts::Complete { parts: all })
+    );
+    for outlet in outlets.iter().step_by(3) {
+        made(*outlet, Layers::All);
+    }
+    assert_eq!(heard.heard(), []);
+    assert_eq!(bytes(&parted), before);
+}
+
+#[test]
+fn no_part_is_made_with_the_index_off_or_beside_complete_parts() {
+    let (_, parted) = copies("index-off");
+    let indexes = parted.parent().unwrap().join("indexes");
+    let heard = std::sync::Arc::new(PartsProgress::default());
+    let mut ctx = offline().with_observer(Some(heard.clone()));
+    ctx.config.index_dir = indexes.clone();
+    ctx.config.reaches_per_part = Some(SMALL_PARTS);
+    ctx.config.index = false;
+    let largest = some_outlets()[0];
+    basins_with(&ctx, &parted, &[largest], Layers::All);
+    assert!(!indexes.exists());
+    assert_eq!(heard.heard(), []);
+    // Parts of another size, complete: kept as they are.
+    ctx.config.index = true;
+    let parts = store_parts(&parted);
+    let beside = index_path(&parted, IndexPlace::Beside).unwrap();
+    let stored = parts_by_sql(&beside);
+    ctx.config.reaches_per_part = Some(SMALL_PARTS * 2);
+    basins_with(&ctx, &parted, &[largest], Layers::All);
+    assert_eq!(heard.heard(), []);
+    assert_eq!(parts_by_sql(&beside), stored);
+    assert_eq!(stored.len(), parts);
+    assert!(!indexes.exists());
 }

@@ -262,6 +262,8 @@ fn index_stores_the_index_apart_and_never_writes_the_file() {
     let status = hydroplot(None, &["index", "--status", file, "--option", &option]);
     let said = text(&status.stdout);
     assert_eq!(said.matches("(current)").count(), 2, "{said}");
+    // The sample is smaller than a part of the default size.
+    assert_eq!(said.matches("; no basin parts: ").count(), 2, "{said}");
     assert_eq!(
         std::fs::read(&copy).unwrap(),
         bytes,

@@ -4,16 +4,14 @@
 //! failed; a failed point never stops the others. Progress goes to stderr
 //! when it is a terminal.
 
+use super::terminal::Terminal;
 use super::{bad, context, Flags};
-use hydroplot::context::{LogLevel, Observer};
 use hydroplot::lookup::comids_at_points;
 use hydroplot::output::write_atomically_until;
 use hydroplot::points::PointFile;
 use hydroplot::services::flowtrace::raindrop_trace_batch;
 use hydroplot::{Context, Result};
-use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 /// What both commands take.
 struct Batch {
@@ -47,10 +45,7 @@ impl Batch {
             }
         }
         let file = file.ok_or_else(|| bad("--points FILE is required"))?;
-        let observer: Arc<dyn Observer> = Arc::new(Terminal {
-            tty: std::io::stderr().is_terminal(),
-        });
-        let ctx = context(flags)?.with_observer(Some(observer));
+        let ctx = context(flags)?.with_observer(Some(Terminal::on_stderr(true)));
         // Inputs (the context's CA bundle too) and outputs never name one
         // file; each output can be written: all before any request.
         let read = ctx.files_read();
@@ -181,35 +176,4 @@ pub fn comid(flags: &Flags) -> Result<()> {
         &failures,
         &format!("{found} resolved, {outside} in no catchment"),
     )
-}
-
-/// Warnings to stderr; progress as one rewritten line when stderr is a terminal.
-struct Terminal {
-    tty: bool,
-}
-
-impl Observer for Terminal {
-    fn log(&self, level: LogLevel, message: &str) {
-        if level <= LogLevel::Warning {
-            self.clear_line();
-            note!("warning: {message}");
-        }
-    }
-
-    fn progress(&self, stage: &str, done: u64, total: u64) {
-        if self.tty {
-            note_part!("\r{stage}: {done} of {total}");
-            if done == total {
-                note!();
-            }
-        }
-    }
-}
-
-impl Terminal {
-    fn clear_line(&self) {
-        if self.tty {
-            note_part!("\r\x1b[K");
-        }
-    }
 }
