@@ -40,6 +40,9 @@ rm -rf "$dir/src/bin"
 echo "bundle-crate: vendoring the dependencies of $dir/Cargo.toml"
 rm -rf "$dir/vendor"
 "$cargo" vendor --quiet --manifest-path "$dir/Cargo.toml" "$dir/vendor" >/dev/null
-(cd "$dir" && tar -cJf vendor.tar.xz vendor)
+# xz at level 3 on every core (GNU tar hands XZ_OPT to xz): 230 MB of
+# sources, most of them the Windows crates, pack in seconds instead of the
+# nearly two minutes of the default level on one core, for 15% more bytes.
+(cd "$dir" && XZ_OPT="-3 -T0" tar -cJf vendor.tar.xz vendor)
 rm -rf "$dir/vendor"
 echo "bundle-crate: $dir/vendor.tar.xz ($(du -k "$dir/vendor.tar.xz" | cut -f1) kB)"
