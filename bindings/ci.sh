@@ -186,7 +186,8 @@ result c++ "$cpp_pass" "$cpp_fail"
 # another working directory; the Python and R builds share cargo's target
 # directory with the rest of CI (release profile, as the CMake build), so
 # the crate's dependencies compile once (R first: its cargo build is the
-# CMake build's; pip's compiles the crate itself again, as a cdylib only).
+# CMake build's; pip's compiles the crate itself again, as a cdylib only,
+# in the background of R's tests).
 section "R: R CMD INSTALL (crate built from source; CMake-installed library), tests with and without sf, sf in one session"
 r_pass=0
 r_fail=0
@@ -228,6 +229,17 @@ if [ "$(R_LIBS="$rlib" Rscript -e 'library(hydroplot); nrow(plot_hydro(list(1329
 else
     r_fail=$((r_fail + 1)); echo "FAIL docs/r.md's install one-liner"
 fi
+# pip's build of the crate (the same target directory, taken now that R's
+# cargo is done with it) runs in the background while R runs its tests and
+# checks, which keep one core busy at most; the Python section waits for it.
+venv="$work/venv"
+rm -rf "$venv"
+python3 -m venv "$venv"
+pip_log="$work/pip-install.log"
+pip_start=$SECONDS
+(cd "$work" && CARGO_TARGET_DIR="$target" "$venv/bin/pip" install -q "$root/bindings/python[test,dask,geo,plot]" numpy \
+    && echo "pip install bindings/python: $((SECONDS - pip_start)) s, in the background") >"$pip_log" 2>&1 &
+pip_install=$!
 r_tests "$rlib"
 # 2. Against the install prefix (HYDROPLOT_PREFIX), from a copy of the sources.
 rlib_prefix="$work/rlib-prefix"
@@ -261,13 +273,10 @@ if [ "${HYDROPLOT_CI_R_CHECK:-1}" = 1 ]; then
 fi
 
 section "Python: pip install bindings/python in a fresh venv, then pytest (plots, traces, Dask)"
-venv="$work/venv"
-rm -rf "$venv"
-python3 -m venv "$venv"
-start=$SECONDS
-(cd "$work" && CARGO_TARGET_DIR="$target" "$venv/bin/pip" install -q "$root/bindings/python[test,dask,geo,plot]" numpy) ||
-    { echo "pip install bindings/python failed"; exit 1; }
-echo "pip install bindings/python: $((SECONDS - start)) s"
+pip_rc=0
+wait "$pip_install" || pip_rc=$?
+cat "$pip_log"
+[ "$pip_rc" -eq 0 ] || { echo "pip install bindings/python failed"; exit 1; }
 # The wheel pip built, checked by auditwheel: which manylinux tag it meets
 # (auditwheel repair would give it; pip's own wheel says linux_x86_64).
 wheels="$work/wheels"
