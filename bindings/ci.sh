@@ -31,6 +31,8 @@ export PYTHONDONTWRITEBYTECODE=1
 export HYDROPLOT_TEST_MOCK_BIN="$target/debug/hydroplot-mock"
 with_mock="$root/tests/bindings/with-mock.sh"
 
+# shellcheck source=../.ci/pytest_counts.sh
+. .ci/pytest_counts.sh
 section() { echo; echo "--- bindings: $* ---"; }
 # result NAME PASSED FAILED [IGNORED]: one cargo-style summary line.
 result() {
@@ -300,11 +302,10 @@ grep -q 'consistent with the following platform tag: *"manylinux' <(tr '\n' ' ' 
     { echo "the wheel meets no manylinux policy"; rc=1; }
 (cd "$work" && env -u HYDROPLOT_LIBRARY -u PYTHONPATH \
     "$venv/bin/python" -m pytest -q -p no:cacheprovider "$root/bindings/python/tests") 2>&1 | tee -a "$py_log" || rc=$?
-line=$(grep -E '^[0-9]+ (passed|failed)|^=+ .*(passed|failed)' "$py_log" | tail -n 1 || true)
-count() { echo "$line" | { grep -oE "[0-9]+ ($1)" || true; } | awk '{ s += $1 } END { print s + 0 }'; }
-py_pass=$(count passed)
-py_fail=$(count 'failed|errors?')
-py_skip=$(count skipped)
+pytest_counts "$py_log"
+py_pass=$passed
+py_fail=$failed
+py_skip=$skipped
 [ "$rc" -eq 0 ] || [ "${py_fail:-0}" -gt 0 ] || py_fail=1
 # docs/python.md's install check: the sample's 251 flowlines upstream of 13293970.
 one_liner='import hydroplot; print(len(hydroplot.plot_hydro([13293970], hydro_data="tests/data/yahara_sample.gpkg", actually_plot=False, output="geojson")["flowline"]["features"]))'

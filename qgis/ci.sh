@@ -12,6 +12,8 @@ set -euo pipefail
 
 cd "$(dirname "$0")/.."
 root=$PWD
+# shellcheck source=../.ci/pytest_counts.sh
+. .ci/pytest_counts.sh
 target="${CARGO_TARGET_DIR:-$root/target}"
 work="$target/qgis"
 mkdir -p "$work"
@@ -62,11 +64,7 @@ log="$work/pytest.log"
 rc=0
 (cd "$work" && env -u HYDROPLOT_LIBRARY CARGO_TARGET_DIR="$target" \
     "$python" -m pytest -q -p no:cacheprovider "$root/qgis/tests") 2>&1 | tee "$log" || rc=$?
-line=$(grep -E '^[0-9]+ (passed|failed)|^=+ .*(passed|failed)' "$log" | tail -n 1 || true)
-count() { echo "$line" | { grep -oE "[0-9]+ ($1)" || true; } | awk '{ s += $1 } END { print s + 0 }'; }
-passed=$(count passed)
-failed=$(count 'failed|errors?')
-skipped=$(count skipped)
+pytest_counts "$log"
 [ "$rc" -eq 0 ] || [ "$failed" -gt 0 ] || failed=1
 if [ "${CI:-}" = true ] && [ "$skipped" -gt 0 ]; then
     failed=$((failed + skipped)); skipped=0 # in CI a skip is a missing tool: a failure

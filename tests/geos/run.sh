@@ -6,6 +6,8 @@
 # a missing binary fails instead of skipping. Writes only under target/.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+# shellcheck source=../../.ci/pytest_counts.sh
+. .ci/pytest_counts.sh
 target="${CARGO_TARGET_DIR:-$PWD/target}"
 venv="$target/geos-venv"
 [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
@@ -17,11 +19,7 @@ log="$target/geos-pytest.log"
 rc=0
 "$venv/bin/python" -m pytest -q -p no:cacheprovider tests/geos "$@" 2>&1 | tee "$log" || rc=$?
 # One cargo-style summary line, which .ci/run counts.
-line=$(grep -E '^[0-9]+ (passed|failed)|^=+ .*(passed|failed)' "$log" | tail -n 1 || true)
-count() { echo "$line" | { grep -oE "[0-9]+ ($1)" || true; } | awk '{ s += $1 } END { print s + 0 }'; }
-passed=$(count passed)
-failed=$(count 'failed|errors?')
-skipped=$(count skipped)
+pytest_counts "$log"
 [ "$rc" -eq 0 ] || [ "$failed" -gt 0 ] || failed=1
 status=ok
 [ "$failed" -eq 0 ] || status=FAILED
