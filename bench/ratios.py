@@ -27,7 +27,7 @@ def load(d):
         p = os.path.join(d, name)
         if os.path.exists(p):
             f.update(json.load(open(p)))
-    for suffix in ["topo", "indexed"]:
+    for suffix in ["topo", "first_use", "indexed"]:
         p = os.path.join(d, f"local_{suffix}.json")
         if os.path.exists(p):
             f.update({f"{k}_{suffix}": v for k, v in json.load(open(p)).items()})
@@ -85,13 +85,17 @@ def navigation(f, rows):
 
 
 def local(f, rows):
-    for suffix, what in [("", "local 2M file"), ("_topo", "local 2M file + covering topology index"),
+    for suffix, what in [("", "local 2M file, index off"),
+                         ("_topo", "local 2M file + covering topology index, index off"),
+                         ("_first_use", "local 2M file + covering topology index, index on (first use stores it)"),
                          ("_indexed", "local 2M file after hydroplot index")]:
         if f"local_wall_with_png{suffix}" not in f:
             continue
         r = f[f"local_wall_with_png{suffix}"]
         first = f.get(f"local_first_wall{suffix}")
-        rows.add(f"{what}, 10k basin + map, warm (s)", f"{r:.2f}", "< 2 s", r < 2,
+        # Issue 48: the indexed 10k basin as fast as the in-file index of release 0.2 made it.
+        target, ok = ("<= 0.44 s", r <= 0.44) if suffix in ("_first_use", "_indexed") else ("< 2 s", r < 2)
+        rows.add(f"{what}, 10k basin + map, warm (s)", f"{r:.2f}", target, ok,
                  f"first run {first:.2f} s" if first is not None else "")
         r = f[f"local_peak_rss{suffix}"]
         rows.add(f"{what}, peak RSS (MB)", f"{r:.0f}", "< 500 MB", r < 500)
@@ -108,19 +112,28 @@ def million(f, rows):
         if f"{m}_full_wall" not in f:
             continue
         bound = f"SQLite scan {f[f'{m}_scan_bound_wall']:.2f} s"
-        if f"{m}_index_wall" in f:
-            rows.add(f"{what}, hydroplot index (s)", f"{f[f'{m}_index_wall']:.1f}",
-                     beside=f"{f[f'{m}_index_peak_rss']:.0f} MB peak")
+        if f"{m}_first_plot_over_bound" in f:
+            r = f[f"{m}_first_plot_over_bound"]
+            rows.add(f"{what}, first plot + map, no index: stores it ({f[f'{m}_first_plot_wall']:.2f} s) / bound",
+                     f"{r:.1f}x", "<= 6x", r <= 6, bound)
+            r = f[f"{m}_first_plot_peak_rss"]
+            rows.add(f"{what}, first plot, peak RSS (MB)", f"{r:.0f}", "<= 1000", r <= 1000)
         r = f[f"{m}_full_over_bound"]
-        rows.add(f"{what}, full plot + map {f[f'{m}_full_wall']:.2f} s (median of 3"
-                 f"{spread(f, f'{m}_full_wall')}) / bound", f"{r:.1f}x", "<= 4x", r <= 4, bound)
+        rows.add(f"{what}, later full plot + map {f[f'{m}_full_wall']:.2f} s (median of 3"
+                 f"{spread(f, f'{m}_full_wall')}) / bound", f"{r:.1f}x", "<= 3x", r <= 3, bound)
         r = f[f"{m}_full_peak_rss"]
-        rows.add(f"{what}, full plot + map, peak RSS (MB)", f"{r:.0f}", "<= 1500", r <= 1500)
+        rows.add(f"{what}, full plot + map, peak RSS (MB)", f"{r:.0f}", "<= 1000", r <= 1000)
         r = f[f"{m}_flowline_only_over_bound"]
         rows.add(f"{what}, flowline-only {f[f'{m}_flowline_only_wall']:.2f} s (median of 3"
                  f"{spread(f, f'{m}_flowline_only_wall')}) / bound", f"{r:.1f}x", "<= 2x", r <= 2, bound)
         r = f[f"{m}_flowline_only_peak_rss"]
         rows.add(f"{what}, flowline-only, peak RSS (MB)", f"{r:.0f}", "<= 1000", r <= 1000)
+        if f"{m}_index_wall" in f:
+            rows.add(f"{what}, hydroplot index afterwards: the parts no plot made (s)",
+                     f"{f[f'{m}_index_wall']:.1f}", beside=f"{f[f'{m}_index_peak_rss']:.0f} MB peak")
+        if f"{m}_index_size" in f:
+            rows.add(f"{what}, the index file (GB)", f"{f[f'{m}_index_size']:.2f}",
+                     beside=f"GeoPackage {f[f'{m}_gpkg_size']:.2f} GB")
         r = f[f"{m}_ink"]
         rows.add(f"{what}, the map: share of the data area inked", f"{100 * r:.0f} %", "<= 40 %", r <= 0.4)
         if f"{m}_sf_st_read_wall" in f:

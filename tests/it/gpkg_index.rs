@@ -341,3 +341,73 @@ fn the_first_plot_stores_the_network_for_the_next_unless_told_not_to() {
     support::assert_yahara_counts(&plot_hydro(&ctx, &req, None).unwrap().data);
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// What the read-only mount test runs in a mount namespace of its own
+/// (`unshare -rm`: as root, or as a user where user namespaces are
+/// allowed): `$1` bind-mounted read-only on `$2`, then `$3` (hydroplot)
+/// indexes and plots the copy of the sample there, with its index in `$4`.
+const ON_A_READ_ONLY_MOUNT: &str = r#"set -e
+mount --bind "$1" "$2"
+mount -o remount,bind,ro "$2"
+file="$2/yahara.gpkg"
+if touch "$2/probe" 2>/dev/null; then echo "the mount is writable"; exit 3; fi
+"$3" index --option index_dir="$4" "$file"
+"$3" index --status --option index_dir="$4" "$file"
+"$3" plot --comid 13293970 --hydro-data "$file" --no-plot --option index_dir="$4"
+if "$3" index --beside "$file"; then echo "--beside wrote on a read-only mount"; exit 4; fi
+"#;
+
+#[test]
+fn a_geopackage_on_a_read_only_mount_is_indexed_and_plotted() {
+    use std::process::Command;
+    let unshare = Command::new("unshare")
+        .args(["-rm", "true"])
+        .output()
+        .ok()
+        .filter(|o| o.status.success());
+    let what = "unshare -rm (util-linux; root, or user namespaces allowed)";
+    if support::tool::required(unshare, what).is_none() {
+        return;
+    }
+    let dir = temp_dir("read-only-mount");
+    let (data, mount, indexes) = (dir.join("data"), dir.join("mount"), dir.join("indexes"));
+    for d in [&data, &mount] {
+        std::fs::create_dir_all(d).unwrap();
+    }
+    let copy = sample_copy(&data);
+    let before = std::fs::read(&copy).unwrap();
+    let out = Command::new("unshare")
+        .args(["-rm", "sh", "-c", ON_A_READ_ONLY_MOUNT, "sh"])
+        .args([
+            &data,
+            &mount,
+            Path::new(env!("CARGO_BIN_EXE_hydroplot")),
+            &indexes,
+        ])
+        .output()
+        .unwrap();
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    // Indexed into the index directory, current, and used: the published counts.
+    assert!(stdout.contains("(current)"), "{stdout}");
+    assert!(
+        stdout.contains("flowline                 251 features"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("catchment                250 features"),
+        "{stdout}"
+    );
+    // --beside names the mount it cannot write on.
+    assert!(stderr.contains("yahara.gpkg.hydroplot-index"), "{stderr}");
+    assert_eq!(std::fs::read(&copy).unwrap(), before);
+    assert_eq!(
+        std::fs::read_dir(&data).unwrap().count(),
+        1,
+        "only the copy in its folder"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}

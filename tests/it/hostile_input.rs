@@ -62,6 +62,7 @@ fn context(server: Option<&MockServer>) -> *mut hydroplot_context {
     };
     set("retries", "0");
     set("tile_cache_dir", &temp_dir("tiles").to_string_lossy());
+    set("index_dir", &temp_dir("index").to_string_lossy());
     if let Some(s) = server {
         set("index_url", &s.index_url());
         set("fabric_url", &s.fabric_url());

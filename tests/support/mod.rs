@@ -77,6 +77,10 @@ pub fn offline() -> Context {
     c.set("index_url", "http://127.0.0.1:9/nldi").unwrap();
     c.set("fabric_url", "http://127.0.0.1:9/fabric").unwrap();
     c.set("retries", "0").unwrap();
+    // The indexes its local plots store stay in the build tree, never in
+    // the user's cache directory.
+    let indexes = concat!(env!("CARGO_TARGET_TMPDIR"), "/index");
+    c.set("index_dir", indexes).unwrap();
     Context::new(c).unwrap()
 }
 

@@ -22,11 +22,13 @@
 //!   (the layers, then the whole map with its PNG).
 //! - `bench_hydroplot navigation [N]`: upstream navigation over N (10^6)
 //!   synthetic flowlines.
-//! - `bench_hydroplot local NATIONAL.gpkg [OUT.json]`: local mode, the upstream
-//!   subset of the 10k-flowline basin of a national-scale file and its map,
-//!   run twice: the first run's wall (`local_first_wall`, the file's pages
-//!   as the page cache holds them after earlier steps), then the figures of
-//!   the second, page cache warm as in every other benchmark.
+//! - `bench_hydroplot local NATIONAL.gpkg [OUT.json [on|off]]`: local mode, the
+//!   upstream subset of the 10k-flowline basin of a national-scale file and
+//!   its map, with the option `index` on (the default: the first plot stores
+//!   the index it needs, in `HYDROPLOT_INDEX_DIR`) or off, run twice: the
+//!   first run's wall (`local_first_wall`, the file's pages as the page cache
+//!   holds them after earlier steps), then the figures of the second, page
+//!   cache warm as in every other benchmark.
 //!
 //! Figures go to stdout as `name value unit` lines and, as a JSON object, to OUT.json.
 
@@ -62,9 +64,13 @@ fn main() {
             arg(1).map_or(1_000_000, |n| n.parse().expect("N")),
             &mut figures,
         ),
-        Some("local") => local(Path::new(&arg(1).expect("NATIONAL.gpkg")), &mut figures),
+        Some("local") => local(
+            Path::new(&arg(1).expect("NATIONAL.gpkg")),
+            arg(3).as_deref().unwrap_or("on"),
+            &mut figures,
+        ),
         _ => {
-            eprintln!("usage: bench_hydroplot services NETWORK.gpkg [OUT.json] | map NETWORK.gpkg [OUT.json] | render NETWORK.gpkg [OUT.json] | navigation [N] | local NATIONAL.gpkg [OUT.json]");
+            eprintln!("usage: bench_hydroplot services NETWORK.gpkg [OUT.json] | map NETWORK.gpkg [OUT.json] | render NETWORK.gpkg [OUT.json] | navigation [N] | local NATIONAL.gpkg [OUT.json [on|off]]");
             std::process::exit(2);
         }
     }
@@ -284,7 +290,7 @@ fn map_from_cache(network: &Path, figures: &mut Figures) {
 /// and the heap the draw adds at its peak to the data it draws.
 fn render_alone(network: &Path, figures: &mut Figures) {
     let (_, comid) = outlets(network).pop().expect("the all-flowline basin");
-    let ctx = Context::new(Config::default()).expect("context");
+    let ctx = Context::new(Config::from_env().expect("the HYDROPLOT_ options")).expect("context");
     let req = PlotRequest {
         outlets: vec![Outlet::Comid(comid)],
         hydro_data: Some(PathBuf::from(network)),
@@ -551,14 +557,16 @@ fn navigation(n: usize, figures: &mut Figures) {
 }
 
 /// Local mode on a national-scale file: upstream subset of its 10k basin and
-/// the map (no basemap: local mode works offline).
-fn local(national: &Path, figures: &mut Figures) {
+/// the map (no basemap: local mode works offline), with the option `index`
+/// set to `index` (`on` or `off`).
+fn local(national: &Path, index: &str, figures: &mut Figures) {
     let comid = outlets(national)
         .into_iter()
         .find(|(k, _)| k == "10k")
         .map(|(_, c)| c)
         .expect("10k outlet");
-    let ctx = Context::new(Config::default()).expect("context");
+    let config = Config::from_env_and(&[("index", index)]).expect("the option index");
+    let ctx = Context::new(config).expect("context");
     let req = PlotRequest {
         outlets: vec![Outlet::Comid(comid)],
         hydro_data: Some(PathBuf::from(national)),

@@ -4,14 +4,19 @@
 //!
 //! Usage: `bench_million NETWORK.gpkg HYDROPLOT OUTLET MAP.png [OUT.json [PREFIX]]`;
 //! the figures are named `PREFIX_...` (default `million`).
-//! Runs `hydroplot index NETWORK.gpkg` first (the basin parts; the time of
-//! their build when this run made them). Then measures, page cache warm
+//! Starts from no index (`hydroplot index --remove`; the index directory is
+//! `HYDROPLOT_INDEX_DIR`'s, compare.sh's own). Then measures, page cache warm
 //! (the scan bound: the best of three passes):
 //! - the SQLite scan bound: every geometry blob of the flowlines, catchments
 //!   and waterbodies stepped through by SQLite alone (this process);
-//! - `hydroplot plot` of the outlet's basin with its map (no basemap), and
-//!   flowline-only without a map, each a child process under GNU time,
-//!   three times: the median wall, the largest peak RSS;
+//! - the first `hydroplot plot` of the outlet's basin with its map, which
+//!   stores the index it needs on the way (the network, the basin parts of
+//!   the basin), once;
+//! - then `hydroplot plot` with its map (no basemap), and flowline-only
+//!   without a map, each a child process under GNU time, three times: the
+//!   median wall, the largest peak RSS;
+//! - `hydroplot index` afterwards (what it adds to the plots' index), and
+//!   the index file's size beside the GeoPackage's;
 //! - R's `sf::st_read` of the flowline layer (the reference's first step)
 //!   when `Rscript` has sf, with the default prefix only: the generator's
 //!   layouts differ in their catchments, not in the flowline layer;
@@ -52,16 +57,9 @@ fn main() {
     let name = |figure: &str| format!("{prefix}_{figure}");
     let mut f = Figures::default();
 
-    // `hydroplot index` first, as a user of a national file runs it once:
-    // the stored network and basin parts, in an index file of its own (the
-    // GeoPackage is never written). A current index is kept as it is, in a
-    // fraction of a second; the figure is the build only when it was made.
-    let mut index = measured(&cli, &stats);
-    index.arg("index").arg(&network);
-    let indexed = run(&mut index, &stats);
-    if indexed.stdout.starts_with("indexed ") {
-        f.put_run(&name("index"), &indexed);
-    }
+    // No index to begin with: the first plot makes what it needs.
+    let mut remove = measured(&cli, &stats);
+    run(remove.args(["index", "--remove"]).arg(&network), &stats);
 
     // The first pass warms the page cache; the best of three then counts.
     let scans: Vec<(f64, usize)> = (0..4).map(|_| scan_bound(&network)).skip(1).collect();
@@ -70,18 +68,30 @@ fn main() {
     f.put(&name("scan_bound_wall"), bound, "s");
     f.put(&name("scan_bytes"), bytes as f64 / 1e9, "GB");
 
+    let plot_once = |extra: &[&str]| -> Run {
+        let mut cmd = measured(&cli, &stats);
+        cmd.args(["plot", "--comid", &outlet, "--hydro-data"])
+            .arg(&network)
+            .args(extra);
+        run(&mut cmd, &stats)
+    };
+    let with_map = [
+        "--basemap",
+        "none",
+        "--world-file",
+        "--out",
+        map.to_str().expect(USAGE),
+    ];
+    // The first plot stores the network and the basin parts of its basin.
+    let _ = std::fs::remove_file(&map);
+    let first = plot_once(&with_map);
+    f.put_run(&name("first_plot"), &first);
+    f.put(&name("first_plot_over_bound"), first.wall / bound, "x");
+
     // Each command [`RUNS`] times: the run of median wall counts, with the
     // largest peak RSS of them all; the fastest and slowest walls beside.
     let mut plot = |figure: &str, extra: &[&str]| -> Run {
-        let mut runs: Vec<Run> = (0..RUNS)
-            .map(|_| {
-                let mut cmd = measured(&cli, &stats);
-                cmd.args(["plot", "--comid", &outlet, "--hydro-data"])
-                    .arg(&network)
-                    .args(extra);
-                run(&mut cmd, &stats)
-            })
-            .collect();
+        let mut runs: Vec<Run> = (0..RUNS).map(|_| plot_once(extra)).collect();
         runs.sort_by(|a, b| a.wall.total_cmp(&b.wall));
         let (fastest, slowest) = (runs[0].wall, runs[RUNS - 1].wall);
         let peak = runs.iter().map(|r| r.peak_rss_mb).fold(0.0, f64::max);
@@ -92,18 +102,18 @@ fn main() {
         f.put(&name(&format!("{figure}_wall_slowest")), slowest, "s");
         median
     };
-    let _ = std::fs::remove_file(&map);
-    let full = plot(
-        "full",
-        &[
-            "--basemap",
-            "none",
-            "--world-file",
-            "--out",
-            map.to_str().expect(USAGE),
-        ],
-    );
+    let full = plot("full", &with_map);
     let lean = plot("flowline_only", &["--flowline-only", "--no-plot"]);
+
+    // `hydroplot index` then adds the parts no plot needed yet.
+    let mut index = measured(&cli, &stats);
+    f.put_run(
+        &name("index"),
+        &run(index.arg("index").arg(&network), &stats),
+    );
+    f.put(&name("index_size"), index_size(&cli, &network) / 1e9, "GB");
+    let gpkg_size = std::fs::metadata(&network).expect("the network").len();
+    f.put(&name("gpkg_size"), gpkg_size as f64 / 1e9, "GB");
     f.put(&name("flowlines"), count(&full.stdout, "flowline"), "");
     f.put(&name("full_over_bound"), full.wall / bound, "x");
     f.put(&name("flowline_only_over_bound"), lean.wall / bound, "x");
@@ -120,6 +130,26 @@ fn main() {
     }
     let _ = std::fs::remove_dir_all(&work);
     f.save(args.get(4).cloned());
+}
+
+/// The bytes of the current index file of `network`, as `hydroplot index
+/// --status` names it.
+fn index_size(cli: &Path, network: &Path) -> f64 {
+    let out = std::process::Command::new(cli)
+        .args(["index", "--status"])
+        .arg(network)
+        .output()
+        .expect("hydroplot index --status");
+    let status = String::from_utf8_lossy(&out.stdout).into_owned();
+    let current = status
+        .lines()
+        .find(|l| l.contains("(current"))
+        .unwrap_or_else(|| panic!("no current index in:\n{status}"));
+    let path = current
+        .split_whitespace()
+        .find(|w| w.ends_with(".hydroplot-index"))
+        .unwrap_or_else(|| panic!("no index file named in: {current}"));
+    std::fs::metadata(path).expect("the index file").len() as f64
 }
 
 fn count(stdout: &str, layer: &str) -> f64 {

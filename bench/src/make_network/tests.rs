@@ -44,6 +44,7 @@ fn basin(file: &Path) -> geo::Geometry<f64> {
     // A local file: no request is made, and none could be.
     let mut config = Config::default();
     config.set("offline", "true").unwrap();
+    config.set("index", "off").unwrap(); // the generator is tested, not the index
     let ctx = Context::new(config).unwrap();
     let data = plot_hydro(&ctx, &req, None).unwrap().data;
     assert_eq!(data.layer(Layer::Flowline).len(), 10_130);
@@ -149,6 +150,7 @@ fn outputs(file: &Path, comid: i64, threads: usize, dir: &Path) -> Vec<(String, 
     req.set_basemap("none").unwrap();
     let mut config = Config::default();
     config.set("offline", "true").unwrap();
+    config.set("index", "off").unwrap(); // the generator is tested, not the index
     config.set("threads", &threads.to_string()).unwrap();
     let data = plot_hydro(&Context::new(config).unwrap(), &req, None)
         .unwrap()
