@@ -328,17 +328,23 @@ impl Drop for MockServer {
 }
 
 /// A context whose index, process, fabric and tile URLs point at `server`,
-/// with short timeouts, 2 retries and a tile cache directory of its own.
+/// with short timeouts, 2 retries, and a tile cache and an index directory
+/// of its own (never the user's cache directory).
 pub fn context(server: &MockServer) -> Context {
+    let own = |what: &str| {
+        let name = format!(
+            "hydroplot-mock-{what}-{}-{}",
+            std::process::id(),
+            server.port
+        );
+        std::env::temp_dir().join(name)
+    };
     let config = Config {
         index_url: server.index_url(),
         fabric_url: server.fabric_url(),
         tile_url: Some(server.tile_url()),
-        tile_cache_dir: std::env::temp_dir().join(format!(
-            "hydroplot-mock-tiles-{}-{}",
-            std::process::id(),
-            server.port
-        )),
+        tile_cache_dir: own("tiles"),
+        index_dir: own("index"),
         timeout: Duration::from_secs(20),
         connect_timeout: Duration::from_secs(2),
         retries: 2,

@@ -9,7 +9,7 @@ use crate::support;
 use hydroplot_mock::MockServer;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 use support::{catchment_interiors, sample};
 
 fn temp_dir(name: &str) -> PathBuf {
@@ -21,12 +21,7 @@ fn temp_dir(name: &str) -> PathBuf {
 
 /// `hydroplot ARGS` with the services of `server`.
 fn hydroplot(server: &MockServer, args: &[&str]) -> Output {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_hydroplot"));
-    for (k, _) in std::env::vars() {
-        if k.starts_with("HYDROPLOT_") {
-            cmd.env_remove(k);
-        }
-    }
+    let mut cmd = support::cli_command();
     cmd.args(args).args([
         "--option",
         &format!("index_url={}", server.index_url()),

@@ -315,7 +315,7 @@ fn disabled_cache_leaves_nothing_on_disk() {
 #[test]
 fn many_first_openers_of_one_new_file_lose_nothing() {
     use hydroplot::cache::PlotCache;
-    let ctx = hydroplot::Context::new(hydroplot::config::Config::default()).unwrap();
+    let ctx = hydroplot::Context::new(support::config()).unwrap();
     let dir = tmpdir("first-openers");
     for round in 0..20 {
         let file = dir.join(format!("round{round}.cache"));
@@ -443,7 +443,7 @@ fn a_damaged_layer_is_a_miss_and_is_written_again() {
 #[test]
 fn a_layer_blob_damaged_anywhere_is_an_error_never_a_panic() {
     use hydroplot::plot::cached::{decode_layer, encode_layer};
-    let ctx = hydroplot::Context::new(hydroplot::config::Config::default()).unwrap();
+    let ctx = hydroplot::Context::new(support::config()).unwrap();
     let req = PlotRequest {
         outlets: vec![Outlet::Comid(13293970)],
         hydro_data: Some(
@@ -718,7 +718,7 @@ fn a_second_process_committing_large_transactions_loses_nothing() {
     use hydroplot::cache::PlotCache;
     use std::io::{BufRead, Write};
     use std::os::unix::fs::MetadataExt;
-    let ctx = hydroplot::Context::new(hydroplot::config::Config::default()).unwrap();
+    let ctx = hydroplot::Context::new(support::config()).unwrap();
     let dir = tmpdir("second-writer");
     let file = dir.join("plot.cache");
     PlotCache::open(&ctx, &file, &mut Vec::new())
@@ -797,7 +797,7 @@ fn a_second_process_committing_large_transactions_loses_nothing() {
 fn a_file_another_opener_replaced_first_is_not_replaced_again() {
     use hydroplot::cache::PlotCache;
     use std::os::unix::fs::MetadataExt;
-    let ctx = hydroplot::Context::new(hydroplot::config::Config::default()).unwrap();
+    let ctx = hydroplot::Context::new(support::config()).unwrap();
     let file = tmpdir("replaced-first").join("plot.cache");
     let mut first = PlotCache::open(&ctx, &file, &mut Vec::new()).unwrap();
     first.put("old", &[7u8; 100_000]).unwrap();

@@ -9,7 +9,7 @@ use hydroplot::render::{Map, TileCacheMode};
 use hydroplot::services::flowtrace::raindrop_trace;
 use hydroplot_mock::{self as mock, MockServer};
 use std::path::PathBuf;
-use std::process::{Command, Output};
+use std::process::Output;
 use support::georef::*;
 
 /// The recorded point (lon, lat), traced up: the Yahara near Stoughton.
@@ -26,12 +26,7 @@ fn temp_dir(name: &str) -> PathBuf {
 /// `hydroplot ARGS` with the services and tiles of `server` (if any), by
 /// environment for the tiles and by `--option` for the index, as users do.
 fn hydroplot(server: Option<&MockServer>, args: &[&str]) -> Output {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_hydroplot"));
-    for (k, _) in std::env::vars() {
-        if k.starts_with("HYDROPLOT_") {
-            cmd.env_remove(k);
-        }
-    }
+    let mut cmd = support::cli_command();
     cmd.args(args);
     if let Some(s) = server {
         cmd.env("HYDROPLOT_TILE_URL", s.tile_url())
@@ -339,7 +334,7 @@ fn the_plot_page_is_streamed_to_the_bytes_of_the_whole_page() {
         ],
     );
     assert!(out.status.success(), "{}", text(&out.stderr));
-    let ctx = hydroplot::Context::new(hydroplot::config::Config::default()).unwrap();
+    let ctx = hydroplot::Context::new(support::config()).unwrap();
     let req = PlotRequest {
         outlets: vec![Outlet::Comid(13293970)],
         hydro_data: Some(PathBuf::from(SAMPLE)),

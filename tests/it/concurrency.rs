@@ -10,6 +10,7 @@
 //! races are excluded by the type system (the context is `Sync` with only
 //! `Mutex`/atomics inside), and this test checks the results.
 
+use crate::support;
 use hydroplot::config::Config;
 use hydroplot::ffi::context::*;
 use hydroplot::ffi::hydroplot_status::*;
@@ -92,7 +93,7 @@ fn sixteen_threads_sharing_one_context_get_the_sequential_results() {
         tile_url: Some(server.tile_url()),
         tile_cache_dir: dir.join("tiles"),
         retries: 0,
-        ..Config::default()
+        ..support::config()
     })
     .unwrap();
     let sequential: Vec<Outcome> = (0..OUTLETS.len().max(POINTS.len()) * 2)

@@ -211,7 +211,7 @@ fn context(server: &MockServer, tile_cache: &Path, timeout: Duration) -> Context
         timeout,
         connect_timeout: Duration::from_secs(1),
         retries: RETRIES,
-        ..Config::default()
+        ..support::config()
     })
     .unwrap()
 }

@@ -9,6 +9,7 @@
 //! page. The last tests run the `hydroplot` command line against the same
 //! servers.
 
+use crate::support;
 use geo::Intersects;
 use hydroplot::collection::Collection;
 use hydroplot::context::{LogLevel, Observer};
@@ -18,7 +19,7 @@ use hydroplot::{Context, Error};
 use hydroplot_mock::data::Data;
 use hydroplot_mock::{context, LoggedRequest, MockServer, Paging};
 use std::collections::{HashMap, HashSet};
-use std::process::{Command, Output};
+use std::process::Output;
 use std::sync::{Arc, Mutex};
 
 /// Requests a client may make before the mock answers only 503s: far more
@@ -237,12 +238,7 @@ fn a_server_that_cannot_sort_is_paged_without_sortby_with_a_warning() {
 /// `hydroplot plot ARGS --no-plot --no-cache` on `server`'s services with
 /// pages of 20, as a user runs it.
 fn cli_plot(server: &MockServer, args: &[&str]) -> Output {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_hydroplot"));
-    for (k, _) in std::env::vars() {
-        if k.starts_with("HYDROPLOT_") {
-            cmd.env_remove(k);
-        }
-    }
+    let mut cmd = support::cli_command();
     cmd.arg("plot").args(args).args(["--no-plot", "--no-cache"]);
     for option in [
         format!("index_url={}", server.index_url()),

@@ -17,6 +17,7 @@
 //! It is deliberately not the crate's mock, whose answers are built by the
 //! library's own code.
 
+use crate::support;
 use geo::Geometry;
 use hydroplot::collection::Collection;
 use hydroplot::config::Config;
@@ -415,7 +416,7 @@ impl Replay {
             fabric_url: format!("{}/fabric/pygeoapi", self.0.base),
             timeout: Duration::from_secs(20),
             retries: 0,
-            ..Config::default()
+            ..support::config()
         })
         .unwrap()
     }

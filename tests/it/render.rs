@@ -433,7 +433,7 @@ fn tiles_larger_than_tile_servers_send_are_refused_and_left_blank() {
         let ctx = Context::new(Config {
             tile_url: Some(tile_url),
             retries: 0,
-            ..Config::default()
+            ..support::config()
         })
         .unwrap();
         let mut warnings = Vec::new();
@@ -476,7 +476,7 @@ fn a_tile_host_that_never_answers_costs_the_basemap_its_time_budget_only() {
         connect_timeout: timeout,
         retries: 0,
         concurrency: 1,
-        ..Config::default()
+        ..support::config()
     })
     .unwrap();
     let bbox = [-89.56684, 42.99816, -89.24681, 43.17192];

@@ -73,15 +73,21 @@ pub fn sql_ids(db: &rusqlite::Connection, sql: &str, params: impl rusqlite::Para
 /// A context whose services are unreachable: any request would fail, so
 /// local mode is seen to need none.
 pub fn offline() -> Context {
-    let mut c = Config::default();
+    let mut c = config();
     c.set("index_url", "http://127.0.0.1:9/nldi").unwrap();
     c.set("fabric_url", "http://127.0.0.1:9/fabric").unwrap();
     c.set("retries", "0").unwrap();
-    // The indexes its local plots store stay in the build tree, never in
-    // the user's cache directory.
-    let indexes = concat!(env!("CARGO_TARGET_TMPDIR"), "/index");
-    c.set("index_dir", indexes).unwrap();
     Context::new(c).unwrap()
+}
+
+/// The default configuration, but for the index directory: the indexes the
+/// tests' local plots store stay in the build tree, never in the user's
+/// cache directory.
+pub fn config() -> Config {
+    Config {
+        index_dir: concat!(env!("CARGO_TARGET_TMPDIR"), "/index").into(),
+        ..Config::default()
+    }
 }
 
 /// Upstream of comid 13293970 in the Yahara sample, the published
@@ -152,4 +158,19 @@ pub fn rfc_7946_winding(g: geo::Geometry<f64>) -> geo::Geometry<f64> {
         }
         other => other,
     }
+}
+
+/// `hydroplot`, the CLI of this build, without the `HYDROPLOT_<KEY>`
+/// variables of this process's environment but the index directory: each
+/// test sets what it uses, and the indexes its plots store stay where the
+/// tests' do (`HYDROPLOT_INDEX_DIR`, .cargo/config.toml), never in the
+/// user's cache directory.
+pub fn cli_command() -> std::process::Command {
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_hydroplot"));
+    for (k, _) in std::env::vars() {
+        if k.starts_with("HYDROPLOT_") && k != "HYDROPLOT_INDEX_DIR" {
+            cmd.env_remove(k);
+        }
+    }
+    cmd
 }
