@@ -20,7 +20,7 @@ use rusqlite::types::ValueRef;
 use rusqlite::{Connection, OpenFlags, Row};
 
 use super::blob;
-use super::index_file::{IndexFile, StoredPart};
+use super::index_file::{FlowlineRowids, IndexFile, StoredPart};
 use super::layer::{covering_index, quote, Layer};
 use super::wanted::WantedIds;
 use crate::collection::Collection;
@@ -62,7 +62,7 @@ pub struct GeoPackage {
     /// The rowid of each flowline by comid, from the index file in use,
     /// read at the first read of flowlines by comid or the first
     /// [`GeoPackage::reopen`], which shares it.
-    flowline_rowids: OnceCell<Option<Arc<IdMap<i64>>>>,
+    flowline_rowids: OnceCell<Option<Arc<FlowlineRowids>>>,
     /// The basin parts this plot made that the index file in use lacks
     /// ([`super::make_basin_parts`]), by the comid closing each. Held while this lives, dropped with the index in use;
     /// a connection of [`GeoPackage::reopen`] has none.
@@ -207,10 +207,10 @@ impl GeoPackage {
         self.made_parts.extend(parts.into_iter().map(|p| (p.0, p)));
     }
 
-    /// The rowid of each flowline by comid, as the index file in use stores
-    /// it while the file is as it recorded: flowlines are then read by
-    /// rowid (the table's own key), without an index on their comid.
-    fn flowline_rowids(&self) -> Option<&Arc<IdMap<i64>>> {
+    /// The comid and rowid of each flowline, as the index file in use
+    /// stores them while the file is as it recorded: flowlines are then
+    /// read by rowid (the table's own key), without an index on their comid.
+    fn flowline_rowids(&self) -> Option<&Arc<FlowlineRowids>> {
         self.flowline_rowids
             .get_or_init(|| {
                 let index = self.index.as_ref()?;
@@ -494,11 +494,11 @@ impl GeoPackage {
             Some(scan) => self.query(rows, &rows.layer.select(), [], scan.keep())?,
             None => {
                 let rowids = match c {
-                    Collection::FlowlineNetwork => self.flowline_rowids(),
+                    Collection::FlowlineNetwork => self.flowline_rowids().map(|r| r.of(&unique)),
                     _ => None,
                 };
                 for chunk in unique.chunks(IDS_PER_QUERY) {
-                    let (column, list): (String, Vec<String>) = match rowids {
+                    let (column, list): (String, Vec<String>) = match &rowids {
                         Some(rowids) => (
                             "rowid".into(),
                             (chunk.iter())
