@@ -33,7 +33,8 @@ with_mock="$root/tests/bindings/with-mock.sh"
 
 # shellcheck source=../.ci/pytest_counts.sh
 . .ci/pytest_counts.sh
-section() { echo; echo "--- bindings: $* ---"; }
+# Each section's start, in seconds since the step began: where its time goes.
+section() { echo; echo "--- bindings: $* --- (at ${SECONDS} s)"; }
 # result NAME PASSED FAILED [IGNORED]: one cargo-style summary line.
 result() {
     local status=ok
@@ -187,9 +188,9 @@ result c++ "$cpp_pass" "$cpp_fail"
 # The packages are built from the clone the way a user installs them, from
 # another working directory; the Python and R builds share cargo's target
 # directory with the rest of CI (release profile, as the CMake build), so
-# the crate's dependencies compile once (R first: its cargo build is the
-# CMake build's; pip's compiles the crate itself again, as a cdylib only,
-# in the background of R's tests).
+# the crate compiles once: R's cargo build and pip's (pyproject.toml asks
+# for Cargo.toml's crate types) are the CMake build's. pip's install, its
+# dependencies mostly, runs in the background of R's tests.
 section "R: R CMD INSTALL (crate built from source; CMake-installed library), tests with and without sf, sf in one session"
 r_pass=0
 r_fail=0
@@ -231,9 +232,9 @@ if [ "$(R_LIBS="$rlib" Rscript -e 'library(hydroplot); nrow(plot_hydro(list(1329
 else
     r_fail=$((r_fail + 1)); echo "FAIL docs/r.md's install one-liner"
 fi
-# pip's build of the crate (the same target directory, taken now that R's
-# cargo is done with it) runs in the background while R runs its tests and
-# checks, which keep one core busy at most; the Python section waits for it.
+# pip's install (its cargo build is R's, fresh in the same target
+# directory; the rest is the venv's dependencies) runs in the background
+# while R runs its tests and checks; the Python section waits for it.
 venv="$work/venv"
 rm -rf "$venv"
 python3 -m venv "$venv"
