@@ -465,24 +465,35 @@ fn a_layer_blob_damaged_anywhere_is_an_error_never_a_panic() {
         assert!(decode_layer(bad).is_err(), "byte {at} changed");
     }
     // Damage that passes the CRC (a stream changed and its CRC recomputed)
-    // reaches the Arrow reader: an error or the data, never a panic.
+    // reaches the Arrow reader: an error or the data, never a panic. Each
+    // damaged stream's CRC goes on from the CRC of the bytes before the
+    // damage, which are the same for all of them.
     let stream = blob.len() - 4;
+    let table = crc32_table();
+    let mut prefix = Vec::with_capacity(stream);
+    let mut crc = !0u32;
+    for &b in &blob[..stream] {
+        prefix.push(crc);
+        crc = crc32_update(&table, crc, &[b]);
+    }
+    assert_eq!((!crc).to_le_bytes(), blob[stream..], "the layer's own CRC");
     let mut errors = 0;
     for at in (0..stream).step_by(3) {
         let mut bad = blob[..stream].to_vec();
         bad[at] ^= 0xff;
-        let crc = crc32(&bad);
+        let crc = !crc32_update(&table, prefix[at], &bad[at..]);
         bad.extend_from_slice(&crc.to_le_bytes());
         errors += decode_layer(bad).is_err() as usize;
     }
     assert!(errors > 0);
 }
 
-/// CRC-32 (IEEE), bit by bit: the checksum of a cached layer.
-fn crc32(bytes: &[u8]) -> u32 {
-    let mut crc = !0u32;
-    for &b in bytes {
-        crc ^= u32::from(b);
+/// CRC-32 (IEEE), written here from its polynomial (the checksum of a cached
+/// layer): the remainder of each byte value, bit by bit.
+fn crc32_table() -> [u32; 256] {
+    let mut table = [0u32; 256];
+    for (byte, entry) in table.iter_mut().enumerate() {
+        let mut crc = byte as u32;
         for _ in 0..8 {
             crc = if crc & 1 == 1 {
                 (crc >> 1) ^ 0xEDB8_8320
@@ -490,8 +501,17 @@ fn crc32(bytes: &[u8]) -> u32 {
                 crc >> 1
             };
         }
+        *entry = crc;
     }
-    !crc
+    table
+}
+
+/// `crc` (the register before `bytes`, not inverted) carried over `bytes`.
+fn crc32_update(table: &[u32; 256], mut crc: u32, bytes: &[u8]) -> u32 {
+    for &b in bytes {
+        crc = table[((crc ^ u32::from(b)) & 0xff) as usize] ^ (crc >> 8);
+    }
+    crc
 }
 
 /// The Yahara request of `file`, built once with the mock, so that a hit
