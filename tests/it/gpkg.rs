@@ -513,6 +513,52 @@ fn ogrinfo_reads_written_files() {
     );
 }
 
+/// GDAL's GeoPackage validator (`validate_gpkg.py`, Debian python3-gdal's
+/// `osgeo_utils.samples`): a Python that imports it, the system's first.
+fn validate_gpkg() -> Option<std::process::Command> {
+    ["/usr/bin/python3", "python3"].into_iter().find_map(|python| {
+        let imports = std::process::Command::new(python)
+            .args(["-c", "import osgeo_utils.samples.validate_gpkg"])
+            .output()
+            .is_ok_and(|out| out.status.success());
+        imports.then(|| {
+            let mut validate = std::process::Command::new(python);
+            validate.args(["-m", "osgeo_utils.samples.validate_gpkg"]);
+            validate
+        })
+    })
+}
+
+#[test]
+fn validate_gpkg_passes_a_plots_geopackage() {
+    let Some(mut validate) = support::tool::required(
+        validate_gpkg(),
+        "validate_gpkg.py (GDAL's samples, Debian python3-gdal)",
+    ) else {
+        return;
+    };
+    let dir = Scratch::new("validate");
+    let path = dir.join("plot.gpkg");
+    let req = hydroplot::plot::PlotRequest {
+        outlets: vec![hydroplot::plot::Outlet::Comid(13293970)],
+        hydro_data: Some(support::sample()),
+        actually_plot: false,
+        gpkg: Some(path.clone()),
+        ..Default::default()
+    };
+    let data = hydroplot::plot::plot_hydro(&support::offline(), &req, None)
+        .unwrap()
+        .data;
+    support::assert_yahara_counts(&data);
+    let out = validate.arg(&path).output().unwrap();
+    assert!(
+        out.status.success(),
+        "validate_gpkg.py: {}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 /// Rewrites every geometry of `table` (written by `gpkg::write`, fids 1..)
 /// in Conus Albers under a custom srs id whose WKT names EPSG:5070.
 fn reproject_to_albers(path: &Path, table: &str, features: &Table) {
