@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The C tests under AddressSanitizer + UndefinedBehaviorSanitizer (clang),
 # leak checking on: the test programs are instrumented, the Rust library is
-# the same release build the other C tests use (ASan intercepts its
+# the same build the other C tests use (ASan intercepts its
 # allocations, so LeakSanitizer sees every byte it leaks). Zero errors and
 # zero leaks, or this fails. Valgrind runs of the same tests are in .ci/run.
 #

@@ -187,7 +187,7 @@ result c++ "$cpp_pass" "$cpp_fail"
 
 # The packages are built from the clone the way a user installs them, from
 # another working directory; the Python and R builds share cargo's target
-# directory with the rest of CI (release profile, as the CMake build), so
+# directory with the rest of CI (the CMake build's profile), so
 # the crate compiles once: R's cargo build and pip's (pyproject.toml asks
 # for Cargo.toml's crate types) are the CMake build's. pip's install, its
 # dependencies mostly, runs in the background of R's tests.
@@ -261,8 +261,9 @@ result R "$r_pass" "$r_fail"
 #    can be shared with the builds above (cargo keys a dependency's build to
 #    the path of its sources), so CI has cargo compile that build without
 #    optimisation (CARGO_PROFILE_RELEASE_OPT_LEVEL=0): what the check checks
-#    is that the tarball builds offline and passes, not its speed, and the
-#    optimised build of the same sources is step 1's. Several minutes less.
+#    is that the tarball builds offline and passes, not its speed. It builds
+#    the release profile whatever HYDROPLOT_CARGO_PROFILE says: CI's one
+#    build of that profile's settings (.ci/run builds the rest as dev).
 if [ "${HYDROPLOT_CI_R_CHECK:-1}" = 1 ]; then
     section "R: R CMD build, R CMD check --no-manual of the tarball"
     rcheck="$work/rcheck"
@@ -270,7 +271,8 @@ if [ "${HYDROPLOT_CI_R_CHECK:-1}" = 1 ]; then
     mkdir -p "$rcheck"
     rc=0
     (cd "$rcheck" && R CMD build "$root/bindings/r" &&
-        CARGO_PROFILE_RELEASE_OPT_LEVEL=0 "$with_mock" R CMD check --no-manual hydroplot_*.tar.gz) 2>&1 |
+        env -u HYDROPLOT_CARGO_PROFILE CARGO_PROFILE_RELEASE_OPT_LEVEL=0 \
+            "$with_mock" R CMD check --no-manual hydroplot_*.tar.gz) 2>&1 |
         tee "$work/r-check.log" || rc=$?
     # Passes with NOTEs (installed size, Rust's std calling abort), not with WARNINGs or ERRORs.
     if [ "$rc" -eq 0 ] && grep -qE '^Status: (OK|[0-9]+ NOTEs?)$' "$work/r-check.log"; then

@@ -53,7 +53,7 @@ cargo build -q -p hydroplot-mock
 site="$work/site"
 rm -rf "$site"
 start=$SECONDS
-# pip builds the crate (release) in cargo's target directory shared with CI:
+# pip builds the crate in cargo's target directory shared with CI:
 # the CMake build's, reused as it is (bindings/python/pyproject.toml).
 (cd "$work" && CARGO_TARGET_DIR="$target" "$python" -m pip install -q --no-deps --target "$site" "$root/bindings/python") ||
     { echo "pip install bindings/python failed"; result 0 1; exit 1; }

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The GEOS oracle test (test_geos_oracle.py), run from the repository root
-# as `bash tests/geos/run.sh` after `cargo build --release --bin hydroplot`.
+# as `bash tests/geos/run.sh` after `cargo build --release --bin hydroplot`
+# (HYDROPLOT_BIN names another build of the CLI).
 # Makes a venv under the target dir with shapely 2 and pytest (from PyPI),
 # then runs pytest with CI=true semantics left to the caller: under CI=true
 # a missing binary fails instead of skipping. Writes only under target/.
