@@ -12,6 +12,7 @@ use super::index_file::{
 use super::layer::quote;
 use super::reader::GeoPackage;
 use super::stored_network::{self, BASIN_NETWORK, BASIN_PARTS, FLOWLINE_ROWIDS, TOPOLOGY_INDEX};
+use super::stored_upstream::read_upstream;
 use crate::cancel::Stop;
 use crate::collection::Collection;
 use crate::network::{IdSet, Network, Reach};
@@ -270,6 +271,41 @@ pub fn read_network_and_index(
         gpkg.use_index(dir);
     }
     Ok(((reaches, network), stored.err()))
+}
+
+impl GeoPackage {
+    /// The upstream of the reaches of `comids` (each comid's first reach)
+    /// and its network, read in place from the stored network of the index
+    /// file in use while the file is as it recorded, with the number of
+    /// reaches of the whole network; the flowlines of those reaches are
+    /// read by rowid from now on. The same reaches, in the same order and
+    /// with the same links, as the whole network's upstream of them, so the
+    /// same basins. `parts_may_be_made`: the plot makes the basin parts it
+    /// needs ([`make_basin_parts`]); the first parts of an index need the
+    /// whole network (its checks), so there is then no upstream alone.
+    /// `None` when it cannot be read so: the caller reads the whole network
+    /// ([`GeoPackage::read_network`]).
+    pub fn upstream_from_index(
+        &mut self,
+        comids: &[i64],
+        parts_may_be_made: bool,
+    ) -> Option<(NetworkRead, usize)> {
+        let index = self.index().filter(|i| i.still_current(self.path()))?;
+        let first_parts = matches!(
+            index.parts_made(),
+            Some(PartsRecord {
+                complete: false,
+                no_parts: None,
+                reaches_per_part: NO_PART_YET,
+            })
+        );
+        if parts_may_be_made && first_parts {
+            return None;
+        }
+        let upstream = read_upstream(index, comids)?;
+        self.set_flowline_rowids(upstream.rowids);
+        Some(((upstream.reaches, upstream.network), upstream.total))
+    }
 }
 
 /// The fewest reaches of a part recorded by an index without parts yet
