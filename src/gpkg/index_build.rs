@@ -462,9 +462,11 @@ fn fill(
         temp,
         OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE,
     )?;
-    // A file of its own, renamed once complete: no journal needed.
+    // A file of its own, renamed once complete: no journal needed. Its
+    // largest pages: a read of the network blob in place walks its chain
+    // of pages (`stored_upstream.rs`), 16 times shorter than at 4 KiB.
     conn.execute_batch(&format!(
-        "PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF; PRAGMA user_version = {FORMAT};
+        "PRAGMA page_size = 65536; PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF; PRAGMA user_version = {FORMAT};
          CREATE TABLE source (device INTEGER, inode INTEGER, size INTEGER, mtime_ns INTEGER, change_counter INTEGER, schema_cookie INTEGER, wal_size INTEGER, wal_mtime_ns INTEGER, reaches_per_part INTEGER, no_parts TEXT, parts_complete INTEGER NOT NULL);
          CREATE TABLE source_tables (position INTEGER PRIMARY KEY, name TEXT NOT NULL, min_rowid INTEGER NOT NULL, max_rowid INTEGER NOT NULL);
          CREATE TABLE {} (reaches BLOB NOT NULL);
