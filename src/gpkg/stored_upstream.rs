@@ -7,7 +7,7 @@
 use super::index_file::IndexFile;
 use super::layer::quote;
 use super::stored_network::{reach_record, Layout, BASIN_NETWORK, FLOWLINE_ROWIDS, REACH_BYTES};
-use crate::network::{IdMap, IdSet, Network, Reach};
+use crate::network::{IdMap, Network, Reach};
 use rusqlite::blob::Blob;
 use rusqlite::Connection;
 
@@ -19,7 +19,8 @@ const CHUNK: usize = 16 * 1024;
 struct Chunks<'a> {
     blob: Blob<'a>,
     len: usize,
-    chunks: IdMap<Box<[u8]>>,
+    /// Chunk `k` is the blob's bytes from `k * CHUNK`, once read.
+    chunks: Vec<Option<Box<[u8]>>>,
 }
 
 impl<'a> Chunks<'a> {
@@ -35,7 +36,7 @@ impl<'a> Chunks<'a> {
         Some(Chunks {
             blob,
             len,
-            chunks: IdMap::default(),
+            chunks: vec![None; len.div_ceil(CHUNK)],
         })
     }
 
@@ -49,13 +50,13 @@ impl<'a> Chunks<'a> {
         while done < out.len() {
             let at = offset + done;
             let (chunk, within) = (at / CHUNK, at % CHUNK);
-            let bytes = match self.chunks.get(&(chunk as i64)) {
+            let bytes = match &mut self.chunks[chunk] {
                 Some(bytes) => bytes,
-                None => {
+                slot @ None => {
                     let start = chunk * CHUNK;
                     let mut bytes = vec![0u8; CHUNK.min(self.len - start)].into_boxed_slice();
                     self.blob.read_at_exact(&mut bytes, start).ok()?;
-                    self.chunks.entry(chunk as i64).or_insert(bytes)
+                    slot.insert(bytes)
                 }
             };
             let take = (out.len() - done).min(bytes.len() - within);
@@ -183,33 +184,39 @@ pub(super) fn read_upstream(index: &IndexFile, comids: &[i64]) -> Option<StoredU
         }
         stack.push(i);
     }
-    let mut seen: IdSet = stack.iter().map(|&i| i as i64).collect();
-    let mut found = stack.clone();
+    // A byte per reach of the network: a national file's two million
+    // are two megabytes, less than a set of a large basin's reaches.
+    let mut seen = vec![false; layout.n];
+    let mut found = Vec::new();
+    for &i in &stack {
+        if !std::mem::replace(&mut seen[i], true) {
+            found.push(i);
+        }
+    }
     while let Some(i) = stack.pop() {
         for u in stored.upstream(i)? {
-            if seen.insert(u as i64) {
+            if !std::mem::replace(&mut seen[u], true) {
                 stack.push(u);
                 found.push(u);
             }
         }
     }
     found.sort_unstable();
-    found.dedup();
-    let local: IdMap<usize> = (found.iter().enumerate())
-        .map(|(k, &i)| (i as i64, k))
-        .collect();
     let (mut reaches, mut downstream) = (Vec::with_capacity(found.len()), Vec::new());
     for &i in &found {
         let (reach, d) = stored.reach(i)?;
         reaches.push(reach);
-        downstream.push(d.and_then(|d| local.get(&(d as i64)).copied()));
+        let local = d
+            .filter(|&d| seen[d])
+            .and_then(|d| found.binary_search(&d).ok());
+        downstream.push(local);
     }
     let network = Network::with_downstream(&reaches, &downstream)?;
     let mut rowids_blob = Chunks::open(conn, FLOWLINE_ROWIDS, "rowids")?;
     if rowids_blob.len != layout.n * 8 {
         return None;
     }
-    let mut rowids = IdMap::default();
+    let mut rowids = IdMap::with_capacity_and_hasher(found.len(), Default::default());
     for (&i, reach) in found.iter().zip(&reaches) {
         rowids.insert(reach.comid, rowids_blob.i64_at(i * 8)?);
     }
