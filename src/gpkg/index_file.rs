@@ -45,10 +45,6 @@ pub const INDEX_EXTENSION: &str = "hydroplot-index";
 /// place (`stored_upstream.rs`).
 pub(super) const FORMAT: i64 = 3;
 
-/// The most of an index file read through a memory map: more than the
-/// largest network blob.
-const MAPPED_BYTES: u64 = 1 << 30;
-
 /// Where an index file is kept.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum IndexPlace<'a> {
@@ -222,10 +218,6 @@ impl IndexFile {
             | OpenFlags::SQLITE_OPEN_URI
             | OpenFlags::SQLITE_OPEN_NO_MUTEX;
         let conn = Connection::open_with_flags(uri, flags).ok()?;
-        // Mapped, its pages are read where they lie: a walk of the network
-        // blob's chain of pages copies none of them.
-        conn.execute_batch(&format!("PRAGMA mmap_size = {MAPPED_BYTES}"))
-            .ok()?;
         let format: i64 = conn
             .query_row("PRAGMA user_version", [], |r| r.get(0))
             .ok()?;
