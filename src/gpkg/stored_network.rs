@@ -149,10 +149,13 @@ fn records(blob: &[u8]) -> Option<&[u8]> {
 pub(super) fn encode(reaches: &[Reach], network: &Network) -> Vec<u8> {
     let n = reaches.len();
     let index = |i: usize| u32::try_from(i).expect("a network that fits has u32 indexes");
-    let mut by_comid: Vec<u32> = (0..n).map(index).collect();
-    by_comid.sort_by_key(|&i| (reaches[i as usize].comid, i));
-    let unique =
-        (by_comid.windows(2)).all(|w| reaches[w[0] as usize].comid != reaches[w[1] as usize].comid);
+    // Sorted by (comid, index): unique keys, so an unstable sort of the
+    // pairs themselves, in memory order.
+    let mut by_comid: Vec<(i64, u32)> = (reaches.iter().enumerate())
+        .map(|(i, r)| (r.comid, index(i)))
+        .collect();
+    by_comid.sort_unstable();
+    let unique = by_comid.windows(2).all(|w| w[0].0 != w[1].0);
     let m: usize = (0..n).map(|i| network.upstream_of(i).len()).sum();
     let layout = Layout {
         n,
@@ -183,7 +186,7 @@ pub(super) fn encode(reaches: &[Reach], network: &Network) -> Vec<u8> {
             blob.extend_from_slice(&index(u).to_le_bytes());
         }
     }
-    for i in by_comid {
+    for (_, i) in by_comid {
         blob.extend_from_slice(&i.to_le_bytes());
     }
     debug_assert_eq!(blob.len(), layout.len());
