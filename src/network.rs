@@ -79,6 +79,11 @@ impl Network {
         fits.then(|| Network::build(reaches, downstream))
     }
 
+    /// The reaches draining directly into reach `i`, in index order.
+    pub fn upstream_of(&self, i: usize) -> &[usize] {
+        &self.upstream[self.first[i]..self.first[i + 1]]
+    }
+
     /// The reach each reach drains into (`None` at a terminal).
     pub fn downstream(&self) -> Vec<Option<usize>> {
         let mut downstream = vec![None; self.comids.len()];

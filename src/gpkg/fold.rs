@@ -7,6 +7,7 @@ use crate::feature::union_bbox;
 use crate::table::dissolve::Dissolver;
 use crate::table::{Column, Table};
 use crate::{Error, Result};
+use std::sync::Arc;
 
 /// Catchments per batch when they are only folded.
 const CATCHMENT_BATCH: usize = 16_384;
@@ -48,39 +49,77 @@ const FOLDS_KEEPING_TABLES: usize = 2;
 /// several folds, or none).
 pub type Route<'a> = dyn Fn(&Table) -> Vec<Vec<usize>> + Sync + 'a;
 
+/// Threads that count the batches when there are more folds than
+/// [`FOLDS_KEEPING_TABLES`] (a file's basin parts): fold `i` is counted by
+/// thread `i % FOLDERS`, each batch by all of them at once.
+const FOLDERS: usize = 2;
+
 impl GeoPackage {
     /// `folds` folds of the catchments whose `featureid` is in `ids`: read
     /// a batch at a time on this thread, each batch's rows given to the
-    /// folds `route` names and counted on a second thread while the next
-    /// batch is read. The layer is never held, only a batch or two.
+    /// folds `route` names and counted on other threads (two for more folds
+    /// than [`FOLDS_KEEPING_TABLES`], each with its share of the folds)
+    /// while the next batch is read. Each fold takes the same rows in the
+    /// same order whatever the threads. The layer is never held, only a
+    /// batch or two.
     pub fn fold_catchments(&self, ids: &[i64], folds: usize, route: &Route) -> Result<Vec<Fold>> {
-        let (send, receive) = std::sync::mpsc::sync_channel::<Table>(2);
+        let folders = if folds > FOLDS_KEEPING_TABLES {
+            FOLDERS
+        } else {
+            1
+        };
         // Each folded batch's buffers go back to be filled by a later one.
         let (give_back, spare) = std::sync::mpsc::channel();
         std::thread::scope(|s| -> Result<_> {
-            let folder = s.spawn(move || {
-                let mut done: Vec<Fold> = (0..folds).map(|_| Fold::default()).collect();
-                for batch in receive {
-                    for (fold, rows) in done.iter_mut().zip(route(&batch)) {
-                        if !rows.is_empty() {
-                            fold.add(&batch, &rows);
+            let (mut sends, mut folders_done) = (Vec::new(), Vec::new());
+            for k in 0..folders {
+                let (send, receive) = std::sync::mpsc::sync_channel::<Arc<Table>>(2);
+                sends.push(send);
+                let give_back = give_back.clone();
+                folders_done.push(s.spawn(move || {
+                    let mut done: Vec<Fold> = (k..folds)
+                        .step_by(folders)
+                        .map(|_| Fold::default())
+                        .collect();
+                    for batch in receive {
+                        let routed = route(&batch).into_iter().skip(k).step_by(folders);
+                        for (fold, rows) in done.iter_mut().zip(routed) {
+                            if !rows.is_empty() {
+                                fold.add(&batch, &rows);
+                            }
+                            if folds > FOLDS_KEEPING_TABLES {
+                                fold.dissolver.shrink();
+                            }
                         }
-                        if folds > FOLDS_KEEPING_TABLES {
-                            fold.dissolver.shrink();
+                        // The last folder done with the batch gives it back.
+                        if let Some(batch) = Arc::into_inner(batch) {
+                            let _ = give_back.send(batch.into_geometries().recycle());
                         }
                     }
-                    let _ = give_back.send(batch.into_geometries().recycle());
-                }
-                done
-            });
+                    done
+                }));
+            }
+            drop(give_back);
             let read =
                 self.for_each_by_ids(Collection::Catchment, ids, CATCHMENT_BATCH, &mut |t| {
-                    send.send(t)
-                        .map_err(|_| Error::Internal("the basin folder stopped".into()))?;
+                    let t = Arc::new(t);
+                    for send in &sends {
+                        send.send(Arc::clone(&t))
+                            .map_err(|_| Error::Internal("the basin folder stopped".into()))?;
+                    }
                     Ok(spare.try_recv().ok())
                 });
-            drop(send);
-            let folded = folder.join().expect("the basin folder does not panic");
+            drop(sends);
+            let mut shares: Vec<_> = (folders_done.into_iter())
+                .map(|f| {
+                    f.join()
+                        .expect("the basin folder does not panic")
+                        .into_iter()
+                })
+                .collect();
+            let folded = (0..folds)
+                .map(|i| shares[i % folders].next().expect("each fold once"))
+                .collect();
             read.map(|()| folded)
         })
     }

@@ -40,8 +40,10 @@ pub const INDEX_EXTENSION: &str = "hydroplot-index";
 
 /// The index file's format, as its SQLite `user_version`.
 /// Format 2 records whether the basin parts are complete (made by
-/// `hydroplot index`) or those of the basins plotted so far.
-pub(super) const FORMAT: i64 = 2;
+/// `hydroplot index`) or those of the basins plotted so far; format 3
+/// stores the network with its upstream links and comid order, read in
+/// place (`stored_upstream.rs`).
+pub(super) const FORMAT: i64 = 3;
 
 /// Where an index file is kept.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -302,7 +304,7 @@ impl IndexFile {
     pub(super) fn flowline_rowids(&self) -> Option<FlowlineRowids> {
         let comids = stored_network::comids(&self.blob(BASIN_NETWORK, "reaches")?)?;
         let rowids = stored_network::decode_rowids(&self.blob(FLOWLINE_ROWIDS, "rowids")?)?;
-        (comids.len() == rowids.len()).then_some(FlowlineRowids { comids, rowids })
+        (comids.len() == rowids.len()).then_some(FlowlineRowids::All { comids, rowids })
     }
 
     /// What the file records of its basin parts; `None` when it cannot be
@@ -393,23 +395,36 @@ pub(super) fn bbox_of(row: &rusqlite::Row) -> rusqlite::Result<Option<[f64; 4]>>
     })
 }
 
-/// The comid and rowid of each flowline of an index file, in the stored
-/// network's row order ([`IndexFile::flowline_rowids`]).
-pub(super) struct FlowlineRowids {
-    comids: Vec<i64>,
-    rowids: Vec<i64>,
+/// The comid and rowid of the flowlines of an index file: each one, in
+/// the stored network's row order ([`IndexFile::flowline_rowids`]), or
+/// those of the reaches a plot read ([`super::stored_upstream`]).
+pub(super) enum FlowlineRowids {
+    All { comids: Vec<i64>, rowids: Vec<i64> },
+    Some(IdMap<i64>),
 }
 
 impl FlowlineRowids {
-    /// The rowid of each of `comids` that the file has. One pass over the
-    /// flowlines with a set of the comids asked for, never a map of every
-    /// flowline: a plot asks for a small share of a national file's, and a
-    /// map of two million took a tenth of a plot of 10,000.
-    pub(super) fn of(&self, comids: &[i64]) -> IdMap<i64> {
-        let wanted: IdSet = comids.iter().copied().collect();
-        (self.comids.iter().zip(&self.rowids))
-            .filter(|(comid, _)| wanted.contains(comid))
-            .map(|(&comid, &rowid)| (comid, rowid))
-            .collect()
+    /// The rowid of each of `comids` that the file has; `None` when they
+    /// are not known (a comid outside the reaches read: the caller finds
+    /// the flowlines by comid). For all flowlines, one pass over them with
+    /// a set of the comids asked for, never a map of every flowline: a plot
+    /// asks for a small share of a national file's, and a map of two
+    /// million took a tenth of a plot of 10,000.
+    pub(super) fn of(&self, comids: &[i64]) -> Option<IdMap<i64>> {
+        match self {
+            FlowlineRowids::All {
+                comids: all,
+                rowids,
+            } => {
+                let wanted: IdSet = comids.iter().copied().collect();
+                let found = (all.iter().zip(rowids))
+                    .filter(|(comid, _)| wanted.contains(comid))
+                    .map(|(&comid, &rowid)| (comid, rowid));
+                Some(found.collect())
+            }
+            FlowlineRowids::Some(known) => (comids.iter())
+                .map(|c| known.get(c).map(|&rowid| (*c, rowid)))
+                .collect(),
+        }
     }
 }

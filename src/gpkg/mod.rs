@@ -8,7 +8,8 @@
 //! - [`index_geopackage`] (`index_build.rs`, the file itself `index_file.rs`): the index that makes national
 //!   files fast, in a file of hydroplot's own (never in the user's file),
 //!   recorded with the GeoPackage's identity so that a stale one is never
-//!   used: the flowline network as one blob (`stored_network.rs`), and the
+//!   used: the flowline network as one blob (`stored_network.rs`; a
+//!   basin's upstream read from it in place, `stored_upstream.rs`), and the
 //!   basin parts (`basin_parts.rs`): outlines of parts of the network, so
 //!   that large basins are folded from a few outlines; [`Fold`]
 //!   (`fold.rs`): catchments folded into basins as read.
@@ -29,6 +30,7 @@ mod prepare;
 mod readahead;
 mod reader;
 mod stored_network;
+mod stored_upstream;
 mod user_file;
 mod wanted;
 mod watch;
@@ -38,7 +40,7 @@ pub use basin_parts::REACHES_PER_PART;
 pub use fold::{catchment_key, Fold, Route};
 pub use index_build::{
     index_geopackage, index_status, make_basin_parts, read_network_and_index, FoundIndex,
-    IndexStatus, Indexed, IndexedParts, PartsOutcome,
+    IndexStatus, Indexed, IndexedParts, NetworkRead, PartsOutcome,
 };
 pub use index_file::{index_path, IndexPlace, INDEX_EXTENSION};
 pub use prepare::{unindex_geopackage, Unindexed};

@@ -207,6 +207,12 @@ impl GeoPackage {
         self.made_parts.extend(parts.into_iter().map(|p| (p.0, p)));
     }
 
+    /// From now on the flowlines of `rowids` are read by their rowid, which
+    /// the index file in use gave, and others by comid.
+    pub(super) fn set_flowline_rowids(&mut self, rowids: IdMap<i64>) {
+        self.flowline_rowids = OnceCell::from(Some(Arc::new(FlowlineRowids::Some(rowids))));
+    }
+
     /// The comid and rowid of each flowline, as the index file in use
     /// stores them while the file is as it recorded: flowlines are then
     /// read by rowid (the table's own key), without an index on their comid.
@@ -494,7 +500,9 @@ impl GeoPackage {
             Some(scan) => self.query(rows, &rows.layer.select(), [], scan.keep())?,
             None => {
                 let rowids = match c {
-                    Collection::FlowlineNetwork => self.flowline_rowids().map(|r| r.of(&unique)),
+                    Collection::FlowlineNetwork => {
+                        self.flowline_rowids().and_then(|r| r.of(&unique))
+                    }
                     _ => None,
                 };
                 for chunk in unique.chunks(IDS_PER_QUERY) {

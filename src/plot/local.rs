@@ -15,7 +15,8 @@ use crate::context::Context;
 use crate::crs::Transformer;
 use crate::feature::union_bbox;
 use crate::gpkg::{
-    catchment_key, make_basin_parts, read_network_and_index, GeoPackage, Share, REACHES_PER_PART,
+    catchment_key, make_basin_parts, read_network_and_index, GeoPackage, NetworkRead, Share,
+    REACHES_PER_PART,
 };
 use crate::network::{upstream_comids, IdSet, Network, Reach};
 use crate::services::index;
@@ -56,23 +57,26 @@ pub fn subset(ctx: &Context, req: &PlotRequest, path: &Path) -> Result<Subset> {
         return in_bbox(ctx, &gpkg, req, bbox);
     }
     ctx.progress("topology", 0, 0);
-    let (reaches, network) = match (indexed, ctx.config.index) {
-        (false, true) if gpkg.stored_network()?.is_none() => {
-            let dir = &ctx.config.index_dir;
-            let (read, not_stored) = read_network_and_index(&mut gpkg, dir, ctx.config.threads)?;
-            if let Some(why) = not_stored {
-                let message = format!(
-                    "{}: its network was not stored for the next plots in {} ({why})",
-                    path.display(),
-                    dir.display()
-                );
-                ctx.log(crate::context::LogLevel::Warning, &message);
-            }
-            read
-        }
-        _ => gpkg.read_network(ctx.config.threads)?,
+    // With an index in use, the outlets are resolved first and the
+    // upstream of their comids alone is read from it, in place.
+    let early = match (indexed, &req.comid_set) {
+        (true, None) => Some(resolve_early(ctx, &gpkg, &req.outlets)?),
+        _ => None,
     };
-    ctx.progress("topology", reaches.len() as u64, reaches.len() as u64);
+    let parts_may_be_made = folds(req) && ctx.config.index;
+    let upstream = early.as_ref().and_then(|early| {
+        let comids: Vec<i64> = early.iter().map(EarlyOutlet::comid).collect();
+        gpkg.upstream_from_index(&comids, parts_may_be_made)
+    });
+    let ((reaches, network), total) = match upstream {
+        Some(upstream) => upstream,
+        None => {
+            let read = read_network(ctx, &mut gpkg, indexed)?;
+            let total = read.0.len();
+            (read, total)
+        }
+    };
+    ctx.progress("topology", total as u64, total as u64);
     if let Some(comids) = &req.comid_set {
         let asked: IdSet = comids.iter().copied().collect();
         let keep: Vec<bool> = reaches.iter().map(|r| asked.contains(&r.comid)).collect();
@@ -82,11 +86,17 @@ pub fn subset(ctx: &Context, req: &PlotRequest, path: &Path) -> Result<Subset> {
         };
         return with_flowlines(ctx, &gpkg, req, &reaches, &keep, Vec::new(), basins);
     }
-    let outlets = req
-        .outlets
-        .iter()
-        .map(|o| ctx.check_stop().and_then(|()| resolve(ctx, &gpkg, o)))
-        .collect::<Result<Vec<_>>>()?;
+    let outlets = match early {
+        Some(early) => (early.into_iter().zip(&req.outlets))
+            .map(|(e, o)| match e {
+                EarlyOutlet::Resolved(r) => Ok(r),
+                EarlyOutlet::Comid(_) => resolve(ctx, &gpkg, o),
+            })
+            .collect::<Result<Vec<_>>>()?,
+        None => (req.outlets.iter())
+            .map(|o| ctx.check_stop().and_then(|()| resolve(ctx, &gpkg, o)))
+            .collect::<Result<Vec<_>>>()?,
+    };
 
     let comids: Vec<i64> = outlets.iter().map(|o| o.comid).collect();
     let mut at = Vec::with_capacity(outlets.len());
@@ -143,6 +153,63 @@ pub fn subset(ctx: &Context, req: &PlotRequest, path: &Path) -> Result<Subset> {
         splits: closes.map(|_| splits),
     };
     with_flowlines(ctx, &gpkg, req, &reaches, &all, outlets, basins)
+}
+
+/// The network of `gpkg`: read and stored as its index when it has none
+/// in use (`indexed` false) and the context allows one
+/// ([`read_network_and_index`]: a failed store is a warning), else read
+/// ([`GeoPackage::read_network`]).
+fn read_network(ctx: &Context, gpkg: &mut GeoPackage, indexed: bool) -> Result<NetworkRead> {
+    if !indexed && ctx.config.index && gpkg.stored_network()?.is_none() {
+        let dir = &ctx.config.index_dir;
+        let (read, not_stored) = read_network_and_index(gpkg, dir, ctx.config.threads)?;
+        if let Some(why) = not_stored {
+            let message = format!(
+                "{}: its network was not stored for the next plots in {} ({why})",
+                gpkg.path().display(),
+                dir.display()
+            );
+            ctx.log(crate::context::LogLevel::Warning, &message);
+        }
+        return Ok(read);
+    }
+    gpkg.read_network(ctx.config.threads)
+}
+
+/// An outlet before the network is read: resolved, or the comid it names,
+/// resolved once its flowline can be read by rowid.
+enum EarlyOutlet {
+    Resolved(Resolved),
+    Comid(i64),
+}
+
+impl EarlyOutlet {
+    fn comid(&self) -> i64 {
+        match self {
+            EarlyOutlet::Resolved(r) => r.comid,
+            EarlyOutlet::Comid(c) => *c,
+        }
+    }
+}
+
+/// `outlets` resolved, except those naming a comid: their comid alone
+/// ([`EarlyOutlet`]).
+fn resolve_early(ctx: &Context, gpkg: &GeoPackage, outlets: &[Outlet]) -> Result<Vec<EarlyOutlet>> {
+    let mut early = Vec::with_capacity(outlets.len());
+    for outlet in outlets {
+        ctx.check_stop()?;
+        let named = match outlet {
+            Outlet::Point { .. } => None,
+            _ => linked_data_id(outlet, ctx.config.names)
+                .filter(|(source, _)| source == "comid")
+                .and_then(|(_, id)| id.parse().ok()),
+        };
+        early.push(match named {
+            Some(comid) => EarlyOutlet::Comid(comid),
+            None => EarlyOutlet::Resolved(resolve(ctx, gpkg, outlet)?),
+        });
+    }
+    Ok(early)
 }
 
 /// Makes the basin parts that the upstream of the reaches `outlets` of

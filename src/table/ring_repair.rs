@@ -36,23 +36,16 @@ pub(super) enum Reading {
     Repaired(MultiPolygon<f64>),
 }
 
-/// One edge of a row, for the sweep: its ends, its ring and its index in
-/// the ring.
+/// One edge of a row, for the sweep: its ends, its extent in x (computed
+/// once: the sort compares it), its ring and its index in the ring.
 #[derive(Clone, Copy)]
 struct Edge {
     a: Coord<f64>,
     b: Coord<f64>,
-    ring: usize,
-    index: usize,
-}
-
-impl Edge {
-    fn min_x(&self) -> f64 {
-        self.a.x.min(self.b.x)
-    }
-    fn max_x(&self) -> f64 {
-        self.a.x.max(self.b.x)
-    }
+    min_x: f64,
+    max_x: f64,
+    ring: u32,
+    index: u32,
 }
 
 /// The checks' buffers, kept from row to row so that reading a row
@@ -128,17 +121,19 @@ impl RingCheck {
                 self.edges.push(Edge {
                     a,
                     b,
-                    ring: r,
-                    index: i,
+                    min_x: a.x.min(b.x),
+                    max_x: a.x.max(b.x),
+                    ring: r as u32,
+                    index: i as u32,
                 });
             }
         }
         self.edges
-            .sort_unstable_by(|e, f| e.min_x().total_cmp(&f.min_x()));
+            .sort_unstable_by(|e, f| e.min_x.total_cmp(&f.min_x));
         let edges = &self.edges;
         for (i, e) in edges.iter().enumerate() {
-            let reach = e.max_x();
-            for f in edges[i + 1..].iter().take_while(|f| f.min_x() <= reach) {
+            let reach = e.max_x;
+            for f in edges[i + 1..].iter().take_while(|f| f.min_x <= reach) {
                 let apart_in_y =
                     e.a.y.max(e.b.y) < f.a.y.min(f.b.y) || f.a.y.max(f.b.y) < e.a.y.min(e.b.y);
                 if !apart_in_y && !self.consecutive(e, f) && segments_meet(e.a, e.b, f.a, f.b) {
@@ -154,8 +149,9 @@ impl RingCheck {
         if e.ring != f.ring {
             return false;
         }
-        let n = self.starts[e.ring + 1] - self.starts[e.ring];
-        let d = (e.index + n - f.index) % n;
+        let ring = e.ring as usize;
+        let n = self.starts[ring + 1] - self.starts[ring];
+        let d = (e.index as usize + n - f.index as usize) % n;
         d == 1 || d == n - 1
     }
 

@@ -232,7 +232,6 @@ fn indexing_and_plotting_leave_the_geopackage_byte_identical() {
     );
     // The index, by plain SQL: the network of every flowline, the parts.
     let db = index_db(&parted);
-    let flowlines = topology_by_sql(&parted).len();
     let blob: usize = db
         .query_row(
             "SELECT length(reaches) FROM hydroplot_basin_network",
@@ -240,7 +239,7 @@ fn indexing_and_plotting_leave_the_geopackage_byte_identical() {
             |r| r.get(0),
         )
         .unwrap();
-    assert_eq!(blob, 8 + 36 * flowlines);
+    assert_eq!(blob, support::stored_network_bytes(&parted));
     let rows: usize = db
         .query_row(&format!("SELECT count(*) FROM {BASIN_PARTS}"), [], |r| {
             r.get(0)
@@ -407,6 +406,41 @@ fn the_stored_network_is_the_flowlines_and_follows_their_writes() {
     let (reaches, network) = gpkg.read_network(2).unwrap();
     assert_eq!(as_tuples(&reaches), topology_by_sql(&parted));
     assert_eq!(network.downstream(), Network::new(&reaches).downstream());
+}
+
+#[test]
+fn an_upstream_read_in_place_is_the_whole_networks_upstream() {
+    let (_, parted) = copies("in-place");
+    store_parts(&parted);
+    let mut gpkg = GeoPackage::open(&parted).unwrap();
+    gpkg.use_index(Path::new("/nonexistent")).expect("current");
+    let (all, whole) = gpkg.read_network(1).unwrap();
+    let outlets = some_outlets();
+    // One outlet at a time, then several at once.
+    let asks = (outlets.iter().map(|&o| vec![o])).chain([outlets[..3].to_vec()]);
+    for ask in asks {
+        let ((reaches, network), total) = gpkg.upstream_from_index(&ask, false).expect("read");
+        assert_eq!(total, all.len());
+        let at: Vec<usize> = (whole.index_of_each(&ask).into_iter())
+            .map(Option::unwrap)
+            .collect();
+        let mask = whole.upstream_mask(&at);
+        let expected: Vec<usize> = (0..all.len()).filter(|&i| mask[i]).collect();
+        let as_reaches: Vec<Reach> = expected.iter().map(|&i| all[i]).collect();
+        assert_eq!(reaches, as_reaches, "outlets {ask:?}");
+        // The same links, as indexes into the whole network.
+        let downstream: Vec<Option<usize>> = (whole.downstream().into_iter())
+            .enumerate()
+            .filter(|&(i, _)| mask[i])
+            .map(|(_, d)| d.filter(|&d| mask[d]))
+            .collect();
+        let mapped: Vec<Option<usize>> = (network.downstream().into_iter())
+            .map(|d| d.map(|d| expected[d]))
+            .collect();
+        assert_eq!(mapped, downstream, "outlets {ask:?}");
+    }
+    // A comid that no flowline has: no upstream in place.
+    assert!(gpkg.upstream_from_index(&[-5], false).is_none());
 }
 
 /// The writes of the stale tests, each to be made to both copies.

@@ -117,6 +117,29 @@ pub fn index_names(path: &Path) -> Vec<String> {
         .unwrap()
 }
 
+/// The length of the stored network blob of an index file for the
+/// flowlines (with a comid) of the GeoPackage at `path`, by its documented
+/// layout (`stored_network.rs`): magic and header (32 bytes), a 36-byte
+/// record and a 4-byte offset and comid-order index per flowline, one more
+/// offset, and 4 bytes per link from a flowline to another whose hydroseq
+/// is its dnhydroseq, counted here by plain SQL.
+pub fn stored_network_bytes(path: &Path) -> usize {
+    let conn = rusqlite::Connection::open(path).unwrap();
+    let (flowlines, links): (usize, usize) = conn
+        .query_row(
+            "SELECT (SELECT count(*) FROM NHDFlowline_Network WHERE COMID IS NOT NULL),
+                    (SELECT count(*) FROM NHDFlowline_Network a WHERE a.COMID IS NOT NULL
+                       AND CAST(a.DnHydroseq AS INTEGER) != 0
+                       AND EXISTS (SELECT 1 FROM NHDFlowline_Network b WHERE b.COMID IS NOT NULL
+                         AND b.rowid != a.rowid
+                         AND CAST(b.Hydroseq AS INTEGER) = CAST(a.DnHydroseq AS INTEGER)))",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap();
+    32 + flowlines * (36 + 4 + 4) + 4 + links * 4
+}
+
 /// Interior points of the mock's catchments (the real Yahara catchments),
 /// each with its featureid and whether that catchment has a network
 /// flowline to trace along.

@@ -576,7 +576,8 @@ def get_comids(points, *, hydro_data=None, crs=None, context=None):
 def index_geopackage(path, *, context=None):
     """Makes the NHDPlus GeoPackage at ``path`` fast as ``hydro_data``, as
     ``hydroplot index`` does, without ever writing it (a read-only file
-    works): its flowline network, read by a plot in one step, and (with a
+    works): its flowline network, of which a plot reads only its basin's
+    upstream, and (with a
     catchment layer) the basin parts, outlines of parts of the network from
     which large basins are folded, to the bit the same basins, are stored in
     an index file in the context's ``index_dir`` (by default

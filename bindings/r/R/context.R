@@ -55,7 +55,8 @@ context_of <- function(context) {
 #'
 #' Does what the CLI's `hydroplot index` does, without ever writing the
 #' GeoPackage (a read-only or checksummed file stays as it was): its
-#' flowline network, read by a plot in one step, and, with a catchment
+#' flowline network, of which a plot reads only its basin's upstream, and,
+#' with a catchment
 #' layer, the basin parts (outlines of parts of the network, from which
 #' large basins are folded, to the bit the same basins) go into an index
 #' file in the context's `index_dir` (by default
