@@ -64,6 +64,16 @@ fn store_parts(path: &Path) -> usize {
     }
 }
 
+/// A copy of New Hope named after `name`, indexed beside with its parts
+/// ([`store_parts`]), and that copy opened with its current index.
+fn indexed_copy(name: &str) -> (PathBuf, GeoPackage) {
+    let (_, parted) = copies(name);
+    store_parts(&parted);
+    let mut gpkg = GeoPackage::open(&parted).unwrap();
+    gpkg.use_index(Path::new("/nonexistent")).expect("current");
+    (parted, gpkg)
+}
+
 /// The index file beside `path`, opened with plain SQLite.
 fn index_db(path: &Path) -> Connection {
     Connection::open(index_path(path, IndexPlace::Beside).unwrap()).unwrap()
@@ -410,10 +420,7 @@ fn the_stored_network_is_the_flowlines_and_follows_their_writes() {
 
 #[test]
 fn an_upstream_read_in_place_is_the_whole_networks_upstream() {
-    let (_, parted) = copies("in-place");
-    store_parts(&parted);
-    let mut gpkg = GeoPackage::open(&parted).unwrap();
-    gpkg.use_index(Path::new("/nonexistent")).expect("current");
+    let (_, mut gpkg) = indexed_copy("in-place");
     let (all, whole) = gpkg.read_network(1).unwrap();
     let outlets = some_outlets();
     // One outlet at a time, then several at once.
@@ -610,10 +617,7 @@ fn two_runs_at_once_both_end_with_a_current_index() {
 
 #[test]
 fn a_plot_keeps_the_index_it_opened() {
-    let (_, parted) = copies("held");
-    store_parts(&parted);
-    let mut gpkg = GeoPackage::open(&parted).unwrap();
-    gpkg.use_index(Path::new("/nonexistent")).expect("current");
+    let (parted, gpkg) = indexed_copy("held");
     let parts = gpkg.basin_parts().unwrap().expect("current");
     // Another run replaces it with parts of another size.
     let other = index_geopackage(
