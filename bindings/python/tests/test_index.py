@@ -32,7 +32,16 @@ def test_index_then_remove(mock_url, sample_gpkg, tmp_path):
         (blob,) = db.execute("SELECT length(reaches) FROM hydroplot_basin_network").fetchone()
     with sqlite3.connect(sample_gpkg) as db:
         (flowlines,) = db.execute("SELECT count(*) FROM NHDFlowline_Network WHERE COMID IS NOT NULL").fetchone()
-    assert size == copy.stat().st_size and blob == 8 + 36 * flowlines
+        # The upstream links: flowlines that drain into a flowline of the file.
+        (links,) = db.execute(
+            "SELECT count(*) FROM NHDFlowline_Network f WHERE f.COMID IS NOT NULL AND EXISTS "
+            "(SELECT 1 FROM NHDFlowline_Network d WHERE d.COMID IS NOT NULL AND d.Hydroseq = f.DnHydroseq)"
+        ).fetchone()
+    # The blob's layout (src/gpkg/stored_network.rs): magic and a 24-byte
+    # header, a 36-byte record per reach, the upstream links as compressed
+    # rows (n + 1 offsets, a u32 per link), a u32 per reach in comid order.
+    assert size == copy.stat().st_size
+    assert blob == 8 + 24 + 36 * flowlines + 4 * (flowlines + 1) + 4 * links + 4 * flowlines
     # The indexed file plots the published upstream count, and is not written.
     data = hydroplot.plot_hydro([13293970], hydro_data=copy, actually_plot=False, context=ctx, output="geojson")
     assert len(data["flowline"]["features"]) == 251
