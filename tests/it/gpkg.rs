@@ -516,17 +516,19 @@ fn ogrinfo_reads_written_files() {
 /// GDAL's GeoPackage validator (`validate_gpkg.py`, Debian python3-gdal's
 /// `osgeo_utils.samples`): a Python that imports it, the system's first.
 fn validate_gpkg() -> Option<std::process::Command> {
-    ["/usr/bin/python3", "python3"].into_iter().find_map(|python| {
-        let imports = std::process::Command::new(python)
-            .args(["-c", "import osgeo_utils.samples.validate_gpkg"])
-            .output()
-            .is_ok_and(|out| out.status.success());
-        imports.then(|| {
-            let mut validate = std::process::Command::new(python);
-            validate.args(["-m", "osgeo_utils.samples.validate_gpkg"]);
-            validate
+    ["/usr/bin/python3", "python3"]
+        .into_iter()
+        .find_map(|python| {
+            let imports = std::process::Command::new(python)
+                .args(["-c", "import osgeo_utils.samples.validate_gpkg"])
+                .output()
+                .is_ok_and(|out| out.status.success());
+            imports.then(|| {
+                let mut validate = std::process::Command::new(python);
+                validate.args(["-m", "osgeo_utils.samples.validate_gpkg"]);
+                validate
+            })
         })
-    })
 }
 
 #[test]
