@@ -144,6 +144,9 @@ impl Write for Watched<'_> {
 /// A temporary file beside a target, removed when dropped unless persisted.
 pub struct TempFile(PathBuf);
 
+/// The `<n>` of this process's next temporary name ([`TempFile::beside`]).
+static NEXT_TEMP: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
 impl TempFile {
     /// Reserves a fresh name (created empty, never an existing file) in the
     /// directory of `target`, after removing the temporary files of
@@ -154,8 +157,12 @@ impl TempFile {
         let dir = folder_of(target);
         let prefix = temp_prefix(target);
         remove_stale_temps(dir, &prefix);
-        for attempt in 0..100u32 {
-            let candidate = dir.join(format!("{prefix}{}.{attempt}", std::process::id()));
+        for _ in 0..100 {
+            // A number never used before in this process: a name another
+            // thread renamed away is never taken again, so that thread's
+            // clean-up cannot remove this file.
+            let n = NEXT_TEMP.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            let candidate = dir.join(format!("{prefix}{}.{n}", std::process::id()));
             // create_new reserves the name atomically against other writers.
             match std::fs::OpenOptions::new()
                 .write(true)
@@ -195,7 +202,9 @@ impl TempFile {
                 Err(_) => std::fs::rename(&self.0, target).map_err(|e| io_error(target, e)),
             }
         };
-        drop(self); // removes the temporary name if it is still there
+        // Removes the temporary name if it is still there; a name that was
+        // renamed away is never given again ([`TempFile::beside`]).
+        drop(self);
         result
     }
 }
@@ -353,6 +362,22 @@ mod tests {
             check_target(&target, false),
             Err(Error::Exists(_))
         ));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_renamed_temporary_name_is_never_given_again() {
+        // Were it given again, the first writer's clean-up after its rename
+        // could remove the second writer's file (two threads indexing one
+        // GeoPackage once lost their index that way).
+        let dir = fresh_dir("names");
+        let target = dir.join("a.hydroplot-index");
+        let first = TempFile::beside(&target).unwrap();
+        let first_name = first.path().to_path_buf();
+        first.persist(&target, true).unwrap();
+        let second = TempFile::beside(&target).unwrap();
+        assert_ne!(second.path(), first_name);
+        drop(second);
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
