@@ -304,7 +304,7 @@ impl IndexFile {
     pub(super) fn flowline_rowids(&self) -> Option<FlowlineRowids> {
         let comids = stored_network::comids(&self.blob(BASIN_NETWORK, "reaches")?)?;
         let rowids = stored_network::decode_rowids(&self.blob(FLOWLINE_ROWIDS, "rowids")?)?;
-        (comids.len() == rowids.len()).then_some(FlowlineRowids::All { comids, rowids })
+        FlowlineRowids::every(comids, rowids)
     }
 
     /// What the file records of its basin parts; `None` when it cannot be
@@ -395,36 +395,69 @@ pub(super) fn bbox_of(row: &rusqlite::Row) -> rusqlite::Result<Option<[f64; 4]>>
     })
 }
 
-/// The comid and rowid of the flowlines of an index file: each one, in
-/// the stored network's row order ([`IndexFile::flowline_rowids`]), or
-/// those of the reaches a plot read ([`super::stored_upstream`]).
-pub(super) enum FlowlineRowids {
-    All { comids: Vec<i64>, rowids: Vec<i64> },
-    Some(IdMap<i64>),
+/// The comid and rowid of flowlines of an index file, in the stored
+/// network's row order: every flowline ([`IndexFile::flowline_rowids`]),
+/// or those of the reaches a plot read ([`super::stored_upstream`]).
+pub(super) struct FlowlineRowids {
+    comids: Vec<i64>,
+    rowids: Vec<i64>,
+    /// Whether they are every flowline of the file: a comid not among them
+    /// then has no flowline, rather than one not known here.
+    every: bool,
 }
 
 impl FlowlineRowids {
+    /// Every flowline's; `None` when the two lists differ in length.
+    fn every(comids: Vec<i64>, rowids: Vec<i64>) -> Option<FlowlineRowids> {
+        (comids.len() == rowids.len()).then_some(FlowlineRowids {
+            comids,
+            rowids,
+            every: true,
+        })
+    }
+
+    /// Those of some flowlines: `rowids[i]` is the rowid of `comids[i]`.
+    pub(super) fn of_some(comids: Vec<i64>, rowids: Vec<i64>) -> FlowlineRowids {
+        debug_assert_eq!(comids.len(), rowids.len());
+        FlowlineRowids {
+            comids,
+            rowids,
+            every: false,
+        }
+    }
+
     /// The rowid of each of `comids` that the file has; `None` when they
     /// are not known (a comid outside the reaches read: the caller finds
-    /// the flowlines by comid). For all flowlines, one pass over them with
-    /// a set of the comids asked for, never a map of every flowline: a plot
+    /// the flowlines by comid). One pass over the flowlines known with a
+    /// set of the comids asked for, never a map of every flowline: a plot
     /// asks for a small share of a national file's, and a map of two
     /// million took a tenth of a plot of 10,000.
     pub(super) fn of(&self, comids: &[i64]) -> Option<IdMap<i64>> {
-        match self {
-            FlowlineRowids::All {
-                comids: all,
-                rowids,
-            } => {
-                let wanted: IdSet = comids.iter().copied().collect();
-                let found = (all.iter().zip(rowids))
-                    .filter(|(comid, _)| wanted.contains(comid))
-                    .map(|(&comid, &rowid)| (comid, rowid));
-                Some(found.collect())
-            }
-            FlowlineRowids::Some(known) => (comids.iter())
-                .map(|c| known.get(c).map(|&rowid| (*c, rowid)))
-                .collect(),
-        }
+        let wanted: IdSet = comids.iter().copied().collect();
+        let found: IdMap<i64> = (self.comids.iter().zip(&self.rowids))
+            .filter(|(comid, _)| wanted.contains(comid))
+            .map(|(&comid, &rowid)| (comid, rowid))
+            .collect();
+        (self.every || found.len() == wanted.len()).then_some(found)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rowids_of_some_flowlines_answer_only_for_those() {
+        let map = |pairs: &[(i64, i64)]| pairs.iter().copied().collect::<IdMap<i64>>();
+        let every = FlowlineRowids::every(vec![7, 5, 9], vec![1, 2, 3]).unwrap();
+        assert_eq!(every.of(&[9, 7]), Some(map(&[(9, 3), (7, 1)])));
+        // A comid the file has no flowline of: none to read, by any key.
+        assert_eq!(every.of(&[5, 11]), Some(map(&[(5, 2)])));
+        assert!(FlowlineRowids::every(vec![7], vec![]).is_none());
+
+        let some = FlowlineRowids::of_some(vec![7, 9], vec![1, 3]);
+        assert_eq!(some.of(&[9, 9, 7]), Some(map(&[(9, 3), (7, 1)])));
+        // A comid outside the reaches read is not known: found by comid.
+        assert_eq!(some.of(&[7, 5]), None);
     }
 }

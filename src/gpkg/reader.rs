@@ -209,8 +209,8 @@ impl GeoPackage {
 
     /// From now on the flowlines of `rowids` are read by their rowid, which
     /// the index file in use gave, and others by comid.
-    pub(super) fn set_flowline_rowids(&mut self, rowids: IdMap<i64>) {
-        self.flowline_rowids = OnceCell::from(Some(Arc::new(FlowlineRowids::Some(rowids))));
+    pub(super) fn set_flowline_rowids(&mut self, rowids: FlowlineRowids) {
+        self.flowline_rowids = OnceCell::from(Some(Arc::new(rowids)));
     }
 
     /// The comid and rowid of each flowline, as the index file in use

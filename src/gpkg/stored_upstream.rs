@@ -4,10 +4,10 @@
 //! tens of megabytes; a basin of 10,000 reaches touches a few hundred
 //! kilobytes of it.
 
-use super::index_file::IndexFile;
+use super::index_file::{FlowlineRowids, IndexFile};
 use super::layer::quote;
 use super::stored_network::{reach_record, Layout, BASIN_NETWORK, FLOWLINE_ROWIDS, REACH_BYTES};
-use crate::network::{IdMap, Network, Reach};
+use crate::network::{Network, Reach};
 use rusqlite::blob::Blob;
 use rusqlite::Connection;
 
@@ -86,8 +86,8 @@ pub(super) struct StoredUpstream {
     pub(super) reaches: Vec<Reach>,
     /// Their network: the stored one's links among them.
     pub(super) network: Network,
-    /// The rowid of each of their flowlines by comid.
-    pub(super) rowids: IdMap<i64>,
+    /// The comid and rowid of each of their flowlines.
+    pub(super) rowids: FlowlineRowids,
     /// The reaches of the whole stored network.
     pub(super) total: usize,
 }
@@ -112,18 +112,19 @@ impl InPlace<'_> {
         Some((reach, d))
     }
 
-    /// The reaches draining directly into reach `i`.
-    fn upstream(&mut self, i: usize) -> Option<Vec<usize>> {
+    /// The reaches draining directly into reach `i`, in `out` (emptied
+    /// first: one buffer serves a whole walk).
+    fn upstream(&mut self, i: usize, out: &mut Vec<usize>) -> Option<()> {
+        out.clear();
         let (from, to) = (
             self.network.u32_at(self.layout.first(i))?,
             self.network.u32_at(self.layout.first(i + 1))?,
         );
-        (from..to.max(from))
-            .map(|k| {
-                let u = self.network.u32_at(self.layout.upstream(k))?;
-                (u < self.layout.n).then_some(u)
-            })
-            .collect()
+        for k in from..to.max(from) {
+            let u = self.network.u32_at(self.layout.upstream(k))?;
+            out.push((u < self.layout.n).then_some(u)?);
+        }
+        Some(())
     }
 
     /// The first reach with `comid`: a binary search of the comid order.
@@ -184,42 +185,48 @@ pub(super) fn read_upstream(index: &IndexFile, comids: &[i64]) -> Option<StoredU
         }
         stack.push(i);
     }
-    // A byte per reach of the network: a national file's two million
-    // are two megabytes, less than a set of a large basin's reaches.
-    let mut seen = vec![false; layout.n];
+    // A word per reach of the network, zero until the walk reaches it: a
+    // national file's two million are eight megabytes, allocated zeroed
+    // (so a small basin touches a few of their pages), less than a set of
+    // a large basin's reaches. Once the walk is done, a reach's word is
+    // its position among those found, plus one.
+    let mut seen = vec![0u32; layout.n];
     let mut found = Vec::new();
     for &i in &stack {
-        if !std::mem::replace(&mut seen[i], true) {
+        if std::mem::replace(&mut seen[i], 1) == 0 {
             found.push(i);
         }
     }
+    let mut upstream = Vec::new();
     while let Some(i) = stack.pop() {
-        for u in stored.upstream(i)? {
-            if !std::mem::replace(&mut seen[u], true) {
+        stored.upstream(i, &mut upstream)?;
+        for &u in &upstream {
+            if std::mem::replace(&mut seen[u], 1) == 0 {
                 stack.push(u);
                 found.push(u);
             }
         }
     }
     found.sort_unstable();
+    for (k, &i) in found.iter().enumerate() {
+        seen[i] = u32::try_from(k + 1).ok()?;
+    }
     let (mut reaches, mut downstream) = (Vec::with_capacity(found.len()), Vec::new());
     for &i in &found {
         let (reach, d) = stored.reach(i)?;
         reaches.push(reach);
-        let local = d
-            .filter(|&d| seen[d])
-            .and_then(|d| found.binary_search(&d).ok());
-        downstream.push(local);
+        downstream.push(d.and_then(|d| seen[d].checked_sub(1)).map(|k| k as usize));
     }
     let network = Network::with_downstream(&reaches, &downstream)?;
     let mut rowids_blob = Chunks::open(conn, FLOWLINE_ROWIDS, "rowids")?;
     if rowids_blob.len != layout.n * 8 {
         return None;
     }
-    let mut rowids = IdMap::with_capacity_and_hasher(found.len(), Default::default());
-    for (&i, reach) in found.iter().zip(&reaches) {
-        rowids.insert(reach.comid, rowids_blob.i64_at(i * 8)?);
-    }
+    let rowids = (found.iter())
+        .map(|&i| rowids_blob.i64_at(i * 8))
+        .collect::<Option<Vec<i64>>>()?;
+    let comids = reaches.iter().map(|r| r.comid).collect();
+    let rowids = FlowlineRowids::of_some(comids, rowids);
     Some(StoredUpstream {
         reaches,
         network,
