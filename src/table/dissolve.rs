@@ -15,6 +15,7 @@
 
 use super::edge_counts::{EdgeCounts, Vertex};
 use super::edge_partitions::EdgePartitions;
+use super::gallop::partition_point_near;
 use super::geometry::{kind, signed_area, Geometries};
 use super::ring_repair::{Reading, RingCheck};
 use super::snap::InputVertices;
@@ -235,7 +236,8 @@ impl Dissolver {
     /// for bit.
     ///
     /// The edges are sorted by their start, and the next edge of a walk is
-    /// found by galloping from the edge it came by ([`first_from`]): a walk
+    /// found by galloping from the edge it came by
+    /// ([`partition_point_near`]): a walk
     /// goes from a vertex to a near one, so its searches stay in the same
     /// part of the array, and in cache.
     pub fn rings(self) -> Vec<LineString<f64>> {
@@ -245,7 +247,7 @@ impl Dissolver {
         // An edge from `at` not yet walked, marked walked; searched outward
         // from `near`, the edge the walk came by.
         let take = |at: Vertex, near: usize| -> Option<usize> {
-            let from = first_from(&edges, at, near);
+            let from = partition_point_near(&edges, near, |e| e[0] < at);
             let i = (from..edges.len())
                 .take_while(|&i| edges[i][0] == at)
                 .find(|&i| !walked[i].get())?;
@@ -277,42 +279,6 @@ impl Dissolver {
         }
         rings
     }
-}
-
-/// The index of the first of the sorted `edges` that starts at `at` or
-/// after it, found by galloping outward from index `near`: a walk's next
-/// vertex is near its last, so its edges usually sort near the last edge's,
-/// and the search touches a few cache lines instead of a binary search's
-/// descent through the whole array.
-fn first_from(edges: &[[Vertex; 2]], at: Vertex, near: usize) -> usize {
-    let before = |i: usize| edges[i][0] < at;
-    let near = near.min(edges.len());
-    // `lo..hi` brackets the answer: every edge before `lo` starts before
-    // `at`, and `hi` is the length or an edge that does not.
-    let (mut lo, mut hi) = (near, near);
-    let mut step = 1;
-    if near < edges.len() && before(near) {
-        lo = near + 1;
-        loop {
-            hi = near.saturating_add(step).min(edges.len());
-            if hi == edges.len() || !before(hi) {
-                break;
-            }
-            lo = hi + 1;
-            step *= 2;
-        }
-    } else {
-        while lo > 0 {
-            let probe = lo.saturating_sub(step);
-            if before(probe) {
-                lo = probe + 1;
-                break;
-            }
-            (hi, lo) = (probe, probe);
-            step *= 2;
-        }
-    }
-    lo + edges[lo..hi].partition_point(|e| e[0] < at)
 }
 
 /// The unions of `groups` (rings apart in x, so each group's union is a
@@ -453,27 +419,6 @@ fn ring_area(r: &LineString<f64>) -> f64 {
 mod tests {
     use super::*;
 
-    #[test]
-    fn galloping_from_any_index_finds_what_a_binary_search_finds() {
-        let v = |x: u64| [x, 0];
-        // Runs of equal starts, gaps, and the ends of the array.
-        let mut edges: Vec<[Vertex; 2]> = [1u64, 1, 1, 3, 4, 4, 8, 9, 9, 9, 9, 15, 20]
-            .iter()
-            .map(|&x| [v(x), v(0)])
-            .collect();
-        edges.sort_unstable();
-        for at in 0..22 {
-            let expected = edges.partition_point(|e| e[0] < v(at));
-            for near in 0..=edges.len() + 2 {
-                assert_eq!(
-                    first_from(&edges, v(at), near),
-                    expected,
-                    "at {at} near {near}"
-                );
-            }
-        }
-        assert_eq!(first_from(&[], v(3), 0), 0);
-    }
     use crate::table::geometry::GeometryBuilder;
     use geo::{Area, MultiLineString};
 

@@ -17,6 +17,7 @@ pub mod dissolve;
 mod edge_counts;
 mod edge_partitions;
 pub mod export;
+mod gallop;
 pub mod geojson;
 pub mod geometry;
 mod import;

@@ -6,6 +6,7 @@
 //! GEOS, which keeps input vertices, gives) and a repaired ring's shared
 //! edges still match its neighbours'.
 
+use super::gallop::partition_point_near;
 use geo::{Coord, LineString, MultiPolygon, Polygon};
 
 /// The input's vertices sorted by x, for looking up the one an output
@@ -36,10 +37,13 @@ impl InputVertices {
         InputVertices { by_x, tolerance }
     }
 
-    /// The input vertex nearest `c` within the tolerance, else `c`.
-    fn nearest(&self, c: Coord<f64>) -> Coord<f64> {
+    /// The input vertex nearest `c` within the tolerance, else `c`; the
+    /// search starts from `*near` (where the last one ended: a ring's next
+    /// vertex is near its last), which it then sets.
+    fn nearest(&self, c: Coord<f64>, near: &mut usize) -> Coord<f64> {
         let t = self.tolerance;
-        let from = self.by_x.partition_point(|p| p.x < c.x - t);
+        let from = partition_point_near(&self.by_x, *near, |p| p.x < c.x - t);
+        *near = from;
         let distance = |p: &Coord<f64>| (p.x - c.x).powi(2) + (p.y - c.y).powi(2);
         (self.by_x[from..].iter())
             .take_while(|p| p.x <= c.x + t)
@@ -54,7 +58,10 @@ impl InputVertices {
     /// would go back to the same one stays as the overlay gave it.
     pub fn put_back(&self, polygon: &mut Polygon<f64>) {
         let back = |ring: &mut LineString<f64>| {
-            let mut moved: Vec<Coord<f64>> = ring.0.iter().map(|&c| self.nearest(c)).collect();
+            let mut near = 0;
+            let mut moved: Vec<Coord<f64>> = (ring.0.iter())
+                .map(|&c| self.nearest(c, &mut near))
+                .collect();
             let n = moved.len();
             moved.dedup();
             if moved.len() == n {
@@ -87,8 +94,10 @@ mod tests {
             x: 4.7 - 2.0 * step,
             y: 0.1 + step,
         };
-        assert_eq!(input.nearest(moved), Coord { x: 4.7, y: 0.1 });
-        let new = Coord { x: 2.0, y: 2.0 };
-        assert_eq!(input.nearest(new), new);
+        for mut near in 0..4 {
+            assert_eq!(input.nearest(moved, &mut near), Coord { x: 4.7, y: 0.1 });
+            let new = Coord { x: 2.0, y: 2.0 };
+            assert_eq!(input.nearest(new, &mut near), new);
+        }
     }
 }
