@@ -119,9 +119,10 @@ impl Layout {
     }
 }
 
-/// The reach and the index of the reach it drains into (-1 for none) of
-/// the record `b` ([`REACH_BYTES`] bytes).
-pub(super) fn reach_record(b: &[u8]) -> (Reach, i64) {
+/// The reach and the index of the reach it drains into (`None` at a
+/// terminal, stored as -1) of the record `b` ([`REACH_BYTES`] bytes);
+/// `None` when the index is another negative number.
+pub(super) fn reach_record(b: &[u8]) -> Option<(Reach, Option<usize>)> {
     let i64_at = |at: usize| i64::from_le_bytes(b[at..at + 8].try_into().expect("8 bytes"));
     let reach = Reach {
         comid: i64_at(0),
@@ -129,7 +130,11 @@ pub(super) fn reach_record(b: &[u8]) -> (Reach, i64) {
         dnhydroseq: i64_at(16),
         streamorder: i32::from_le_bytes(b[24..28].try_into().expect("4 bytes")),
     };
-    (reach, i64_at(28))
+    let downstream = match i64_at(28) {
+        -1 => None,
+        d => Some(usize::try_from(d).ok()?),
+    };
+    Some((reach, downstream))
 }
 
 /// The reach records of a blob of [`encode`] or of release 0.2; `None`
@@ -200,12 +205,9 @@ pub(super) fn decode(blob: &[u8]) -> Option<(Vec<Reach>, Network)> {
     let n = body.len() / REACH_BYTES;
     let (mut reaches, mut downstream) = (Vec::with_capacity(n), Vec::with_capacity(n));
     for b in body.chunks_exact(REACH_BYTES) {
-        let (reach, d) = reach_record(b);
+        let (reach, d) = reach_record(b)?;
         reaches.push(reach);
-        downstream.push(match d {
-            -1 => None,
-            d => Some(usize::try_from(d).ok()?),
-        });
+        downstream.push(d);
     }
     let network = Network::with_downstream(&reaches, &downstream)?;
     Some((reaches, network))
@@ -324,7 +326,10 @@ mod tests {
         // By comid: -1 (reach 1), 7 (reach 2), 8897784 (reach 0).
         let by_comid: Vec<u32> = (0..3).map(|k| u32_at(layout.by_comid(k))).collect();
         assert_eq!(by_comid, [1, 2, 0]);
-        assert_eq!(reach_record(&blob[layout.reach(2)..]).0, reaches[2]);
+        assert_eq!(
+            reach_record(&blob[layout.reach(2)..]).unwrap(),
+            (reaches[2], Some(0))
+        );
         assert!(Layout::read(&blob[..Layout::HEAD], blob.len() + 1).is_none());
         let mut repeated = reaches.clone();
         repeated[2].comid = -1;

@@ -104,12 +104,11 @@ impl InPlace<'_> {
     fn reach(&mut self, i: usize) -> Option<(Reach, Option<usize>)> {
         let mut b = [0u8; REACH_BYTES];
         self.network.copy(self.layout.reach(i), &mut b)?;
-        let (reach, d) = reach_record(&b);
-        let d = match d {
-            -1 => None,
-            d => Some(usize::try_from(d).ok().filter(|&d| d < self.layout.n)?),
-        };
-        Some((reach, d))
+        let (reach, d) = reach_record(&b)?;
+        match d {
+            Some(d) if d >= self.layout.n => None,
+            d => Some((reach, d)),
+        }
     }
 
     /// The reaches draining directly into reach `i`, in `out` (emptied
