@@ -113,8 +113,9 @@ impl RingCheck {
         for r in 0..count {
             let ring = &self.points[self.starts[r]..self.starts[r + 1]];
             let n = ring.len();
+            let at = |i: usize| ring[if i < n { i } else { i - n }];
             for i in 0..n {
-                let (a, b, c) = (ring[i], ring[(i + 1) % n], ring[(i + 2) % n]);
+                let (a, b, c) = (ring[i], at(i + 1), at(i + 2));
                 if doubles_back(a, b, c) {
                     return true;
                 }
@@ -151,8 +152,9 @@ impl RingCheck {
         }
         let ring = e.ring as usize;
         let n = self.starts[ring + 1] - self.starts[ring];
-        let d = (e.index as usize + n - f.index as usize) % n;
-        d == 1 || d == n - 1
+        // Next to each other, or the last edge and the first.
+        let apart = e.index.abs_diff(f.index) as usize;
+        apart == 1 || apart == n - 1
     }
 
     /// How many of the row's other rings contain ring `r` (whose edges meet
@@ -195,8 +197,9 @@ fn orient(p: Coord<f64>, q: Coord<f64>, r: Coord<f64>) -> Orientation {
 
 /// Whether the edges `a -> b -> c` double back on themselves (a spike).
 fn doubles_back(a: Coord<f64>, b: Coord<f64>, c: Coord<f64>) -> bool {
-    orient(a, b, c) == Orientation::Collinear
-        && (a.x - b.x) * (c.x - b.x) + (a.y - b.y) * (c.y - b.y) > 0.0
+    // The cheap test first: most corners are not acute.
+    (a.x - b.x) * (c.x - b.x) + (a.y - b.y) * (c.y - b.y) > 0.0
+        && orient(a, b, c) == Orientation::Collinear
 }
 
 /// Whether the closed segments `a b` and `c d` have a point in common.
