@@ -47,7 +47,10 @@ const FOLDS_KEEPING_TABLES: usize = 2;
 
 /// For one batch of catchments, the rows each fold takes (a row may go to
 /// several folds, or none).
-pub type Route<'a> = dyn Fn(&Table) -> Vec<Vec<usize>> + Sync + 'a;
+pub type Route<'a> = dyn Fn(&Table) -> Vec<Vec<usize>> + 'a;
+
+/// A batch of catchments and the rows each fold takes of it.
+type Routed = (Table, Vec<Vec<usize>>);
 
 /// Threads that count the batches when there are more folds than
 /// [`FOLDS_KEEPING_TABLES`] (a file's basin parts): fold `i` is counted by
@@ -57,7 +60,7 @@ const FOLDERS: usize = 2;
 impl GeoPackage {
     /// `folds` folds of the catchments whose `featureid` is in `ids`: read
     /// a batch at a time on this thread, each batch's rows given to the
-    /// folds `route` names and counted on other threads (two for more folds
+    /// folds `route` names (routed once, on this thread) and counted on other threads (two for more folds
     /// than [`FOLDS_KEEPING_TABLES`], each with its share of the folds)
     /// while the next batch is read. Each fold takes the same rows in the
     /// same order whatever the threads. The layer is never held, only a
@@ -73,7 +76,7 @@ impl GeoPackage {
         std::thread::scope(|s| -> Result<_> {
             let (mut sends, mut folders_done) = (Vec::new(), Vec::new());
             for k in 0..folders {
-                let (send, receive) = std::sync::mpsc::sync_channel::<Arc<Table>>(2);
+                let (send, receive) = std::sync::mpsc::sync_channel::<Arc<Routed>>(2);
                 sends.push(send);
                 let give_back = give_back.clone();
                 folders_done.push(s.spawn(move || {
@@ -81,18 +84,19 @@ impl GeoPackage {
                         .step_by(folders)
                         .map(|_| Fold::default())
                         .collect();
-                    for batch in receive {
-                        let routed = route(&batch).into_iter().skip(k).step_by(folders);
-                        for (fold, rows) in done.iter_mut().zip(routed) {
+                    for routed in receive {
+                        let (batch, rows) = &*routed;
+                        let shared = rows.iter().skip(k).step_by(folders);
+                        for (fold, rows) in done.iter_mut().zip(shared) {
                             if !rows.is_empty() {
-                                fold.add(&batch, &rows);
+                                fold.add(batch, rows);
                             }
                             if folds > FOLDS_KEEPING_TABLES {
                                 fold.dissolver.shrink();
                             }
                         }
                         // The last folder done with the batch gives it back.
-                        if let Some(batch) = Arc::into_inner(batch) {
+                        if let Some((batch, _)) = Arc::into_inner(routed) {
                             let _ = give_back.send(batch.into_geometries().recycle());
                         }
                     }
@@ -102,7 +106,8 @@ impl GeoPackage {
             drop(give_back);
             let read =
                 self.for_each_by_ids(Collection::Catchment, ids, CATCHMENT_BATCH, &mut |t| {
-                    let t = Arc::new(t);
+                    let rows = route(&t);
+                    let t = Arc::new((t, rows));
                     for send in &sends {
                         send.send(Arc::clone(&t))
                             .map_err(|_| Error::Internal("the basin folder stopped".into()))?;
