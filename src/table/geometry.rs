@@ -391,6 +391,30 @@ impl Geometries {
         &self.xy[2 * c0..2 * c1]
     }
 
+    /// The bounding box `[xmin, ymin, xmax, ymax]` of every row; `None`
+    /// when no row has a coordinate. The union of the rows' [`bbox`]es, in
+    /// one pass over the coordinates when no row is a collection (the least
+    /// and greatest of a set of numbers do not depend on how they are
+    /// grouped).
+    ///
+    /// [`bbox`]: Geometries::bbox
+    pub fn bbox_of_all(&self) -> Option<[f64; 4]> {
+        if !self.collections.is_empty() {
+            return (0..self.len())
+                .filter_map(|r| self.bbox(r))
+                .reduce(crate::feature::union_bbox);
+        }
+        let first = |row: usize| {
+            let ring = self.rings[self.parts[row] as usize] as usize;
+            self.coords[ring] as usize
+        };
+        let xy = &self.xy[2 * first(0)..2 * first(self.len())];
+        let (&[x, y], rest) = xy.split_first_chunk::<2>()?;
+        Some(rest.chunks_exact(2).fold([x, y, x, y], |[a, b, c, d], p| {
+            [a.min(p[0]), b.min(p[1]), c.max(p[0]), d.max(p[1])]
+        }))
+    }
+
     /// The bounding box `[xmin, ymin, xmax, ymax]` of row `row`.
     pub fn bbox(&self, row: usize) -> Option<[f64; 4]> {
         if self.kinds[row] == kind::COLLECTION {
@@ -502,6 +526,45 @@ mod tests {
         assert_eq!(c.get(0).as_ref(), Some(&all[6]));
         assert_eq!(c.get(1).as_ref(), Some(&all[5]));
         assert_eq!(c.get(2).as_ref(), Some(&all[0]));
+    }
+
+    /// The union of the rows' boxes, row by row.
+    fn rows_united(g: &Geometries) -> Option<[f64; 4]> {
+        (0..g.len())
+            .filter_map(|r| g.bbox(r))
+            .reduce(crate::feature::union_bbox)
+    }
+
+    #[test]
+    fn the_box_of_all_rows_is_the_union_of_their_boxes() {
+        let rows = [
+            Geometry::LineString(LineString(vec![])),
+            Geometry::LineString(line_string![(x: 5., y: -5.), (x: 6., y: 7.)]),
+            Geometry::Point(point!(x: -80.25, y: 35.5)),
+            Geometry::Polygon(polygon![(x: 0., y: 0.), (x: 9., y: 0.), (x: 9., y: 1.)]),
+        ];
+        let mut b = GeometryBuilder::default();
+        b.push_none().unwrap();
+        for g in &rows {
+            b.push(g).unwrap();
+        }
+        let g = b.finish();
+        assert_eq!(g.bbox_of_all(), Some([-80.25, -5., 9., 35.5]));
+        assert_eq!(g.bbox_of_all(), rows_united(&g));
+        // A collection's box is its members'.
+        let far = Geometry::GeometryCollection(geo::GeometryCollection(vec![Geometry::Point(
+            point!(x: 100., y: -60.),
+        )]));
+        let mut b = GeometryBuilder::default();
+        b.extend_from(&g, 0..g.len()).unwrap();
+        b.push(&far).unwrap();
+        let g = b.finish();
+        assert_eq!(g.bbox_of_all(), Some([-80.25, -60., 100., 35.5]));
+        assert_eq!(g.bbox_of_all(), rows_united(&g));
+        assert_eq!(Geometries::default().bbox_of_all(), None);
+        let mut none = GeometryBuilder::default();
+        none.push_none().unwrap();
+        assert_eq!(none.finish().bbox_of_all(), None);
     }
 
     #[test]

@@ -204,9 +204,7 @@ impl Table {
     /// The bounding box `[xmin, ymin, xmax, ymax]` of every geometry;
     /// `None` when no row has one.
     pub fn bbox(&self) -> Option<[f64; 4]> {
-        (0..self.len())
-            .filter_map(|r| self.geometry.bbox(r))
-            .reduce(crate::feature::union_bbox)
+        self.geometry.bbox_of_all()
     }
 
     /// The geometries.
