@@ -181,14 +181,13 @@ impl Canvas<'_> {
         rows: Range<usize>,
         layer: &LayerView,
     ) {
-        let base = first_coord(g, rows.start);
+        let base = g.first_coord(rows.start);
         for row in rows {
-            let rings = g.rings[g.parts[row] as usize] as usize
-                ..g.rings[g.parts[row + 1] as usize] as usize;
+            let rings = g.row_rings(row);
             match g.kinds[row] {
                 kind::POINT | kind::MULTIPOINT => {
                     let Some(style) = layer.symbol else { continue };
-                    let (a, b) = (first_coord(g, row), first_coord(g, row + 1));
+                    let (a, b) = (g.first_coord(row), g.first_coord(row + 1));
                     let (paint, scale) = (SymbolPaint::of(style), self.view.scale);
                     for &(x, y) in &px[a - base..b - base] {
                         symbols::draw(self.pixmap, x, y, style.pch, paint, style.cex, scale);
@@ -360,12 +359,6 @@ fn under_a_pixel(px: &[(f32, f32)]) -> bool {
         |(lo, hi), &(x, y)| ((lo.0.min(x), lo.1.min(y)), (hi.0.max(x), hi.1.max(y))),
     );
     hi.0 - lo.0 < 1.0 && hi.1 - lo.1 < 1.0
-}
-
-/// The index of the first coordinate of row `row` (the end of the buffer
-/// for `row == g.len()`).
-fn first_coord(g: &Geometries, row: usize) -> usize {
-    g.coords[g.rings[g.parts[row] as usize] as usize] as usize
 }
 
 /// `geometries` as rows of a new [`Geometries`], one per geometry.

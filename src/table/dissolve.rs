@@ -99,8 +99,7 @@ fn add_row(counts: &mut EdgeCounts, check: &mut RingCheck, g: &Geometries, row: 
     if !matches!(g.kinds[row], kind::POLYGON | kind::MULTIPOLYGON) {
         return;
     }
-    let rings =
-        g.rings[g.parts[row] as usize] as usize..g.rings[g.parts[row + 1] as usize] as usize;
+    let rings = g.row_rings(row);
     let ring_xy = move |ring: usize| {
         let (a, b) = (g.coords[ring] as usize, g.coords[ring + 1] as usize);
         &g.xy[2 * a..2 * b]
@@ -173,8 +172,7 @@ impl Dissolver {
             if !matches!(g.kinds[row], kind::LINESTRING | kind::MULTILINESTRING) {
                 continue;
             }
-            let rings = g.rings[g.parts[row] as usize] as usize
-                ..g.rings[g.parts[row + 1] as usize] as usize;
+            let rings = g.row_rings(row);
             for ring in rings {
                 let (a, b) = (g.coords[ring] as usize, g.coords[ring + 1] as usize);
                 let point = |i: usize| vertex(g.xy[2 * i], g.xy[2 * i + 1]);

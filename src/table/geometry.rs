@@ -382,13 +382,23 @@ impl Geometries {
         Some(&self.collections[i].1)
     }
 
+    /// The indexes of the rings of row `row`, every part's in order (ring
+    /// `r`'s coordinates are `coords[r]..coords[r + 1]`).
+    pub fn row_rings(&self, row: usize) -> std::ops::Range<usize> {
+        self.rings[self.parts[row] as usize] as usize
+            ..self.rings[self.parts[row + 1] as usize] as usize
+    }
+
+    /// The index of the first coordinate of row `row` (the number of
+    /// coordinates for `row == self.len()`).
+    pub fn first_coord(&self, row: usize) -> usize {
+        self.coords[self.rings[self.parts[row] as usize] as usize] as usize
+    }
+
     /// The interleaved x, y of row `row`, every part and ring in order
     /// (empty for a row without geometry or a collection).
     pub fn row_xy(&self, row: usize) -> &[f64] {
-        let (p0, p1) = (self.parts[row] as usize, self.parts[row + 1] as usize);
-        let (r0, r1) = (self.rings[p0] as usize, self.rings[p1] as usize);
-        let (c0, c1) = (self.coords[r0] as usize, self.coords[r1] as usize);
-        &self.xy[2 * c0..2 * c1]
+        &self.xy[2 * self.first_coord(row)..2 * self.first_coord(row + 1)]
     }
 
     /// The bounding box `[xmin, ymin, xmax, ymax]` of every row; `None`
@@ -404,11 +414,7 @@ impl Geometries {
                 .filter_map(|r| self.bbox(r))
                 .reduce(crate::feature::union_bbox);
         }
-        let first = |row: usize| {
-            let ring = self.rings[self.parts[row] as usize] as usize;
-            self.coords[ring] as usize
-        };
-        let xy = &self.xy[2 * first(0)..2 * first(self.len())];
+        let xy = &self.xy[2 * self.first_coord(0)..2 * self.first_coord(self.len())];
         let (&[x, y], rest) = xy.split_first_chunk::<2>()?;
         Some(rest.chunks_exact(2).fold([x, y, x, y], |[a, b, c, d], p| {
             [a.min(p[0]), b.min(p[1]), c.max(p[0]), d.max(p[1])]
