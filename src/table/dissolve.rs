@@ -18,9 +18,10 @@ use super::edge_partitions::EdgePartitions;
 use super::gallop::partition_point_near;
 use super::geometry::{kind, signed_area, Geometries};
 use super::ring_repair::{Reading, RingCheck};
-use super::snap::InputVertices;
+use super::snap::region_of;
 use crate::cancel::{Cancelled, Stop};
 use geo::{Geometry, LineString, MultiPolygon, Polygon};
+use i_overlay::core::fill_rule::FillRule;
 
 /// Rows per unit of work: small enough that a unit's edge counts stay in
 /// cache, large enough that most shared edges cancel within the unit.
@@ -326,26 +327,11 @@ fn union_of_groups(
 }
 
 /// The region of positive winding number the closed `rings` bound, as
-/// polygons (none when it is empty), resolved by `geo`'s overlay, with the
-/// vertices it kept put back on the rings' own ([`InputVertices`]).
-fn union_of_rings(mut rings: Vec<LineString<f64>>) -> Vec<Polygon<f64>> {
-    // geo's overlay takes its fill rule from the first ring's winding:
-    // the counter-clockwise ring of largest area goes first.
-    let first = (rings.iter().enumerate())
-        .map(|(i, r)| (i, ring_area(r)))
-        .filter(|(_, a)| *a > 0.0)
-        .max_by(|a, b| a.1.total_cmp(&b.1));
-    let Some((first, _)) = first else {
-        return Vec::new();
-    };
-    rings.swap(0, first);
-    let input = InputVertices::new(rings.iter().flat_map(|r| r.0.iter().copied()));
-    let polygons: Vec<Polygon<f64>> = (rings.into_iter())
-        .map(|r| Polygon::new(r, Vec::new()))
-        .collect();
-    let mut union = geo::unary_union(polygons.iter());
-    input.put_back_all(&mut union);
-    union.0
+/// polygons (none when it is empty), resolved by `geo`'s overlay engine
+/// with the input's vertices put back ([`region_of`]).
+fn union_of_rings(rings: Vec<LineString<f64>>) -> Vec<Polygon<f64>> {
+    let rings: Vec<&[geo::Coord<f64>]> = rings.iter().map(|r| r.0.as_slice()).collect();
+    region_of(&rings, FillRule::Positive)
 }
 
 /// `rings` cut into at most `groups` groups of about equal vertex counts,
@@ -405,12 +391,6 @@ fn vertex(x: f64, y: f64) -> Vertex {
 
 fn coord(v: Vertex) -> (f64, f64) {
     (f64::from_bits(v[0]), f64::from_bits(v[1]))
-}
-
-fn ring_area(r: &LineString<f64>) -> f64 {
-    r.0.windows(2)
-        .map(|w| w[0].x * w[1].y - w[1].x * w[0].y)
-        .sum()
 }
 
 #[cfg(test)]

@@ -21,10 +21,10 @@
 //! result's vertices taken back to the row's own vertices they round from,
 //! so that its shared edges still cancel against its neighbours'.
 
-use super::snap::InputVertices;
-use geo::algorithm::bool_ops::{BooleanOps, FillRule, OpType};
+use super::snap::region_of;
 use geo::kernels::{Kernel, Orientation, RobustKernel};
-use geo::{Coord, LineString, MultiPolygon, Polygon};
+use geo::{Coord, MultiPolygon};
+use i_overlay::core::fill_rule::FillRule;
 
 /// How to count a row's rings, from [`RingCheck::read`].
 pub(super) enum Reading {
@@ -114,8 +114,8 @@ impl RingCheck {
             let ring = &self.points[self.starts[r]..self.starts[r + 1]];
             let n = ring.len();
             let at = |i: usize| ring[if i < n { i } else { i - n }];
-            for i in 0..n {
-                let (a, b, c) = (ring[i], at(i + 1), at(i + 2));
+            for (i, &a) in ring.iter().enumerate() {
+                let (b, c) = (at(i + 1), at(i + 2));
                 if doubles_back(a, b, c) {
                     return true;
                 }
@@ -168,26 +168,15 @@ impl RingCheck {
             .count()
     }
 
-    /// The points inside an odd number of the rings, by geo's overlay, with
-    /// each vertex of the result that rounds from one of the rings' taken
-    /// back to it bit for bit.
+    /// The points inside an odd number of the rings, by geo's overlay
+    /// engine, each vertex of the result that rounds from one of the rings'
+    /// taken back to it bit for bit ([`region_of`]).
     fn even_odd_region(&self) -> MultiPolygon<f64> {
-        let rings: MultiPolygon<f64> = (0..self.starts.len() - 1)
-            .filter(|&r| !self.ring(r).is_empty())
-            .map(|r| {
-                let mut ring = self.ring(r).to_vec();
-                ring.push(ring[0]);
-                Polygon::new(LineString(ring), Vec::new())
-            })
+        let rings: Vec<&[Coord<f64>]> = (0..self.starts.len() - 1)
+            .map(|r| self.ring(r))
+            .filter(|ring| !ring.is_empty())
             .collect();
-        let region = rings.boolean_op_with_fill_rule(
-            &MultiPolygon::<f64>(Vec::new()),
-            OpType::Union,
-            FillRule::EvenOdd,
-        );
-        let mut region = region;
-        InputVertices::new(self.points.iter().copied()).put_back_all(&mut region);
-        region
+        MultiPolygon(region_of(&rings, FillRule::EvenOdd))
     }
 }
 
