@@ -14,8 +14,11 @@
 //!   ballpark transformation between them is the identity too.
 //! - A non-finite input or output coordinate is an [`Error::Crs`].
 
+mod mercator_band;
 #[cfg(not(feature = "proj"))]
 mod pure;
+
+pub use mercator_band::{MercatorBand, MAX_LATITUDE};
 #[cfg(not(feature = "proj"))]
 use pure as backend;
 
@@ -113,6 +116,14 @@ impl Transformer {
         self.inner.is_none()
     }
 
+    /// A table of this transformer's points for latitudes `south` to
+    /// `north` ([`MercatorBand`]), for a dense layer; `None` unless it goes
+    /// from longitude/latitude to Web Mercator.
+    pub fn mercator_band(&self, south: f64, north: f64) -> Option<MercatorBand> {
+        self.to_web_mercator
+            .then(|| MercatorBand::new(south, north))
+    }
+
     /// Transforms one point. Geographic CRSs are (longitude, latitude) in degrees.
     pub fn point(&self, x: f64, y: f64) -> Result<(f64, f64)> {
         if !x.is_finite() || !y.is_finite() {
@@ -197,7 +208,6 @@ impl Transformer {
 /// a third of the time of drawing 50k flowlines (bench/HISTORY.md).
 fn web_mercator(lon: f64, lat: f64) -> std::result::Result<(f64, f64), String> {
     use std::f64::consts::{FRAC_PI_2, PI};
-    const RADIUS: f64 = 6_378_137.0;
     let (mut lambda, phi) = (lon.to_radians(), lat.to_radians());
     if phi.abs() > FRAC_PI_2 + 1e-12 {
         return Err("Latitude out of range".into());
@@ -210,12 +220,17 @@ fn web_mercator(lon: f64, lat: f64) -> std::result::Result<(f64, f64), String> {
         lambda -= 2.0 * PI * (lambda / (2.0 * PI)).floor();
         lambda -= PI;
     }
-    // asinh(tan(phi)) = atanh(sin(phi)): one sine and one logarithm.
-    let sin = phi.sin();
-    Ok((
-        RADIUS * lambda,
-        RADIUS * 0.5 * ((1.0 + sin) / (1.0 - sin)).ln(),
-    ))
+    Ok((RADIUS * lambda, web_mercator_northing(lat)))
+}
+
+/// The sphere's radius of Web Mercator (EPSG:3857), metres.
+const RADIUS: f64 = 6_378_137.0;
+
+/// The Web Mercator northing of latitude `lat` (degrees, within the
+/// poles): asinh(tan(phi)) = atanh(sin(phi)), one sine and one logarithm.
+fn web_mercator_northing(lat: f64) -> f64 {
+    let sin = lat.to_radians().sin();
+    RADIUS * 0.5 * ((1.0 + sin) / (1.0 - sin)).ln()
 }
 
 type CoordFn<'a> = dyn Fn(geo::Coord<f64>) -> Result<geo::Coord<f64>> + 'a;

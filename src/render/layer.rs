@@ -9,7 +9,7 @@ use super::colors::RColor;
 use super::style::Style;
 use super::symbols::{self, SymbolPaint};
 use super::view::{View, MAP_CRS};
-use crate::crs::Transformer;
+use crate::crs::{MercatorBand, Transformer};
 use crate::table::geometry::{kind, Geometries, GeometryBuilder};
 use crate::{Error, Result};
 use geo::{Geometry, LineString};
@@ -119,15 +119,16 @@ impl Canvas<'_> {
     /// that draws them (in order, so the pixels are the same).
     pub fn draw(&mut self, layer: &LayerView) -> Result<()> {
         let g = layer.geometries;
-        let to_map = Transformer::new(layer.crs, MAP_CRS)?;
         let coords: usize = layer.rows.iter().map(|r| g.row_xy(r).len() / 2).sum();
+        let view = self.view;
+        let projector = Projector::new(layer.crs, view, coords)?;
         if coords < PIPELINE_COORDS {
             let mut px = std::mem::take(&mut self.scratch.px);
             let drawn = layer.rows.iter().try_for_each(|row| {
                 if g.kinds[row] == kind::COLLECTION {
-                    return self.draw_collection(&to_map, g, row, layer);
+                    return self.draw_collection(&projector, g, row, layer);
                 }
-                project(&to_map, self.view, g.row_xy(row), &mut px)?;
+                projector.project(g.row_xy(row), &mut px)?;
                 self.draw_projected(&px, g, row..row + 1, layer);
                 Ok(())
             });
@@ -136,8 +137,8 @@ impl Canvas<'_> {
         }
         std::thread::scope(|s| {
             let (send, receive) = std::sync::mpsc::sync_channel::<Result<Chunk>>(2);
-            let view = self.view;
-            s.spawn(move || project_chunks(layer, view, &send));
+            let projector = &projector;
+            s.spawn(move || project_chunks(layer, projector, &send));
             for chunk in receive {
                 let chunk = chunk?;
                 for (row, at) in &chunk.rows {
@@ -145,7 +146,7 @@ impl Canvas<'_> {
                         Some(at) => {
                             self.draw_projected(&chunk.px[at.clone()], g, *row..*row + 1, layer)
                         }
-                        None => self.draw_collection(&to_map, g, *row, layer)?,
+                        None => self.draw_collection(projector, g, *row, layer)?,
                     }
                 }
             }
@@ -156,7 +157,7 @@ impl Canvas<'_> {
     /// Draws the GeometryCollection row `row` of `g`, flattened first.
     fn draw_collection(
         &mut self,
-        to_map: &Transformer,
+        projector: &Projector,
         g: &Geometries,
         row: usize,
         layer: &LayerView,
@@ -166,7 +167,7 @@ impl Canvas<'_> {
         };
         let members = flatten(&whole)?;
         let mut px = Vec::new();
-        project(to_map, self.view, &members.xy, &mut px)?;
+        projector.project(&members.xy, &mut px)?;
         self.draw_projected(&px, &members, 0..members.len(), layer);
         Ok(())
     }
@@ -298,30 +299,22 @@ struct Chunk {
 /// Projects the rows of `layer` in chunks sent in order to `send`; after a
 /// row that cannot be projected, the chunk before it and the error. Stops
 /// when the receiver does.
-fn project_chunks(layer: &LayerView, view: &View, send: &SyncSender<Result<Chunk>>) {
+fn project_chunks(layer: &LayerView, projector: &Projector, send: &SyncSender<Result<Chunk>>) {
     let g = layer.geometries;
-    let to_map = match Transformer::new(layer.crs, MAP_CRS) {
-        Ok(t) => t,
-        Err(e) => {
-            let _ = send.send(Err(e));
-            return;
-        }
-    };
     let empty = || Chunk {
         rows: Vec::new(),
         px: Vec::with_capacity(CHUNK_COORDS),
     };
-    let (mut chunk, mut row_px) = (empty(), Vec::new());
+    let mut chunk = empty();
     for row in layer.rows.iter() {
         if g.kinds[row] == kind::COLLECTION {
             chunk.rows.push((row, None));
         } else {
-            if let Err(e) = project(&to_map, view, g.row_xy(row), &mut row_px) {
+            let start = chunk.px.len();
+            if let Err(e) = projector.extend(g.row_xy(row), &mut chunk.px) {
                 let _ = send.send(Ok(chunk)).and_then(|()| send.send(Err(e)));
                 return;
             }
-            let start = chunk.px.len();
-            chunk.px.extend_from_slice(&row_px);
             chunk.rows.push((row, Some(start..chunk.px.len())));
         }
         if chunk.px.len() >= CHUNK_COORDS {
@@ -334,19 +327,64 @@ fn project_chunks(layer: &LayerView, view: &View, send: &SyncSender<Result<Chunk
     let _ = send.send(Ok(chunk));
 }
 
-/// Fills `px` with the pixel positions in `view` of `xy` (interleaved x, y
-/// in the CRS of `to_map`), all or none.
-fn project(to_map: &Transformer, view: &View, xy: &[f64], px: &mut Vec<(f32, f32)>) -> Result<()> {
-    px.clear();
-    for p in xy.chunks_exact(2) {
-        let (x, y) = if to_map.is_noop() {
-            (p[0], p[1])
+/// Layers with fewer coordinates are projected by the closed form alone:
+/// a [`MercatorBand`] costs about what projecting this many would.
+const BAND_COORDS: usize = 1 << 15;
+
+/// The pixel positions in a view of coordinates in one CRS. Borrows the
+/// view; owns the transformer and, for a large layer in longitude and
+/// latitude, the band of latitudes its points are looked up in.
+struct Projector<'a> {
+    to_map: Transformer,
+    view: &'a View,
+    /// The view's latitudes and as much again below and above.
+    band: Option<MercatorBand>,
+}
+
+impl<'a> Projector<'a> {
+    /// A projector of `crs` coordinates into `view`, for a layer of
+    /// `coords` coordinates.
+    fn new(crs: &str, view: &'a View, coords: usize) -> Result<Projector<'a>> {
+        let to_map = Transformer::new(crs, MAP_CRS)?;
+        let band = if coords >= BAND_COORDS {
+            let (south, north) = view.latitudes();
+            let margin = north - south;
+            to_map.mercator_band(south - margin, north + margin)
         } else {
-            to_map.point(p[0], p[1])?
+            None
         };
-        px.push(view.to_px(x, y));
+        Ok(Projector { to_map, view, band })
     }
-    Ok(())
+
+    /// Fills `px` with the pixel positions of `xy` (interleaved x, y), all
+    /// or none.
+    fn project(&self, xy: &[f64], px: &mut Vec<(f32, f32)>) -> Result<()> {
+        px.clear();
+        self.extend(xy, px)
+    }
+
+    /// Appends the pixel positions of `xy` to `px`, all or none (after an
+    /// error `px` is as it was).
+    fn extend(&self, xy: &[f64], px: &mut Vec<(f32, f32)>) -> Result<()> {
+        let start = px.len();
+        px.reserve(xy.len() / 2);
+        for p in xy.chunks_exact(2) {
+            let banded = self.band.as_ref().and_then(|b| b.point(p[0], p[1]));
+            let (x, y) = match banded {
+                Some(at) => at,
+                None if self.to_map.is_noop() => (p[0], p[1]),
+                None => match self.to_map.point(p[0], p[1]) {
+                    Ok(at) => at,
+                    Err(e) => {
+                        px.truncate(start);
+                        return Err(e);
+                    }
+                },
+            };
+            px.push(self.view.to_px(x, y));
+        }
+        Ok(())
+    }
 }
 
 /// True when `px` spans less than a pixel in x and in y.

@@ -131,6 +131,17 @@ impl View {
             .map_or(0.0, |(_, lat)| lat)
     }
 
+    /// Latitudes (degrees) of the canvas's bottom and top edges, clamped to
+    /// Web Mercator's square world.
+    pub fn latitudes(&self) -> (f64, f64) {
+        let latitude = |y: f64| {
+            crate::crs::Transformer::new("EPSG:3857", "EPSG:4326")
+                .and_then(|t| t.point(0.0, y.clamp(-HALF_WORLD_M, HALF_WORLD_M)))
+                .map_or(0.0, |(_, lat)| lat)
+        };
+        (latitude(self.extent[1]), latitude(self.extent[3]))
+    }
+
     /// Ground metres per device pixel at the canvas centre (Mercator stretches
     /// distances by 1 / cos(latitude)).
     pub fn ground_resolution(&self) -> f64 {
