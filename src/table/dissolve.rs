@@ -85,11 +85,14 @@ const STEP_ROWS: usize = 16 * ROWS_PER_UNIT;
 /// partitions by hash, where the edges units share cancel a partition at a
 /// time and only what is never cancelled stays. `unit` is kept, cleared,
 /// from one unit to the next, so its memory is allocated and touched once.
+/// Rings added whole (stored parts' rings) are kept in `whole` as they
+/// are, for the overlay.
 #[derive(Default)]
 pub struct Dissolver {
     left: EdgePartitions,
     unit: EdgeCounts,
     check: RingCheck,
+    whole: Vec<LineString<f64>>,
 }
 
 /// Counts the rings of row `row` of `g` into `counts` when it is a polygon
@@ -163,27 +166,27 @@ impl Dissolver {
     }
 
     /// Adds the line rows `rows` of `geometries` (each line, of a line or
-    /// multiline row, as directed edges in the order of its vertices; other
+    /// multiline row, a closed ring in the direction of its vertices; other
     /// rows are ignored): the [`Dissolver::rings`] of some of the polygons,
-    /// stored and added back beside the others, count as those polygons
-    /// do, so the union is the same, bit for bit.
+    /// stored and added back beside the others. Their edges are not
+    /// counted: the rings go to the overlay whole, beside the rings the
+    /// counted edges leave. Each point's winding number is the same as if
+    /// their polygons had been counted, so the union is the same region;
+    /// an edge such a ring shares with another (two parts that meet) is
+    /// cancelled by the overlay instead, which costs less than counting
+    /// every edge of rings that mostly reach the outline anyway.
     pub fn add_lines(&mut self, geometries: &Geometries, rows: &[usize]) {
         let g = geometries;
         for &row in rows {
             if !matches!(g.kinds[row], kind::LINESTRING | kind::MULTILINESTRING) {
                 continue;
             }
-            let rings = g.row_rings(row);
-            for ring in rings {
+            for ring in g.row_rings(row) {
                 let (a, b) = (g.coords[ring] as usize, g.coords[ring + 1] as usize);
-                let point = |i: usize| vertex(g.xy[2 * i], g.xy[2 * i + 1]);
-                for i in a + 1..b {
-                    let (p, q) = (point(i - 1), point(i));
-                    match p.cmp(&q) {
-                        std::cmp::Ordering::Less => self.left.add([p, q], 1),
-                        std::cmp::Ordering::Greater => self.left.add([q, p], -1),
-                        std::cmp::Ordering::Equal => {}
-                    }
+                let xy = &g.xy[2 * a..2 * b];
+                if xy.len() >= 6 {
+                    let ring = xy.chunks_exact(2).map(|p| (p[0], p[1]));
+                    self.whole.push(LineString::from_iter(ring));
                 }
             }
         }
@@ -201,6 +204,7 @@ impl Dissolver {
     /// Both counts in one.
     pub fn merge(mut self, other: Dissolver) -> Dissolver {
         self.left.append(other.left);
+        self.whole.extend(other.whole);
         self
     }
 
@@ -231,7 +235,8 @@ impl Dissolver {
     /// (an outline), clockwise around what they leave uncovered inside it
     /// (a hole). Every vertex has as many edges in as out (each input ring
     /// is closed, and a cancelled pair takes one of each), so a walk from
-    /// any edge returns to its start. The coordinates are those added, bit
+    /// any edge returns to its start. Then the rings added whole
+    /// ([`Dissolver::add_lines`]). The coordinates are those added, bit
     /// for bit.
     ///
     /// The edges are sorted by their start, and the next edge of a walk is
@@ -240,6 +245,7 @@ impl Dissolver {
     /// goes from a vertex to a near one, so its searches stay in the same
     /// part of the array, and in cache.
     pub fn rings(self) -> Vec<LineString<f64>> {
+        let whole = self.whole;
         let mut edges = self.left.into_directed();
         edges.sort_unstable();
         let walked: Vec<std::cell::Cell<bool>> = vec![Default::default(); edges.len()];
@@ -276,6 +282,7 @@ impl Dissolver {
                 rings.push(LineString::from(ring));
             }
         }
+        rings.extend(whole);
         rings
     }
 }
