@@ -14,6 +14,9 @@
 set -uo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 target="${CARGO_TARGET_DIR:-$root/target}"
+# Indexes of the local files plotted stay in the build tree, never in the
+# user's cache directory (a HYDROPLOT_INDEX_DIR already set wins: .ci/run's).
+export HYDROPLOT_INDEX_DIR="${HYDROPLOT_INDEX_DIR:-$target/hydroplot-index}"
 export GDAL_DRIVER_PATH="${1:-$target/cmake-gdal/gdalplugins}"
 # GDAL's own drivers are not needed to answer; keep the output ours.
 export CPL_DEBUG=OFF

@@ -15,6 +15,9 @@ root=$PWD
 # shellcheck source=../.ci/pytest_counts.sh
 . .ci/pytest_counts.sh
 target="${CARGO_TARGET_DIR:-$root/target}"
+# Indexes of the local files plotted stay in the build tree, never in the
+# user's cache directory (a HYDROPLOT_INDEX_DIR already set wins: .ci/run's).
+export HYDROPLOT_INDEX_DIR="${HYDROPLOT_INDEX_DIR:-$target/hydroplot-index}"
 work="$target/qgis"
 mkdir -p "$work"
 python=/usr/bin/python3

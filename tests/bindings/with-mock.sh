@@ -10,6 +10,9 @@
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 mock="${HYDROPLOT_TEST_MOCK_BIN:-${CARGO_TARGET_DIR:-$root/target}/debug/hydroplot-mock}"
+# Indexes of the local files plotted stay in the build tree, never in the
+# user's cache directory (a HYDROPLOT_INDEX_DIR already set wins: .ci/run's).
+export HYDROPLOT_INDEX_DIR="${HYDROPLOT_INDEX_DIR:-${CARGO_TARGET_DIR:-$root/target}/hydroplot-index}"
 tmp="$(mktemp -d)"
 mkfifo "$tmp/in"
 "$mock" <"$tmp/in" >"$tmp/out" &

@@ -10,6 +10,9 @@ cd "$(dirname "$0")/../.."
 # shellcheck source=../../.ci/pytest_counts.sh
 . .ci/pytest_counts.sh
 target="${CARGO_TARGET_DIR:-$PWD/target}"
+# Indexes of the local files plotted stay in the build tree, never in the
+# user's cache directory (a HYDROPLOT_INDEX_DIR already set wins: .ci/run's).
+export HYDROPLOT_INDEX_DIR="${HYDROPLOT_INDEX_DIR:-$target/hydroplot-index}"
 venv="$target/geos-venv"
 [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
 "$venv/bin/python" -c 'import shapely, pytest' 2>/dev/null ||
