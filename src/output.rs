@@ -348,6 +348,7 @@ mod tests {
         assert!(matches!(e, Error::Cancelled(_)), "{e:?}");
         assert_eq!(std::fs::read(&target).unwrap(), b"old");
         assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 1);
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

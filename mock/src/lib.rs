@@ -324,21 +324,28 @@ impl Drop for MockServer {
         if let Some(acceptor) = self.acceptor.take() {
             let _ = acceptor.join();
         }
+        for what in OWN_DIRS {
+            let _ = std::fs::remove_dir_all(own_dir(what, self.port));
+        }
     }
+}
+
+/// The folders of a [`context`] of a server: its tile cache and its index
+/// directory, removed when the server is dropped.
+const OWN_DIRS: [&str; 2] = ["tiles", "index"];
+
+/// The folder `what` of the contexts of the server on `port`.
+fn own_dir(what: &str, port: u16) -> std::path::PathBuf {
+    let name = format!("hydroplot-mock-{what}-{}-{port}", std::process::id());
+    std::env::temp_dir().join(name)
 }
 
 /// A context whose index, process, fabric and tile URLs point at `server`,
 /// with short timeouts, 2 retries, and a tile cache and an index directory
-/// of its own (never the user's cache directory).
+/// of its own (never the user's cache directory), which go with the
+/// server.
 pub fn context(server: &MockServer) -> Context {
-    let own = |what: &str| {
-        let name = format!(
-            "hydroplot-mock-{what}-{}-{}",
-            std::process::id(),
-            server.port
-        );
-        std::env::temp_dir().join(name)
-    };
+    let own = |what: &str| own_dir(what, server.port);
     let config = Config {
         index_url: server.index_url(),
         fabric_url: server.fabric_url(),

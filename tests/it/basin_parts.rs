@@ -28,12 +28,7 @@ const SMALL_PARTS: usize = 20;
 /// A fresh folder of this test's own, with two copies of the New Hope
 /// sample: `plain.gpkg` and `parted.gpkg`.
 fn copies(name: &str) -> (PathBuf, PathBuf) {
-    let dir = std::env::temp_dir().join(format!(
-        "hydroplot-basin-parts-{name}-{}",
-        std::process::id()
-    ));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = crate::scratch::temp_dir(&format!("basin-parts-{name}"));
     let (plain, parted) = (dir.join("plain.gpkg"), dir.join("parted.gpkg"));
     std::fs::copy(NEW_HOPE, &plain).unwrap();
     std::fs::copy(NEW_HOPE, &parted).unwrap();

@@ -239,8 +239,7 @@ fn the_service_lookup_asks_once_per_distinct_point_through_429s() {
 
 #[test]
 fn a_gpkg_without_catchments_is_refused_before_any_lookup() {
-    let dir = std::env::temp_dir().join(format!("hydroplot-batch-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = crate::scratch::temp_dir("batch");
     let not_gpkg = dir.join("points.gpkg");
     std::fs::write(&not_gpkg, b"not sqlite").unwrap();
     let e =
@@ -396,8 +395,7 @@ fn the_local_lookup_reads_the_catchment_keys_the_plot_reads() {
         expected.iter().all(|r| matches!(r, Ok(Some(_)))),
         "{expected:?}"
     );
-    let dir = std::env::temp_dir().join(format!("hydroplot-batch-keys-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = crate::scratch::temp_dir("batch-keys");
     for key in ["NHDPlusID", "comid"] {
         // The sample with its catchments keyed by `key` instead of FEATUREID.
         let copy = dir.join(format!("{key}.gpkg"));

@@ -13,10 +13,7 @@ use std::process::Output;
 use support::{catchment_interiors, sample};
 
 fn temp_dir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("hydroplot-batch-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+    crate::scratch::temp_dir(&format!("batch-cli-{name}"))
 }
 
 /// `hydroplot ARGS` with the services of `server`.

@@ -7,10 +7,7 @@ use hydroplot_mock::{context, MockServer};
 use std::path::{Path, PathBuf};
 
 fn tmpdir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("hydroplot-cache-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+    crate::scratch::temp_dir(&format!("cache-{name}"))
 }
 
 fn cached(outlet: i64, file: &Path) -> PlotRequest {

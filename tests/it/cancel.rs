@@ -23,10 +23,7 @@ use std::time::Duration;
 const SILENT: Duration = Duration::from_secs(120);
 
 fn temp_dir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("hydroplot-cancel-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+    crate::scratch::temp_dir(&format!("cancel-{name}"))
 }
 
 /// The names of the files in `dir`, sorted.

@@ -17,10 +17,7 @@ const YAHARA: (f64, f64) = (-89.2158, 42.9561);
 const SAMPLE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/yahara_sample.gpkg");
 
 fn temp_dir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("hydroplot-cli-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+    crate::scratch::temp_dir(&format!("cli-{name}"))
 }
 
 /// `hydroplot ARGS` with the services and tiles of `server` (if any), by

@@ -71,8 +71,7 @@ fn unwritable_folder(dir: &std::path::Path) -> std::path::PathBuf {
 #[test]
 fn outputs_are_checked_before_any_request() {
     let server = MockServer::start();
-    let dir = std::env::temp_dir().join(format!("hydroplot-cli-outputs-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
+    let dir = crate::scratch::temp_dir("cli-outputs");
     std::fs::create_dir_all(dir.join("a-folder")).unwrap();
     let mine = b"the user's own bytes".to_vec();
     for file in ["mine.png", "mine.json"] {

@@ -8,10 +8,7 @@ use std::process::Command;
 const SAMPLE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/yahara_sample.gpkg");
 
 fn tmpdir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("hydroplot-cli-files-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+    crate::scratch::temp_dir(&format!("cli-files-{name}"))
 }
 
 /// Runs `hydroplot plot ARGS` in `dir`: (success, stdout, stderr).
@@ -83,12 +80,10 @@ fn no_cache_or_output_may_name_the_input() {
         ["--cache-file", "./national.gpkg"],
         ["--gpkg", "link.gpkg"],
         ["--geojson", "national.gpkg"],
-        [
-            "--html",
-            "../hydroplot-cli-files-same-as-input-PID/national.gpkg",
-        ],
+        ["--html", "../FOLDER/national.gpkg"],
     ] {
-        let extra = extra.map(|a| a.replace("PID", &std::process::id().to_string()));
+        let folder = dir.file_name().unwrap().to_str().unwrap();
+        let extra = extra.map(|a| a.replace("FOLDER", folder));
         let args: Vec<&str> = input
             .iter()
             .copied()

@@ -32,13 +32,7 @@ const OUTLETS: [i64; 3] = [13293970, 13294176, 13293454];
 const POINTS: [(f64, f64); 2] = [(-89.2158, 42.9561), (-89.3617, 43.0832)];
 
 fn temp_dir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!(
-        "hydroplot-concurrency-{name}-{}",
-        std::process::id()
-    ));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+    crate::scratch::temp_dir(&format!("concurrency-{name}"))
 }
 
 /// What a thread's work came to, comparable across runs.

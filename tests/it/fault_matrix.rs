@@ -217,10 +217,7 @@ fn context(server: &MockServer, tile_cache: &Path, timeout: Duration) -> Context
 }
 
 fn temp_dir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("hydroplot-faults-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+    crate::scratch::temp_dir(&format!("faults-{name}"))
 }
 
 /// Files in `dir` (none when it does not exist).

@@ -244,7 +244,7 @@ fn fuzz_tile_images() {
 
 #[test]
 fn fuzz_tile_cache_entries() {
-    let dir = std::env::temp_dir().join(format!("hydroplot-fuzz-tiles-{}", std::process::id()));
+    let dir = crate::scratch::temp_dir("fuzz-tiles");
     let cache = TileCache::open(&dir, 1 << 20).unwrap();
     let url = "http://127.0.0.1/tiles/1/0/0.png";
     cache.put(url, &[], b"\x89PNG tile bytes").unwrap();

@@ -18,10 +18,7 @@ use support::georef::*;
 const BBOX: [f64; 4] = [-89.5, 43.0, -89.3, 43.15];
 
 fn temp_dir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("hydroplot-georef-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+    crate::scratch::temp_dir(&format!("georef-{name}"))
 }
 
 #[test]

@@ -21,13 +21,7 @@ const SAMPLE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/yahara_sam
 
 /// A fresh directory of this test's own.
 fn temp_dir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!(
-        "hydroplot-gpkg-index-{name}-{}",
-        std::process::id()
-    ));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+    crate::scratch::temp_dir(&format!("gpkg-index-{name}"))
 }
 
 fn sample_copy(dir: &Path) -> PathBuf {

@@ -72,9 +72,7 @@ fn context(server: Option<&MockServer>) -> *mut hydroplot_context {
 }
 
 fn temp_dir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("hydroplot-hostile-{name}-{}", std::process::id()));
-    std::fs::create_dir_all(&d).unwrap();
-    d
+    crate::scratch::temp_dir(&format!("hostile-{name}"))
 }
 
 fn data(name: &str) -> PathBuf {

@@ -262,10 +262,7 @@ fn samples_at_their_usual_sizes_are_drawn_as_before() {
 }
 
 fn temp_dir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("hydroplot-lod-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+    crate::scratch::temp_dir(&format!("lod-{name}"))
 }
 
 /// Rows of `table` in the GeoPackage at `path`, by plain SQL.

@@ -13,6 +13,8 @@ mod chromium;
 mod loopback;
 #[path = "../support/private_ca.rs"]
 mod private_ca;
+#[path = "../support/scratch.rs"]
+mod scratch;
 #[path = "../support/mod.rs"]
 mod support;
 #[path = "../../fuzz/src/targets.rs"]

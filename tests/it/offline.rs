@@ -24,10 +24,7 @@ use std::process::Command;
 use std::ptr::null_mut;
 
 fn temp_dir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("hydroplot-offline-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+    crate::scratch::temp_dir(&format!("offline-{name}"))
 }
 
 /// The same context with offline mode on.

@@ -178,9 +178,7 @@ fn an_unknown_property_is_refused_before_any_request() {
 fn each_setting_is_its_own_cache_entry() {
     let server = MockServer::start();
     let ctx = context(&server);
-    let dir = std::env::temp_dir().join(format!("hydroplot-properties-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = crate::scratch::temp_dir("properties");
     let cached = |spec: &str| PlotRequest {
         actually_plot: false,
         cache: CacheSetting::File(dir.join("cache.sqlite")),

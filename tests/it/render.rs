@@ -42,9 +42,7 @@ fn data_dir() -> PathBuf {
 }
 
 fn temp_dir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("hydroplot-render-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    d
+    crate::scratch::temp_dir(&format!("render-{name}"))
 }
 
 /// The Yahara sample upstream of the outlet, from the local GeoPackage, not drawn.

@@ -16,10 +16,7 @@ use std::path::{Path, PathBuf};
 const OUTLET: i64 = 13293970;
 
 fn tmpdir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("hydroplot-schema-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+    crate::scratch::temp_dir(&format!("schema-{name}"))
 }
 
 fn request(hydro_data: Option<&Path>, gpkg: &Path, cache: CacheSetting) -> PlotRequest {

@@ -10,6 +10,8 @@ use std::sync::{Mutex, MutexGuard};
 
 #[path = "../support/private_ca.rs"]
 mod private_ca;
+#[path = "../support/scratch.rs"]
+mod scratch;
 
 mod proxy;
 mod thread_exit;

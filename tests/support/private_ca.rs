@@ -82,10 +82,7 @@ impl PrivateCa {
     }
 }
 
-/// A fresh directory under the temp dir for this test process.
+/// A fresh directory of this test process's ([`crate::scratch`]).
 pub fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("hydroplot-tls-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+    crate::scratch::temp_dir(&format!("tls-{name}"))
 }

@@ -176,6 +176,7 @@ fn outputs(file: &Path, comid: i64, threads: usize, dir: &Path) -> Vec<(String, 
 fn outputs_are_the_same_bytes_on_1_2_and_7_threads() {
     let sample = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/data/yahara_sample.gpkg");
     let grid = generate("threads", false);
+    let grid_dir = grid.parent().unwrap().to_path_buf();
     for (file, comid) in [(sample, 13293970), (grid, TERMINAL)] {
         let dir = file.with_extension("outputs");
         let _ = std::fs::remove_dir_all(&dir);
@@ -192,4 +193,5 @@ fn outputs_are_the_same_bytes_on_1_2_and_7_threads() {
         }
         std::fs::remove_dir_all(&dir).unwrap();
     }
+    std::fs::remove_dir_all(grid_dir).unwrap();
 }
