@@ -77,7 +77,7 @@ impl MercatorBand {
     /// 180 degrees either way (or either is not a number).
     #[inline]
     pub fn point(&self, lon: f64, lat: f64) -> Option<(f64, f64)> {
-        if !(lon.abs() <= 180.0) {
+        if !(-180.0..=180.0).contains(&lon) {
             return None;
         }
         Some((RADIUS * lon.to_radians(), self.northing(lat)?))
@@ -87,7 +87,7 @@ impl MercatorBand {
     /// `None` outside the band (or not a number).
     #[inline]
     fn northing(&self, lat: f64) -> Option<f64> {
-        if !(lat >= self.south && lat <= self.north) {
+        if !(self.south..=self.north).contains(&lat) {
             return None;
         }
         let t = (lat - self.south) * self.per_degree;
