@@ -266,7 +266,8 @@ echo "    (test_ogrsf, getting it and six runs: $((SECONDS - started)) s)"
 # --- QGIS (gdal/test_qgis.py, headless PyQGIS) -------------------------------------
 started=$SECONDS
 rc=0
-QT_QPA_PLATFORM=offscreen "$with_mock" /usr/bin/python3 "$root/gdal/test_qgis.py" \
+# QGIS's Qt temporary folders go in the work folder, removed at exit.
+TMPDIR="$work" QT_QPA_PLATFORM=offscreen "$with_mock" /usr/bin/python3 "$root/gdal/test_qgis.py" \
     >"$work/qgis.out" 2>&1 || rc=$?
 grep -E '^(ok|FAIL|skipped): |^    ' "$work/qgis.out"
 passed=$((passed + $(grep -c '^ok: ' "$work/qgis.out")))

@@ -20,6 +20,11 @@ target="${CARGO_TARGET_DIR:-$root/target}"
 export HYDROPLOT_INDEX_DIR="${HYDROPLOT_INDEX_DIR:-$target/hydroplot-index}"
 work="$target/qgis"
 mkdir -p "$work"
+# QGIS leaves its Qt temporary folders behind: they go in the work folder,
+# emptied at each run, not in the system's temporary folder.
+export TMPDIR="$work/tmp"
+rm -rf "$TMPDIR"
+mkdir -p "$TMPDIR"
 python=/usr/bin/python3
 export PYTHONDONTWRITEBYTECODE=1
 export QT_QPA_PLATFORM=offscreen

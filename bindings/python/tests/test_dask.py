@@ -81,8 +81,11 @@ def test_a_cluster_batch_stays_within_the_shared_budget(mock_url, tmp_path):
     plots = [[13293970], [13294312], [13293454], [("comid", "13293970")]]
     traces = [START] * 30 + [(0.0, 0.0)]
     try:
+        # The workers' scratch space in the test's own folder, not the
+        # system's temporary folder, where it would stay.
         with distributed.LocalCluster(n_workers=WORKERS, threads_per_worker=2, processes=True,
-                                      dashboard_address=None) as cluster, distributed.Client(cluster) as client:
+                                      dashboard_address=None, local_directory=str(tmp_path / "dask")) as cluster, \
+                distributed.Client(cluster) as client:
             started = time.monotonic()
             plot_results, trace_results = run_batch(
                 client, plots, traces, options=options, requests_per_s=BUDGET_PER_S, direction="up",
