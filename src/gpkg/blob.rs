@@ -545,11 +545,6 @@ fn count(out: &mut Vec<u8>, n: usize) {
     out.extend_from_slice(&(n as u32).to_le_bytes());
 }
 
-/// The interleaved coordinates of ring `ring` of `g`.
-fn ring_xy(g: &Geometries, ring: usize) -> &[f64] {
-    &g.xy[2 * g.coords[ring] as usize..2 * g.coords[ring + 1] as usize]
-}
-
 fn coords(out: &mut Vec<u8>, xy: &[f64]) {
     count(out, xy.len() / 2);
     for v in xy {
@@ -561,13 +556,13 @@ fn coords(out: &mut Vec<u8>, xy: &[f64]) {
 fn polygon_wkb(g: &Geometries, part: usize, out: &mut Vec<u8>) {
     head(out, kind::POLYGON);
     let rings = g.rings[part] as usize..g.rings[part + 1] as usize;
-    if rings.is_empty() || ring_xy(g, rings.start).is_empty() {
+    if rings.is_empty() || g.ring_xy(rings.start).is_empty() {
         count(out, 0);
         return;
     }
     count(out, rings.len());
     for r in rings {
-        coords(out, ring_xy(g, r));
+        coords(out, g.ring_xy(r));
     }
 }
 
@@ -610,7 +605,7 @@ fn wkb_row(g: &Geometries, row: usize, out: &mut Vec<u8>) {
             count(out, rings.len());
             for r in rings {
                 head(out, kind::LINESTRING);
-                coords(out, ring_xy(g, r));
+                coords(out, g.ring_xy(r));
             }
         }
         kind::MULTIPOLYGON => {

@@ -62,8 +62,9 @@ impl GeoPackage {
     /// a batch at a time on this thread, each batch's rows given to the
     /// folds `route` names (routed once, on this thread) and counted on
     /// other threads (two for more folds than [`FOLDS_KEEPING_TABLES`],
-    /// each with its share of the folds) while the next batch is read. Each fold takes the same rows in the
-    /// same order whatever the threads. The layer is never held, only a
+    /// each with its share of the folds) while the next batch is read.
+    /// Each fold takes the same rows in the same order whatever the
+    /// threads. The layer is never held, only a
     /// batch or two.
     pub fn fold_catchments(&self, ids: &[i64], folds: usize, route: &Route) -> Result<Vec<Fold>> {
         let folders = if folds > FOLDS_KEEPING_TABLES {

@@ -122,23 +122,12 @@ impl View {
     /// Latitude (degrees) of the canvas centre (0 if it cannot be computed,
     /// which a fitted view's finite extent never causes).
     pub fn centre_latitude(&self) -> f64 {
-        let (x, y) = (
-            (self.extent[0] + self.extent[2]) / 2.0,
-            (self.extent[1] + self.extent[3]) / 2.0,
-        );
-        crate::crs::Transformer::new("EPSG:3857", "EPSG:4326")
-            .and_then(|t| t.point(x.clamp(-HALF_WORLD_M, HALF_WORLD_M), y))
-            .map_or(0.0, |(_, lat)| lat)
+        latitude((self.extent[1] + self.extent[3]) / 2.0)
     }
 
     /// Latitudes (degrees) of the canvas's bottom and top edges, clamped to
     /// Web Mercator's square world.
     pub fn latitudes(&self) -> (f64, f64) {
-        let latitude = |y: f64| {
-            crate::crs::Transformer::new("EPSG:3857", "EPSG:4326")
-                .and_then(|t| t.point(0.0, y.clamp(-HALF_WORLD_M, HALF_WORLD_M)))
-                .map_or(0.0, |(_, lat)| lat)
-        };
         (latitude(self.extent[1]), latitude(self.extent[3]))
     }
 
@@ -152,6 +141,15 @@ impl View {
     pub fn px(&self, r_units: f64) -> f32 {
         (r_units * self.scale) as f32
     }
+}
+
+/// The latitude (degrees) of the 3857 northing `y`, clamped to Web
+/// Mercator's square world (0 if it cannot be computed, which a finite `y`
+/// never causes; the latitude does not depend on the easting).
+fn latitude(y: f64) -> f64 {
+    crate::crs::Transformer::new("EPSG:3857", "EPSG:4326")
+        .and_then(|t| t.point(0.0, y.clamp(-HALF_WORLD_M, HALF_WORLD_M)))
+        .map_or(0.0, |(_, lat)| lat)
 }
 
 #[cfg(test)]

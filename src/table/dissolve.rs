@@ -104,14 +104,10 @@ fn add_row(counts: &mut EdgeCounts, check: &mut RingCheck, g: &Geometries, row: 
         return;
     }
     let rings = g.row_rings(row);
-    let ring_xy = move |ring: usize| {
-        let (a, b) = (g.coords[ring] as usize, g.coords[ring + 1] as usize);
-        &g.xy[2 * a..2 * b]
-    };
-    match check.read(rings.clone().map(ring_xy)) {
+    match check.read(rings.clone().map(|ring| g.ring_xy(ring))) {
         Reading::AsTheyAre { exterior } => {
             for (ring, exterior) in rings.zip(exterior) {
-                add_ring(counts, ring_xy(ring), exterior);
+                add_ring(counts, g.ring_xy(ring), exterior);
             }
         }
         Reading::Repaired(region) => {
@@ -182,8 +178,7 @@ impl Dissolver {
                 continue;
             }
             for ring in g.row_rings(row) {
-                let (a, b) = (g.coords[ring] as usize, g.coords[ring + 1] as usize);
-                let xy = &g.xy[2 * a..2 * b];
+                let xy = g.ring_xy(ring);
                 if xy.len() >= 6 {
                     let ring = xy.chunks_exact(2).map(|p| (p[0], p[1]));
                     self.whole.push(LineString::from_iter(ring));

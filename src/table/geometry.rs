@@ -389,6 +389,12 @@ impl Geometries {
             ..self.rings[self.parts[row + 1] as usize] as usize
     }
 
+    /// The interleaved x, y of ring `ring` (an index into `coords`, as
+    /// [`Geometries::row_rings`] gives them).
+    pub fn ring_xy(&self, ring: usize) -> &[f64] {
+        &self.xy[2 * self.coords[ring] as usize..2 * self.coords[ring + 1] as usize]
+    }
+
     /// The index of the first coordinate of row `row` (the number of
     /// coordinates for `row == self.len()`).
     pub fn first_coord(&self, row: usize) -> usize {
@@ -439,9 +445,8 @@ impl Geometries {
     /// Row `row` as a `geo` geometry (`None` for a row without one).
     pub fn get(&self, row: usize) -> Option<Geometry<f64>> {
         let ring = |r: usize| {
-            let (a, b) = (self.coords[r] as usize, self.coords[r + 1] as usize);
             LineString(
-                self.xy[2 * a..2 * b]
+                self.ring_xy(r)
                     .chunks_exact(2)
                     .map(|p| Coord { x: p[0], y: p[1] })
                     .collect(),
