@@ -343,7 +343,7 @@ fn with_flowlines(
                 ctx.stop(),
             )?;
             let bbox = catchments.bbox();
-            (catchments, PendingBasins::Ready(basins), bbox)
+            (catchments, PendingBasins::Ready(Box::new(basins)), bbox)
         };
         stage("catchment", ids.len(), ids.len());
         let mut subset = Subset::default();
@@ -438,7 +438,7 @@ fn add_layers_around(
 /// The basins of a local read: made, or still the edge counts of their
 /// catchments ([`fold_basins`]), to be resolved into outlines.
 enum PendingBasins {
-    Ready(Table),
+    Ready(Box<Table>),
     /// One per outlet, or one for all without outlets.
     Folded(Vec<Dissolver>),
 }
@@ -448,7 +448,7 @@ impl PendingBasins {
     /// order), or one without outlets unless it covers nothing.
     fn finish(self, outlets: &[Resolved], threads: usize, stop: &Stop) -> Result<Table> {
         let dissolvers = match self {
-            PendingBasins::Ready(table) => return Ok(table),
+            PendingBasins::Ready(table) => return Ok(*table),
             PendingBasins::Folded(dissolvers) => dissolvers,
         };
         let mut basins = Basins::default();

@@ -15,6 +15,7 @@
 
 use arrow_buffer::{ArrowNativeType, OffsetBuffer, ScalarBuffer};
 use geo::{Coord, Geometry, LineString, MultiLineString, MultiPoint, MultiPolygon, Point, Polygon};
+use std::sync::OnceLock;
 
 /// Type codes, as in WKB.
 pub mod kind {
@@ -242,6 +243,7 @@ impl GeometryBuilder {
             coords: OffsetBuffer::new(ScalarBuffer::from(self.coords)),
             xy: ScalarBuffer::from(self.xy),
             collections: self.collections,
+            extent: OnceLock::new(),
         }
     }
 }
@@ -260,6 +262,54 @@ pub(super) fn signed_area(xy: &[f64]) -> f64 {
         .sum()
 }
 
+/// The least and greatest x and y of the interleaved `xy`, as
+/// `[xmin, ymin, xmax, ymax]`; `None` without a coordinate. NaN is passed
+/// over, as `f64::min` does, unless every value of an axis is NaN (then
+/// that axis is NaN). Four points at a time, in lanes the compiler keeps
+/// in vector registers: a million flowlines' coordinates are hundreds of
+/// megabytes.
+fn extent_of(xy: &[f64]) -> Option<[f64; 4]> {
+    const LANES: usize = 8;
+    if xy.len() < 2 {
+        return None;
+    }
+    let mut lo = [f64::INFINITY; LANES];
+    let mut hi = [f64::NEG_INFINITY; LANES];
+    let mut chunks = xy.chunks_exact(LANES);
+    for chunk in &mut chunks {
+        for k in 0..LANES {
+            if chunk[k] < lo[k] {
+                lo[k] = chunk[k];
+            }
+            if chunk[k] > hi[k] {
+                hi[k] = chunk[k];
+            }
+        }
+    }
+    for (k, &v) in chunks.remainder().iter().enumerate() {
+        if v < lo[k] {
+            lo[k] = v;
+        }
+        if v > hi[k] {
+            hi[k] = v;
+        }
+    }
+    // Lanes 0, 2, 4, 6 hold x; 1, 3, 5, 7 hold y.
+    let axis = |axis: usize| {
+        let least = lo[axis..]
+            .iter()
+            .step_by(2)
+            .fold(f64::INFINITY, |a, &v| a.min(v));
+        let greatest = (hi[axis..].iter().step_by(2)).fold(f64::NEG_INFINITY, |a, &v| a.max(v));
+        match least <= greatest {
+            true => (least, greatest),
+            false => (f64::NAN, f64::NAN),
+        }
+    };
+    let ((xmin, xmax), (ymin, ymax)) = (axis(0), axis(1));
+    Some([xmin, ymin, xmax, ymax])
+}
+
 /// A layer's geometries, immutable; clones share the buffers.
 #[derive(Debug, Clone)]
 pub struct Geometries {
@@ -275,6 +325,8 @@ pub struct Geometries {
     pub xy: ScalarBuffer<f64>,
     /// The GeometryCollection rows, by row, ascending.
     collections: Vec<(usize, Geometry<f64>)>,
+    /// [`Geometries::bbox_of_all`], once asked for.
+    extent: OnceLock<Option<[f64; 4]>>,
 }
 
 impl Default for Geometries {
@@ -315,6 +367,7 @@ impl Geometries {
             coords,
             xy,
             collections,
+            extent: OnceLock::new(),
         })
     }
 
@@ -415,16 +468,14 @@ impl Geometries {
     ///
     /// [`bbox`]: Geometries::bbox
     pub fn bbox_of_all(&self) -> Option<[f64; 4]> {
-        if !self.collections.is_empty() {
-            return (0..self.len())
-                .filter_map(|r| self.bbox(r))
-                .reduce(crate::feature::union_bbox);
-        }
-        let xy = &self.xy[2 * self.first_coord(0)..2 * self.first_coord(self.len())];
-        let (&[x, y], rest) = xy.split_first_chunk::<2>()?;
-        Some(rest.chunks_exact(2).fold([x, y, x, y], |[a, b, c, d], p| {
-            [a.min(p[0]), b.min(p[1]), c.max(p[0]), d.max(p[1])]
-        }))
+        *self.extent.get_or_init(|| {
+            if !self.collections.is_empty() {
+                return (0..self.len())
+                    .filter_map(|r| self.bbox(r))
+                    .reduce(crate::feature::union_bbox);
+            }
+            extent_of(&self.xy[2 * self.first_coord(0)..2 * self.first_coord(self.len())])
+        })
     }
 
     /// The bounding box `[xmin, ymin, xmax, ymax]` of row `row`.
@@ -433,13 +484,7 @@ impl Geometries {
             let r = geo::BoundingRect::bounding_rect(self.collection(row)?)?;
             return Some([r.min().x, r.min().y, r.max().x, r.max().y]);
         }
-        self.row_xy(row).chunks_exact(2).fold(None, |b, p| {
-            let [x, y] = [p[0], p[1]];
-            Some(match b {
-                None => [x, y, x, y],
-                Some([a, b, c, d]) => [a.min(x), b.min(y), c.max(x), d.max(y)],
-            })
-        })
+        extent_of(self.row_xy(row))
     }
 
     /// Row `row` as a `geo` geometry (`None` for a row without one).
@@ -537,6 +582,42 @@ mod tests {
         assert_eq!(c.get(0).as_ref(), Some(&all[6]));
         assert_eq!(c.get(1).as_ref(), Some(&all[5]));
         assert_eq!(c.get(2).as_ref(), Some(&all[0]));
+    }
+
+    #[test]
+    fn an_extent_is_the_least_and_greatest_of_each_axis_nan_passed_over() {
+        // Every length up to past two chunks of lanes, values from a
+        // linear congruential sequence, some NaN; against `f64::min` and
+        // `f64::max` folded from the first point.
+        let mut state = 12_345_u64;
+        let mut next = || {
+            state = state
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1);
+            match state >> 60 {
+                0 => f64::NAN,
+                _ => (state >> 11) as f64 / (1u64 << 53) as f64 * 360.0 - 180.0,
+            }
+        };
+        for points in 0..20 {
+            let xy: Vec<f64> = (0..2 * points).map(|_| next()).collect();
+            let folded = xy.split_first_chunk::<2>().map(|(&[x, y], rest)| {
+                rest.chunks_exact(2).fold([x, y, x, y], |[a, b, c, d], p| {
+                    [a.min(p[0]), b.min(p[1]), c.max(p[0]), d.max(p[1])]
+                })
+            });
+            let same = |a: [f64; 4], b: [f64; 4]| {
+                (a.iter().zip(&b)).all(|(u, v)| u == v || (u.is_nan() && v.is_nan()))
+            };
+            match (extent_of(&xy), folded) {
+                (Some(a), Some(b)) => assert!(same(a, b), "{points} points: {a:?} {b:?}"),
+                (a, b) => assert_eq!(a, b, "{points} points"),
+            }
+        }
+        // An axis of NaN alone is NaN.
+        let e = extent_of(&[f64::NAN, 1.0, f64::NAN, -2.0]).unwrap();
+        assert!(e[0].is_nan() && e[2].is_nan());
+        assert_eq!([e[1], e[3]], [-2.0, 1.0]);
     }
 
     /// The union of the rows' boxes, row by row.
