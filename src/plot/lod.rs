@@ -70,6 +70,53 @@ pub struct Density {
     pub main_stem: Vec<i64>,
 }
 
+/// The flowlines of plot data measured once: their [`Density`], and what
+/// a plan of them needs besides (each row's stream order, the main stem's
+/// rows).
+struct Measured {
+    density: Density,
+    orders: Vec<i32>,
+    stem: Vec<usize>,
+}
+
+impl Measured {
+    fn of(data: &PlotData) -> Measured {
+        let flowlines = data.layer(Layer::Flowline);
+        let orders = orders(flowlines);
+        // Summed row by row, as a map by order would: a list of the few
+        // orders, the last one used looked at first.
+        let mut lengths: Vec<(i32, f64)> = Vec::new();
+        let mut last = 0;
+        for (row, &order) in orders.iter().enumerate() {
+            if lengths.get(last).is_none_or(|l| l.0 != order) {
+                last = match lengths.iter().position(|l| l.0 == order) {
+                    Some(at) => at,
+                    None => {
+                        lengths.push((order, 0.0));
+                        lengths.len() - 1
+                    }
+                };
+            }
+            lengths[last].1 += length(flowlines.geometries().row_xy(row));
+        }
+        let [x0, y0] = mercator(data.bbox[0], data.bbox[1]);
+        let [x1, y1] = mercator(data.bbox[2], data.bbox[3]);
+        let stem = main_stem(flowlines);
+        let density = Density {
+            length_m: lengths.into_iter().collect(),
+            area_m2: (x1 - x0).abs().max(MIN_EXTENT_M) * (y1 - y0).abs().max(MIN_EXTENT_M),
+            main_stem: (stem.iter())
+                .filter_map(|&r| flowlines.get_i64(r, "comid"))
+                .collect(),
+        };
+        Measured {
+            density,
+            orders,
+            stem,
+        }
+    }
+}
+
 /// How a dense flowline layer is drawn: groups of rows, each with its width
 /// (in R units), lowest order first so that the main stems are on top.
 #[derive(Debug, Clone, PartialEq)]
@@ -80,21 +127,7 @@ pub struct FlowlinePlan {
 impl Density {
     /// Measures the flowlines of `data` and its bbox.
     pub fn of(data: &PlotData) -> Density {
-        let flowlines = data.layer(Layer::Flowline);
-        let mut length_m = BTreeMap::new();
-        for (row, order) in orders(flowlines).into_iter().enumerate() {
-            *length_m.entry(order).or_insert(0.0) += length(flowlines.geometries().row_xy(row));
-        }
-        let [x0, y0] = mercator(data.bbox[0], data.bbox[1]);
-        let [x1, y1] = mercator(data.bbox[2], data.bbox[3]);
-        Density {
-            length_m,
-            area_m2: (x1 - x0).abs().max(MIN_EXTENT_M) * (y1 - y0).abs().max(MIN_EXTENT_M),
-            main_stem: main_stem(flowlines)
-                .into_iter()
-                .filter_map(|r| flowlines.get_i64(r, "comid"))
-                .collect(),
-        }
+        Measured::of(data).density
     }
 
     /// The estimated ink of the flowlines of order `min` and above, each
@@ -137,15 +170,15 @@ pub fn width(order: i32, min: i32) -> f64 {
 /// How the flowlines of `data` are drawn on `view` with flowline width
 /// `lwd` (R units): `None` when every flowline is drawn as today.
 pub fn flowline_plan(data: &PlotData, view: &View, lwd: f64) -> Option<FlowlinePlan> {
-    let density = Density::of(data);
+    let Measured {
+        density,
+        orders,
+        stem,
+    } = Measured::of(data);
     let min = density.min_order(view.resolution(), f64::from(view.px(lwd)))?;
-    let flowlines = data.layer(Layer::Flowline);
-    let orders = orders(flowlines);
     let top = orders.iter().copied().max().unwrap_or(min).max(min);
-    let mut on_stem = vec![false; flowlines.len()];
-    main_stem(flowlines)
-        .into_iter()
-        .for_each(|r| on_stem[r] = true);
+    let mut on_stem = vec![false; orders.len()];
+    stem.into_iter().for_each(|r| on_stem[r] = true);
     let mut groups: BTreeMap<i32, Vec<usize>> = BTreeMap::new();
     for (row, &order) in orders.iter().enumerate() {
         // A flowline under a pixel is still drawn: a river is a chain of
