@@ -345,16 +345,63 @@ pub(super) fn made_parts(
         rows
     };
     let folds = gpkg.fold_catchments(&ids, make.len(), &route)?;
-    let mut parts = Vec::with_capacity(make.len());
-    for (&c, fold) in make.iter().zip(folds) {
-        stop.check()?;
-        let rings = fold.dissolver.rings();
-        let outline = (!rings.is_empty())
-            .then(|| blob::write(&Geometry::MultiLineString(MultiLineString(rings)), SRS_ID));
-        parts.push((reaches[c].comid, fold.bbox, outline));
-        progress(parts.len(), make.len());
+    let outlines = outlines(folds, stop, progress)?;
+    Ok((make.iter().zip(outlines))
+        .map(|(&c, (bbox, outline))| (reaches[c].comid, bbox, outline))
+        .collect())
+}
+
+/// A part's box and rings, as a blob (`None` without rings).
+type Outline = (Option<[f64; 4]>, Option<Vec<u8>>);
+
+/// Threads that walk the parts' rings ([`outlines`]).
+const WALKERS: usize = 2;
+
+/// Each fold's [`Outline`], in the order of `folds`: fold `k` walked by
+/// thread `k % WALKERS` (each part's rings are its own: the threads
+/// change nothing in them). `progress` hears (parts walked, parts) on
+/// this thread as each is done; a cancel of `stop` ends the walk with
+/// `Error::Cancelled`.
+fn outlines(
+    folds: Vec<Fold>,
+    stop: &Stop,
+    progress: &mut dyn FnMut(usize, usize),
+) -> Result<Vec<Outline>> {
+    let all = folds.len();
+    let mut shares: Vec<Vec<(usize, Fold)>> = (0..WALKERS).map(|_| Vec::new()).collect();
+    for (k, fold) in folds.into_iter().enumerate() {
+        shares[k % WALKERS].push((k, fold));
     }
-    Ok(parts)
+    let mut walked = vec![None; all];
+    std::thread::scope(|s| {
+        let (send, receive) = std::sync::mpsc::channel();
+        for share in shares {
+            let send = send.clone();
+            s.spawn(move || {
+                for (k, fold) in share {
+                    if stop.check().is_err() {
+                        return;
+                    }
+                    let rings = fold.dissolver.rings();
+                    let outline = (!rings.is_empty()).then(|| {
+                        blob::write(&Geometry::MultiLineString(MultiLineString(rings)), SRS_ID)
+                    });
+                    if send.send((k, fold.bbox, outline)).is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+        drop(send);
+        for (done, (k, bbox, outline)) in receive.into_iter().enumerate() {
+            walked[k] = Some((bbox, outline));
+            progress(done + 1, all);
+        }
+    });
+    stop.check()?;
+    (walked.into_iter())
+        .map(|w| w.ok_or_else(|| Error::Internal("a part's rings were not walked".into())))
+        .collect()
 }
 
 /// Removes the basin parts of release 0.2 from a user's file in the transaction `tx`: their tables, their
