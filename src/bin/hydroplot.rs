@@ -781,7 +781,14 @@ fn index(args: &[String]) -> Result<()> {
             let mut progress = |done: usize, all: usize| {
                 line.progress("basin_parts", done as u64, all as u64);
             };
-            let indexed = index_geopackage(file, place, REACHES_PER_PART, &stop, &mut progress)?;
+            let indexed = index_geopackage(
+                file,
+                place,
+                REACHES_PER_PART,
+                config.threads,
+                &stop,
+                &mut progress,
+            )?;
             let index = indexed.path.display();
             let parts = match indexed.parts {
                 PartsOutcome::Parts { parts } => format!("{parts} basin parts"),

@@ -60,7 +60,15 @@ pub extern "C" fn hydroplot_gpkg_index(
         let mut progress =
             |done: usize, all: usize| ctx.progress("basin_parts", done as u64, all as u64);
         let place = IndexPlace::Dir(&ctx.config.index_dir);
-        let indexed = index_geopackage(path, place, REACHES_PER_PART, ctx.stop(), &mut progress)?;
+        let threads = ctx.config.threads;
+        let indexed = index_geopackage(
+            path,
+            place,
+            REACHES_PER_PART,
+            threads,
+            ctx.stop(),
+            &mut progress,
+        )?;
         let parts = match indexed.parts {
             PartsOutcome::Parts { parts } => format!("{parts} basin parts"),
             PartsOutcome::Skipped { why } => format!("no basin parts: {why}"),

@@ -318,12 +318,15 @@ pub(super) fn cut(
 /// The parts closed by the reaches `make`, some of the reaches `closing`
 /// that close the parts of `network` (of `reaches`, as [`cut`] gives
 /// them), of the GeoPackage `gpkg`: every catchment of them read once and
-/// folded into its part, each part's rings, in the order of `make`.
+/// folded into its part, each part's rings, in the order of `make`; the
+/// catchments counted and the rings walked on up to `threads` threads
+/// beside the reader (the same parts whatever `threads`).
 pub(super) fn made_parts(
     gpkg: &GeoPackage,
     reaches: &[Reach],
     network: &Network,
     (closing, make): (&[usize], &[usize]),
+    threads: usize,
     stop: &Stop,
     progress: &mut dyn FnMut(usize, usize),
 ) -> Result<Vec<StoredPart>> {
@@ -344,8 +347,8 @@ pub(super) fn made_parts(
         }
         rows
     };
-    let folds = gpkg.fold_catchments(&ids, make.len(), &route)?;
-    let outlines = outlines(folds, stop, progress)?;
+    let folds = gpkg.fold_catchments(&ids, make.len(), &route, threads)?;
+    let outlines = outlines(folds, threads.clamp(1, WALKERS), stop, progress)?;
     Ok((make.iter().zip(outlines))
         .map(|(&c, (bbox, outline))| (reaches[c].comid, bbox, outline))
         .collect())
@@ -354,23 +357,24 @@ pub(super) fn made_parts(
 /// A part's box and rings, as a blob (`None` without rings).
 type Outline = (Option<[f64; 4]>, Option<Vec<u8>>);
 
-/// Threads that walk the parts' rings ([`outlines`]).
+/// Threads that walk the parts' rings ([`outlines`]), at most.
 const WALKERS: usize = 2;
 
 /// Each fold's [`Outline`], in the order of `folds`: fold `k` walked by
-/// thread `k % WALKERS` (each part's rings are its own: the threads
+/// thread `k % walkers` (each part's rings are its own: the threads
 /// change nothing in them). `progress` hears (parts walked, parts) on
 /// this thread as each is done; a cancel of `stop` ends the walk with
 /// `Error::Cancelled`.
 fn outlines(
     folds: Vec<Fold>,
+    walkers: usize,
     stop: &Stop,
     progress: &mut dyn FnMut(usize, usize),
 ) -> Result<Vec<Outline>> {
     let all = folds.len();
-    let mut shares: Vec<Vec<(usize, Fold)>> = (0..WALKERS).map(|_| Vec::new()).collect();
+    let mut shares: Vec<Vec<(usize, Fold)>> = (0..walkers).map(|_| Vec::new()).collect();
     for (k, fold) in folds.into_iter().enumerate() {
-        shares[k % WALKERS].push((k, fold));
+        shares[k % walkers].push((k, fold));
     }
     let mut walked = vec![None; all];
     std::thread::scope(|s| {

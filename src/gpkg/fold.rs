@@ -53,22 +53,29 @@ pub type Route<'a> = dyn Fn(&Table) -> Vec<Vec<usize>> + 'a;
 type Routed = (Table, Vec<Vec<usize>>);
 
 /// Threads that count the batches when there are more folds than
-/// [`FOLDS_KEEPING_TABLES`] (a file's basin parts): fold `i` is counted by
-/// thread `i % FOLDERS`, each batch by all of them at once.
+/// [`FOLDS_KEEPING_TABLES`] (a file's basin parts), at most: fold `i` is
+/// counted by thread `i % folders`, each batch by all of them at once.
 const FOLDERS: usize = 2;
 
 impl GeoPackage {
     /// `folds` folds of the catchments whose `featureid` is in `ids`: read
     /// a batch at a time on this thread, each batch's rows given to the
     /// folds `route` names (routed once, on this thread) and counted on
-    /// other threads (two for more folds than [`FOLDS_KEEPING_TABLES`],
-    /// each with its share of the folds) while the next batch is read.
+    /// other threads (up to [`FOLDERS`] of `threads` for more folds than
+    /// [`FOLDS_KEEPING_TABLES`], each with its share of the folds) while
+    /// the next batch is read.
     /// Each fold takes the same rows in the same order whatever the
     /// threads. The layer is never held, only a
     /// batch or two.
-    pub fn fold_catchments(&self, ids: &[i64], folds: usize, route: &Route) -> Result<Vec<Fold>> {
+    pub fn fold_catchments(
+        &self,
+        ids: &[i64],
+        folds: usize,
+        route: &Route,
+        threads: usize,
+    ) -> Result<Vec<Fold>> {
         let folders = if folds > FOLDS_KEEPING_TABLES {
-            FOLDERS
+            threads.clamp(1, FOLDERS)
         } else {
             1
         };

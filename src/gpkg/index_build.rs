@@ -112,6 +112,7 @@ pub fn index_geopackage(
     path: &Path,
     place: IndexPlace,
     reaches_per_part: usize,
+    threads: usize,
     stop: &Stop,
     progress: &mut dyn FnMut(usize, usize),
 ) -> Result<Indexed> {
@@ -138,7 +139,9 @@ pub fn index_geopackage(
                     .filter(|&c| !have.contains(&reaches[c].comid))
                     .collect();
                 let cut = (closing.as_slice(), make.as_slice());
-                parts.extend(made_parts(&gpkg, &reaches, &network, cut, stop, progress)?);
+                parts.extend(made_parts(
+                    &gpkg, &reaches, &network, cut, threads, stop, progress,
+                )?);
                 (network, Ok(parts))
             }
             Err(why) => (network, Err(why)),
@@ -334,6 +337,7 @@ pub fn make_basin_parts(
     (reaches, network): (&[Reach], &Network),
     outlets: &[usize],
     reaches_per_part: usize,
+    threads: usize,
     stop: &Stop,
     progress: &mut dyn FnMut(usize, usize),
 ) -> Result<(usize, Option<Error>)> {
@@ -369,7 +373,15 @@ pub fn make_basin_parts(
     if make.is_empty() {
         return Ok((0, None));
     }
-    let parts = made_parts(gpkg, reaches, network, (&closing, &make), stop, progress)?;
+    let parts = made_parts(
+        gpkg,
+        reaches,
+        network,
+        (&closing, &make),
+        threads,
+        stop,
+        progress,
+    )?;
     let not_stored = store_more_parts(gpkg, size, &parts).err();
     gpkg.add_made_parts(parts);
     Ok((make.len(), not_stored))

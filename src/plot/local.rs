@@ -225,8 +225,15 @@ fn make_basin_parts_needed(
     let mut progress =
         |done: usize, all: usize| ctx.progress("basin_parts", done as u64, all as u64);
     let size = ctx.config.reaches_per_part.unwrap_or(REACHES_PER_PART);
-    let (made, not_stored) =
-        make_basin_parts(gpkg, network, outlets, size, ctx.stop(), &mut progress)?;
+    let (made, not_stored) = make_basin_parts(
+        gpkg,
+        network,
+        outlets,
+        size,
+        ctx.config.threads,
+        ctx.stop(),
+        &mut progress,
+    )?;
     if let Some(why) = not_stored {
         let message = format!(
             "{}: its {made} new basin parts were not stored for the next plots ({why})",
@@ -330,7 +337,7 @@ fn with_flowlines(
         };
         // Catchments held only when the result has them.
         let (catchments, pending, catchment_bbox) = if folds(req) {
-            let (dissolvers, bbox) = fold_basins(gpkg, &ids, &basins)?;
+            let (dissolvers, bbox) = fold_basins(gpkg, &ids, &basins, threads)?;
             (Table::default(), PendingBasins::Folded(dissolvers), bbox)
         } else {
             let catchments = gpkg.read_by_ids_unordered(Collection::Catchment, &ids)?;
@@ -466,12 +473,14 @@ impl PendingBasins {
 
 /// The edge counts of the basins (one per outlet, or one for all of `ids`
 /// without outlets) from the catchments `ids` or, with stored parts
-/// (`sources.splits`), from the parts and the other catchments; and the
-/// box around them (`None` when none has a geometry).
+/// (`sources.splits`), from the parts and the other catchments, counted on
+/// up to `threads` threads; and the box around them (`None` when none has
+/// a geometry).
 fn fold_basins(
     gpkg: &GeoPackage,
     ids: &[i64],
     sources: &BasinSources,
+    threads: usize,
 ) -> Result<(Vec<Dissolver>, Option<[f64; 4]>)> {
     let per_outlet = &sources.per_outlet;
     let folds = per_outlet.len().max(1);
@@ -500,7 +509,7 @@ fn fold_basins(
             .map(|set| basin_rows(batch, *set, read.len()))
             .collect()
     };
-    let mut done = gpkg.fold_catchments(&read, folds, &route)?;
+    let mut done = gpkg.fold_catchments(&read, folds, &route, threads)?;
     if let Some(splits) = &sources.splits {
         for (fold, split) in done.iter_mut().zip(splits) {
             gpkg.add_basin_parts(&split.parts, fold)?;

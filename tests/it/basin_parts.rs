@@ -43,6 +43,7 @@ fn store_parts(path: &Path) -> usize {
         path,
         IndexPlace::Beside,
         SMALL_PARTS,
+        2,
         &Stop::never(),
         &mut |done, all| heard.push((done, all)),
     );
@@ -123,6 +124,39 @@ fn some_outlets() -> Vec<i64> {
         .map(Result::unwrap)
         .collect();
     all.iter().step_by(23).copied().collect()
+}
+
+/// The rows of the parts table of the index file beside `path`, in comid
+/// order, every column as stored.
+fn stored_part_rows(path: &Path) -> Vec<Vec<rusqlite::types::Value>> {
+    let db = index_db(path);
+    let mut stmt = db
+        .prepare(&format!("SELECT * FROM {BASIN_PARTS} ORDER BY 1"))
+        .unwrap();
+    let columns = stmt.column_count();
+    stmt.query_map([], |r| (0..columns).map(|i| r.get(i)).collect())
+        .unwrap()
+        .map(Result::unwrap)
+        .collect()
+}
+
+#[test]
+fn the_parts_are_the_same_bytes_on_one_thread_or_three() {
+    let (one, three) = copies("threads");
+    for (path, threads) in [(&one, 1), (&three, 3)] {
+        index_geopackage(
+            path,
+            IndexPlace::Beside,
+            SMALL_PARTS,
+            threads,
+            &Stop::never(),
+            &mut |_, _| {},
+        )
+        .unwrap();
+    }
+    let rows = stored_part_rows(&one);
+    assert!(rows.len() >= 20, "{} parts", rows.len());
+    assert_eq!(rows, stored_part_rows(&three));
 }
 
 #[test]
@@ -276,6 +310,7 @@ fn indexing_and_plotting_leave_the_geopackage_byte_identical() {
         &parted,
         IndexPlace::Beside,
         SMALL_PARTS,
+        2,
         &Stop::never(),
         &mut |_, _| {},
     )
@@ -543,6 +578,7 @@ fn a_write_while_the_index_is_made_leaves_none() {
         &parted,
         IndexPlace::Beside,
         SMALL_PARTS,
+        2,
         &Stop::never(),
         &mut |_, _| {
             if !std::mem::replace(&mut changed, true) {
@@ -576,6 +612,7 @@ fn a_cancelled_build_writes_nothing() {
             &parted,
             IndexPlace::Beside,
             SMALL_PARTS,
+            2,
             &stop,
             &mut |_, _| {}
         ),
@@ -619,6 +656,7 @@ fn a_plot_keeps_the_index_it_opened() {
         &parted,
         IndexPlace::Beside,
         2 * SMALL_PARTS,
+        2,
         &Stop::never(),
         &mut |_, _| {},
     );
@@ -639,6 +677,7 @@ fn files_without_catchments_get_no_parts_and_others_are_refused() {
         &parted,
         IndexPlace::Beside,
         SMALL_PARTS,
+        2,
         &Stop::never(),
         &mut |_, _| {},
     );
@@ -652,6 +691,7 @@ fn files_without_catchments_get_no_parts_and_others_are_refused() {
         &text,
         IndexPlace::Beside,
         SMALL_PARTS,
+        2,
         &Stop::never(),
         &mut |_, _| {},
     );
@@ -751,6 +791,7 @@ fn the_default_part_size_makes_no_part_of_the_sample() {
         &parted,
         IndexPlace::Beside,
         REACHES_PER_PART,
+        2,
         &Stop::never(),
         &mut |_, _| {},
     )
@@ -929,6 +970,7 @@ fn a_large_basin_makes_the_parts_it_needs_at_its_first_plot() {
         &parted,
         IndexPlace::Dir(&indexes),
         SMALL_PARTS,
+        2,
         &Stop::never(),
         &mut |done, all| last = Some((done, all)),
     )

@@ -36,6 +36,7 @@ fn index_into(path: &Path, dir: &Path) -> hydroplot::gpkg::Indexed {
         path,
         IndexPlace::Dir(dir),
         REACHES_PER_PART,
+        2,
         &Stop::never(),
         &mut |_, _| {},
     )
@@ -179,6 +180,7 @@ fn refused(path: &Path, reason: &str) {
         path,
         IndexPlace::Dir(&indexes),
         REACHES_PER_PART,
+        2,
         &Stop::never(),
         &mut |_, _| {},
     ) {
@@ -231,6 +233,7 @@ fn files_that_are_not_nhdplus_geopackages_are_refused_untouched() {
             &missing,
             IndexPlace::Beside,
             REACHES_PER_PART,
+            2,
             &Stop::never(),
             &mut |_, _| {}
         ),
