@@ -41,11 +41,13 @@ use crate::cancel::Stop;
 use crate::collection::Collection;
 use crate::feature::union_bbox;
 use crate::network::{IdMap, IdSet, Network, Reach};
+use crate::parallel::parallel_map;
 use crate::table::geometry::GeometryBuilder;
 use crate::table::Table;
 use crate::{Error, Result};
 use geo::{Geometry, MultiLineString};
 use rusqlite::{params, Connection, OptionalExtension};
+use std::sync::Mutex;
 
 /// The fewest reaches of a part: a basin smaller than this is folded from
 /// its catchments alone, as without parts.
@@ -360,11 +362,11 @@ type Outline = (Option<[f64; 4]>, Option<Vec<u8>>);
 /// Threads that walk the parts' rings ([`outlines`]), at most.
 const WALKERS: usize = 2;
 
-/// Each fold's [`Outline`], in the order of `folds`: fold `k` walked by
-/// thread `k % walkers` (each part's rings are its own: the threads
-/// change nothing in them). `progress` hears (parts walked, parts) on
-/// this thread as each is done; a cancel of `stop` ends the walk with
-/// `Error::Cancelled`.
+/// Each fold's [`Outline`], in the order of `folds`, walked on up to
+/// `walkers` threads ([`parallel_map`]; each part's rings are its own, so
+/// the threads change nothing in them). `progress` hears (parts walked,
+/// parts) on this thread as each is done; a cancel of `stop` ends the walk
+/// with `Error::Cancelled`.
 fn outlines(
     folds: Vec<Fold>,
     walkers: usize,
@@ -372,35 +374,22 @@ fn outlines(
     progress: &mut dyn FnMut(usize, usize),
 ) -> Result<Vec<Outline>> {
     let all = folds.len();
-    let mut shares: Vec<Vec<(usize, Fold)>> = (0..walkers).map(|_| Vec::new()).collect();
-    for (k, fold) in folds.into_iter().enumerate() {
-        shares[k % walkers].push((k, fold));
-    }
-    let mut walked = vec![None; all];
-    std::thread::scope(|s| {
-        let (send, receive) = std::sync::mpsc::channel();
-        for share in shares {
-            let send = send.clone();
-            s.spawn(move || {
-                for (k, fold) in share {
-                    if stop.check().is_err() {
-                        return;
-                    }
-                    let rings = fold.dissolver.rings();
-                    let outline = (!rings.is_empty()).then(|| {
-                        blob::write(&Geometry::MultiLineString(MultiLineString(rings)), SRS_ID)
-                    });
-                    if send.send((k, fold.bbox, outline)).is_err() {
-                        return;
-                    }
-                }
-            });
-        }
-        drop(send);
-        for (done, (k, bbox, outline)) in receive.into_iter().enumerate() {
-            walked[k] = Some((bbox, outline));
-            progress(done + 1, all);
-        }
+    // Each fold taken whole by the thread that walks it.
+    let folds: Vec<Mutex<Option<Fold>>> = (folds.into_iter())
+        .map(|fold| Mutex::new(Some(fold)))
+        .collect();
+    let walk = |fold: &Mutex<Option<Fold>>| -> Option<Outline> {
+        stop.check().ok()?;
+        let fold = fold.lock().ok()?.take()?;
+        let rings = fold.dissolver.rings();
+        let outline = (!rings.is_empty())
+            .then(|| blob::write(&Geometry::MultiLineString(MultiLineString(rings)), SRS_ID));
+        Some((fold.bbox, outline))
+    };
+    let mut done = 0;
+    let walked = parallel_map(walkers, &folds, walk, |_, _| {
+        done += 1;
+        progress(done, all);
     });
     stop.check()?;
     (walked.into_iter())

@@ -63,10 +63,9 @@ impl GeoPackage {
     /// folds `route` names (routed once, on this thread) and counted on
     /// other threads (up to [`FOLDERS`] of `threads` for more folds than
     /// [`FOLDS_KEEPING_TABLES`], each with its share of the folds) while
-    /// the next batch is read.
-    /// Each fold takes the same rows in the same order whatever the
-    /// threads. The layer is never held, only a
-    /// batch or two.
+    /// the next batch is read. Each fold takes the same rows in the same
+    /// order whatever the threads. The layer is never held, only a batch
+    /// or two.
     pub fn fold_catchments(
         &self,
         ids: &[i64],

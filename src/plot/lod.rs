@@ -83,27 +83,15 @@ impl Measured {
     fn of(data: &PlotData) -> Measured {
         let flowlines = data.layer(Layer::Flowline);
         let orders = orders(flowlines);
-        // Summed row by row, as a map by order would: a list of the few
-        // orders, the last one used looked at first.
-        let mut lengths: Vec<(i32, f64)> = Vec::new();
-        let mut last = 0;
+        let mut length_m = BTreeMap::new();
         for (row, &order) in orders.iter().enumerate() {
-            if lengths.get(last).is_none_or(|l| l.0 != order) {
-                last = match lengths.iter().position(|l| l.0 == order) {
-                    Some(at) => at,
-                    None => {
-                        lengths.push((order, 0.0));
-                        lengths.len() - 1
-                    }
-                };
-            }
-            lengths[last].1 += length(flowlines.geometries().row_xy(row));
+            *length_m.entry(order).or_insert(0.0) += length(flowlines.geometries().row_xy(row));
         }
         let [x0, y0] = mercator(data.bbox[0], data.bbox[1]);
         let [x1, y1] = mercator(data.bbox[2], data.bbox[3]);
         let stem = main_stem(flowlines);
         let density = Density {
-            length_m: lengths.into_iter().collect(),
+            length_m,
             area_m2: (x1 - x0).abs().max(MIN_EXTENT_M) * (y1 - y0).abs().max(MIN_EXTENT_M),
             main_stem: (stem.iter())
                 .filter_map(|&r| flowlines.get_i64(r, "comid"))
