@@ -36,16 +36,17 @@ pub(super) enum Reading {
     Repaired(MultiPolygon<f64>),
 }
 
-/// One edge of a row, for the sweep: its ends, its extent in x (computed
-/// once: the sort compares it), its ring and its index in the ring.
+/// One edge of a row, for the sweep: its box (computed once: the sort and
+/// the sweep compare it), its ring and the index of its first point in the
+/// row's points.
 #[derive(Clone, Copy)]
 struct Edge {
-    a: Coord<f64>,
-    b: Coord<f64>,
     min_x: f64,
     max_x: f64,
+    min_y: f64,
+    max_y: f64,
     ring: u32,
-    index: u32,
+    start: u32,
 }
 
 /// The checks' buffers, kept from row to row so that reading a row
@@ -111,7 +112,8 @@ impl RingCheck {
         let count = self.starts.len() - 1;
         self.edges.clear();
         for r in 0..count {
-            let ring = &self.points[self.starts[r]..self.starts[r + 1]];
+            let (first, end) = (self.starts[r], self.starts[r + 1]);
+            let ring = &self.points[first..end];
             let n = ring.len();
             let at = |i: usize| ring[if i < n { i } else { i - n }];
             for (i, &a) in ring.iter().enumerate() {
@@ -120,12 +122,12 @@ impl RingCheck {
                     return true;
                 }
                 self.edges.push(Edge {
-                    a,
-                    b,
                     min_x: a.x.min(b.x),
                     max_x: a.x.max(b.x),
+                    min_y: a.y.min(b.y),
+                    max_y: a.y.max(b.y),
                     ring: r as u32,
-                    index: i as u32,
+                    start: (first + i) as u32,
                 });
             }
         }
@@ -133,16 +135,28 @@ impl RingCheck {
             .sort_unstable_by(|e, f| e.min_x.total_cmp(&f.min_x));
         let edges = &self.edges;
         for (i, e) in edges.iter().enumerate() {
-            let reach = e.max_x;
-            for f in edges[i + 1..].iter().take_while(|f| f.min_x <= reach) {
-                let apart_in_y =
-                    e.a.y.max(e.b.y) < f.a.y.min(f.b.y) || f.a.y.max(f.b.y) < e.a.y.min(e.b.y);
-                if !apart_in_y && !self.consecutive(e, f) && segments_meet(e.a, e.b, f.a, f.b) {
-                    return true;
+            for f in edges[i + 1..].iter().take_while(|f| f.min_x <= e.max_x) {
+                let apart_in_y = e.max_y < f.min_y || f.max_y < e.min_y;
+                if !apart_in_y && !self.consecutive(e, f) {
+                    let ([a, b], [c, d]) = (self.ends(e), self.ends(f));
+                    if segments_meet(a, b, c, d) {
+                        return true;
+                    }
                 }
             }
         }
         false
+    }
+
+    /// The two points of edge `e`.
+    fn ends(&self, e: &Edge) -> [Coord<f64>; 2] {
+        let ring = e.ring as usize;
+        let start = e.start as usize;
+        let next = match start + 1 {
+            end if end == self.starts[ring + 1] => self.starts[ring],
+            next => next,
+        };
+        [self.points[start], self.points[next]]
     }
 
     /// Whether `e` and `f` follow one another in their ring.
@@ -153,7 +167,7 @@ impl RingCheck {
         let ring = e.ring as usize;
         let n = self.starts[ring + 1] - self.starts[ring];
         // Next to each other, or the last edge and the first.
-        let apart = e.index.abs_diff(f.index) as usize;
+        let apart = e.start.abs_diff(f.start) as usize;
         apart == 1 || apart == n - 1
     }
 
