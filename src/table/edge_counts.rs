@@ -126,11 +126,18 @@ impl EdgeCounts {
         self.entries.iter().copied().filter(|e| e.1 != 0)
     }
 
-    /// Empties the table, keeping its memory.
+    /// Empties the table, keeping its memory. A table that held few edges
+    /// for its slots leaves them to be sized again by its next use
+    /// ([`EdgeCounts::make_room`]): one grown once for many edges then
+    /// clears and refills for a few at the cost of a few.
     pub fn clear(&mut self) {
         self.predicted = 0;
+        if 8 * self.entries.len() < self.slots.len() {
+            self.slots.clear();
+        } else {
+            self.slots.fill(0);
+        }
         self.entries.clear();
-        self.slots.fill(0);
     }
 }
 
@@ -227,5 +234,15 @@ mod tests {
         assert_eq!(t.iter().count(), 0);
         t.add(v(1), v(2), 1);
         assert_eq!(live(&t), HashMap::from([([v(1), v(2)], 1)]));
+        // Few edges for many slots: the slots are sized again, and the
+        // table counts as many as before.
+        t.reserve(100_000);
+        t.clear();
+        assert_eq!(t.iter().count(), 0);
+        for i in 0..5000 {
+            t.add(v(i + 1), v(i), 1);
+        }
+        assert_eq!(t.iter().count(), 5000);
+        assert!(t.iter().all(|(edge, count)| count == -1 && edge[0] < edge[1]));
     }
 }
