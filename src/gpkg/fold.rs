@@ -4,7 +4,7 @@
 use super::reader::GeoPackage;
 use crate::collection::Collection;
 use crate::feature::union_bbox;
-use crate::table::dissolve::Dissolver;
+use crate::table::dissolve::{Dissolver, Scratch};
 use crate::table::{Column, Table};
 use crate::{Error, Result};
 use std::sync::Arc;
@@ -40,10 +40,9 @@ pub fn catchment_key(batch: &Table) -> Option<Column<'_>> {
 }
 
 /// Up to this many folds (a plot's basins, one per outlet, usually one)
-/// keep their counting tables from one batch to the next, allocated and
-/// touched once. More (a file's basin parts, hundreds) free theirs after
-/// each batch, or hundreds of tables of megabytes each would stay.
-const FOLDS_KEEPING_TABLES: usize = 2;
+/// are counted on one thread beside the reader; more (a file's basin
+/// parts, hundreds) on up to [`FOLDERS`].
+const FOLDS_ON_ONE_THREAD: usize = 2;
 
 /// For one batch of catchments, the rows each fold takes (a row may go to
 /// several folds, or none).
@@ -53,7 +52,7 @@ pub type Route<'a> = dyn Fn(&Table) -> Vec<Vec<usize>> + 'a;
 type Routed = (Table, Vec<Vec<usize>>);
 
 /// Threads that count the batches when there are more folds than
-/// [`FOLDS_KEEPING_TABLES`] (a file's basin parts), at most: fold `i` is
+/// [`FOLDS_ON_ONE_THREAD`] (a file's basin parts), at most: fold `i` is
 /// counted by thread `i % folders`, each batch by all of them at once.
 const FOLDERS: usize = 2;
 
@@ -62,7 +61,7 @@ impl GeoPackage {
     /// a batch at a time on this thread, each batch's rows given to the
     /// folds `route` names (routed once, on this thread) and counted on
     /// other threads (up to [`FOLDERS`] of `threads` for more folds than
-    /// [`FOLDS_KEEPING_TABLES`], each with its share of the folds) while
+    /// [`FOLDS_ON_ONE_THREAD`], each with its share of the folds) while
     /// the next batch is read. Each fold takes the same rows in the same
     /// order whatever the threads. The layer is never held, only a batch
     /// or two.
@@ -73,7 +72,7 @@ impl GeoPackage {
         route: &Route,
         threads: usize,
     ) -> Result<Vec<Fold>> {
-        let folders = if folds > FOLDS_KEEPING_TABLES {
+        let folders = if folds > FOLDS_ON_ONE_THREAD {
             threads.clamp(1, FOLDERS)
         } else {
             1
@@ -91,15 +90,17 @@ impl GeoPackage {
                         .step_by(folders)
                         .map(|_| Fold::default())
                         .collect();
+                    // This thread's counting tables, lent to each fold in
+                    // turn: hundreds of folds would each hold their own.
+                    let mut scratch = Scratch::default();
                     for routed in receive {
                         let (batch, rows) = &*routed;
                         let shared = rows.iter().skip(k).step_by(folders);
                         for (fold, rows) in done.iter_mut().zip(shared) {
                             if !rows.is_empty() {
+                                fold.dissolver.swap_scratch(&mut scratch);
                                 fold.add(batch, rows);
-                            }
-                            if folds > FOLDS_KEEPING_TABLES {
-                                fold.dissolver.shrink();
+                                fold.dissolver.swap_scratch(&mut scratch);
                             }
                         }
                         // The last folder done with the batch gives it back.

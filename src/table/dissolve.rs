@@ -95,6 +95,17 @@ pub struct Dissolver {
     whole: Vec<LineString<f64>>,
 }
 
+/// The tables a [`Dissolver`] counts in, empty again after each of its
+/// steps: a unit's edge counts, the ring check's buffers, the table a list
+/// of edges is cancelled in. Owned by a thread that lends them to many
+/// dissolvers in turn ([`Dissolver::swap_scratch`]).
+#[derive(Default)]
+pub struct Scratch {
+    unit: EdgeCounts,
+    check: RingCheck,
+    cancel: EdgeCounts,
+}
+
 /// Counts the rings of row `row` of `g` into `counts` when it is a polygon
 /// or multipolygon, read by `check` as GEOS's `MakeValid` reads them
 /// ([`RingCheck`]): each ring by its depth among the row's rings, or the
@@ -187,13 +198,15 @@ impl Dissolver {
         }
     }
 
-    /// Frees the tables the edges are counted in (kept between units
-    /// otherwise): for many dissolvers fed in turn, which would each hold
-    /// theirs. What is counted stays.
-    pub fn shrink(&mut self) {
-        self.unit = EdgeCounts::default();
-        self.check = RingCheck::default();
-        self.left.shrink();
+    /// Exchanges the tables this dissolver counts in with `scratch`'s: a
+    /// thread that feeds many dissolvers in turn lends them its tables for
+    /// each step and takes them back after, so that they are allocated and
+    /// touched once, not once per dissolver. The tables are empty between
+    /// steps; what is counted stays in the dissolver.
+    pub fn swap_scratch(&mut self, scratch: &mut Scratch) {
+        std::mem::swap(&mut self.unit, &mut scratch.unit);
+        std::mem::swap(&mut self.check, &mut scratch.check);
+        self.left.swap_table(&mut scratch.cancel);
     }
 
     /// Both counts in one.
@@ -466,6 +479,33 @@ mod tests {
         let expected = union_of(&squares, 1);
         assert_eq!(whole.finish(2, &Stop::never()).unwrap(), expected);
         assert_eq!(polygons(expected).unsigned_area(), 24.0);
+    }
+
+    #[test]
+    fn dissolvers_fed_in_turn_from_one_scratch_count_what_each_would_alone() {
+        // Two grids far apart, each folded by its own dissolver in batches
+        // that alternate, both lent one thread's tables for each batch.
+        let grid = |x0: f64| -> Vec<Geometry<f64>> {
+            (0..40 * 40)
+                .map(|k| square(x0 + f64::from(k % 40), f64::from(k / 40), k % 3 == 0))
+                .collect()
+        };
+        let (left, right) = (geometries(&grid(0.0)), geometries(&grid(100.0)));
+        let rows: Vec<usize> = (0..left.len()).collect();
+        let mut scratch = Scratch::default();
+        let (mut a, mut b) = (Dissolver::default(), Dissolver::default());
+        for batch in rows.chunks(300) {
+            for (d, g) in [(&mut a, &left), (&mut b, &right)] {
+                d.swap_scratch(&mut scratch);
+                d.add_rows(g, batch);
+                d.swap_scratch(&mut scratch);
+            }
+        }
+        for (d, g) in [(a, &left), (b, &right)] {
+            let mut alone = Dissolver::default();
+            alone.add_rows(g, &rows);
+            assert_eq!(d.rings(), alone.rings());
+        }
     }
 
     #[test]

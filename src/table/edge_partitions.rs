@@ -97,10 +97,10 @@ impl EdgePartitions {
         counts.clear();
     }
 
-    /// Frees the table the lists are cancelled in (it is made again when
-    /// next needed).
-    pub fn shrink(&mut self) {
-        self.table = EdgeCounts::default();
+    /// Exchanges the table the lists are cancelled in, empty between
+    /// cancellings, with `table` ([`super::dissolve::Dissolver::swap_scratch`]).
+    pub fn swap_table(&mut self, table: &mut EdgeCounts) {
+        std::mem::swap(&mut self.table, table);
     }
 
     /// Moves every count of `other` into these.
