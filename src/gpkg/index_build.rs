@@ -6,8 +6,8 @@
 
 use super::basin_parts::{cut, made_parts, partable};
 use super::index_file::{
-    index_path, Identity, IndexFile, IndexPlace, PartsRecord, Source, StoredPart, TableCounts,
-    FORMAT,
+    index_path, FlowlineRowids, Identity, IndexFile, IndexPlace, PartsRecord, Source, StoredPart,
+    TableCounts, FORMAT,
 };
 use super::layer::quote;
 use super::reader::GeoPackage;
@@ -270,8 +270,12 @@ pub fn read_network_and_index(
         };
         write_index(&target, &source, Some(&blobs), none_yet)
     })();
-    if stored.is_ok() {
-        gpkg.use_index(dir);
+    if stored.is_ok() && gpkg.use_index(dir).is_some() {
+        // The rowids just stored, known without reading them back.
+        let comids = reaches.iter().map(|r| r.comid).collect();
+        if let Some(known) = FlowlineRowids::every(comids, rowids) {
+            gpkg.set_flowline_rowids(known);
+        }
     }
     Ok(((reaches, network), stored.err()))
 }

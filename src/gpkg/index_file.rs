@@ -408,7 +408,7 @@ pub(super) struct FlowlineRowids {
 
 impl FlowlineRowids {
     /// Every flowline's; `None` when the two lists differ in length.
-    fn every(comids: Vec<i64>, rowids: Vec<i64>) -> Option<FlowlineRowids> {
+    pub(super) fn every(comids: Vec<i64>, rowids: Vec<i64>) -> Option<FlowlineRowids> {
         (comids.len() == rowids.len()).then_some(FlowlineRowids {
             comids,
             rowids,
