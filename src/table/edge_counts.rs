@@ -243,6 +243,8 @@ mod tests {
             t.add(v(i + 1), v(i), 1);
         }
         assert_eq!(t.iter().count(), 5000);
-        assert!(t.iter().all(|(edge, count)| count == -1 && edge[0] < edge[1]));
+        assert!(t
+            .iter()
+            .all(|(edge, count)| count == -1 && edge[0] < edge[1]));
     }
 }
