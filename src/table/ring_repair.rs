@@ -16,10 +16,15 @@
 //! the edges sorted by x, near-linear for catchment outlines), each ring is
 //! counted counter-clockwise when it lies inside an even number of the
 //! row's other rings, else clockwise, which for a valid polygon is exterior
-//! counter-clockwise and holes clockwise, as before. Only a row whose edges
-//! cross, touch or overlap is overlaid (geo's even-odd overlay) and its
-//! result's vertices taken back to the row's own vertices they round from,
-//! so that its shared edges still cancel against its neighbours'.
+//! counter-clockwise and holes clockwise, as before. Rings that only touch
+//! at a vertex they share, without crossing there, are read the same way:
+//! the parts of a raster-derived catchment that meet corner to corner
+//! (every multipolygon row of the real samples, one catchment in sixteen),
+//! or a hole that touches its shell. Only a row whose edges cross, overlap,
+//! touch elsewhere than at a shared vertex, or cross at one, is overlaid
+//! (geo's even-odd overlay) and its result's vertices taken back to the
+//! row's own vertices they round from, so that its shared edges still
+//! cancel against its neighbours'.
 
 use super::snap::region_of;
 use geo::kernels::{Kernel, Orientation, RobustKernel};
@@ -58,6 +63,11 @@ pub(super) struct RingCheck {
     /// Ring `r`'s points are `points[starts[r]..starts[r + 1]]`.
     starts: Vec<usize>,
     edges: Vec<Edge>,
+    /// The vertices where two edges touch, sorted by [`key`], once each.
+    touches: Vec<Coord<f64>>,
+    /// Each pass of a ring through a touch: the touch's index in
+    /// `touches`, the ring's points before and after it.
+    passes: Vec<(usize, Coord<f64>, Coord<f64>)>,
 }
 
 impl RingCheck {
@@ -75,10 +85,17 @@ impl RingCheck {
             return Reading::Repaired(self.even_odd_region());
         }
         let exterior = match count {
-            1 => vec![true],
-            _ => (0..count).map(|r| self.depth(r) % 2 == 0).collect(),
+            1 => Some(vec![true]),
+            _ => (0..count)
+                .map(|r| self.depth(r).map(|d| d % 2 == 0))
+                .collect(),
         };
-        Reading::AsTheyAre { exterior }
+        match exterior {
+            Some(exterior) => Reading::AsTheyAre { exterior },
+            // A ring whose every vertex touches another: no point of it
+            // tells whether it lies inside them.
+            None => Reading::Repaired(self.even_odd_region()),
+        }
     }
 
     /// Ring `r`'s distinct vertices (none when it has fewer than three).
@@ -106,11 +123,14 @@ impl RingCheck {
     }
 
     /// Whether any two edges of the rings meet other than consecutive edges
-    /// of a ring at their shared vertex: a crossing, a touch, an overlap or
-    /// a spike (consecutive edges doubling back).
+    /// of a ring at their shared vertex, or edges that touch only at a
+    /// vertex both have where their rings do not cross ([`Self::touches`]):
+    /// a crossing, an overlap, a touch elsewhere, a spike (consecutive
+    /// edges doubling back).
     fn edges_meet(&mut self) -> bool {
         let count = self.starts.len() - 1;
         self.edges.clear();
+        self.touches.clear();
         for r in 0..count {
             let (first, end) = (self.starts[r], self.starts[r + 1]);
             let ring = &self.points[first..end];
@@ -140,12 +160,50 @@ impl RingCheck {
                 if !apart_in_y && !self.consecutive(e, f) {
                     let ([a, b], [c, d]) = (self.ends(e), self.ends(f));
                     if segments_meet(a, b, c, d) {
-                        return true;
+                        match only_shared_end(a, b, c, d) {
+                            Some(v) => self.touches.push(v),
+                            None => return true,
+                        }
                     }
                 }
             }
         }
-        false
+        !self.touches.is_empty() && self.rings_cross_at_touches()
+    }
+
+    /// Whether the rings cross at a vertex where their edges touch: two
+    /// passes through it (of two rings, or of one ring twice) of which one
+    /// has its points before and after on either side of the other. Sorts
+    /// `touches` and gathers the passes.
+    fn rings_cross_at_touches(&mut self) -> bool {
+        self.touches.sort_unstable_by_key(key);
+        self.touches.dedup_by_key(|t| key(t));
+        self.passes.clear();
+        for r in 0..self.starts.len() - 1 {
+            // The field, not `self.ring`: `passes` is pushed to meanwhile.
+            let ring = &self.points[self.starts[r]..self.starts[r + 1]];
+            let n = ring.len();
+            for (i, p) in ring.iter().enumerate() {
+                if let Ok(t) = self.touches.binary_search_by_key(&key(p), key) {
+                    self.passes
+                        .push((t, ring[(i + n - 1) % n], ring[(i + 1) % n]));
+                }
+            }
+        }
+        self.passes.sort_unstable_by_key(|pass| pass.0);
+        (self.passes.chunk_by(|p, q| p.0 == q.0)).any(|at| {
+            let v = self.touches[at[0].0];
+            at.iter().enumerate().any(|(i, &(_, a, b))| {
+                at[i + 1..]
+                    .iter()
+                    .any(|&(_, c, d)| passes_cross(v, [a, b], [c, d]))
+            })
+        })
+    }
+
+    /// Whether `p` is a vertex where edges touch ([`Self::touches`]).
+    fn touches_at(&self, p: &Coord<f64>) -> bool {
+        self.touches.binary_search_by_key(&key(p), key).is_ok()
     }
 
     /// The two points of edge `e`.
@@ -172,14 +230,15 @@ impl RingCheck {
     }
 
     /// How many of the row's other rings contain ring `r` (whose edges meet
-    /// none of theirs, so any of its vertices is inside or outside each).
-    fn depth(&self, r: usize) -> usize {
-        let Some(&p) = self.ring(r).first() else {
-            return 0;
+    /// none of theirs but at the vertices where they touch, so any other of
+    /// its vertices is inside or outside each); `None` when every vertex of
+    /// `r` is one where edges touch.
+    fn depth(&self, r: usize) -> Option<usize> {
+        let Some(&p) = self.ring(r).iter().find(|p| !self.touches_at(p)) else {
+            return self.ring(r).is_empty().then_some(0);
         };
-        (0..self.starts.len() - 1)
-            .filter(|&s| s != r && winding_number(self.ring(s), p) != 0)
-            .count()
+        let inside = |s: usize| s != r && winding_number(self.ring(s), p) != 0;
+        Some((0..self.starts.len() - 1).filter(|&s| inside(s)).count())
     }
 
     /// The points inside an odd number of the rings, by geo's overlay
@@ -205,12 +264,75 @@ fn doubles_back(a: Coord<f64>, b: Coord<f64>, c: Coord<f64>) -> bool {
         && orient(a, b, c) == Orientation::Collinear
 }
 
+/// Whether `r`, collinear with `p` and `q`, lies on the closed segment
+/// `p q` (within its box).
+fn within(p: Coord<f64>, q: Coord<f64>, r: Coord<f64>) -> bool {
+    r.x >= p.x.min(q.x) && r.x <= p.x.max(q.x) && r.y >= p.y.min(q.y) && r.y <= p.y.max(q.y)
+}
+
+/// Whether `r` lies on the closed segment `p q`.
+fn on_segment(p: Coord<f64>, q: Coord<f64>, r: Coord<f64>) -> bool {
+    orient(p, q, r) == Orientation::Collinear && within(p, q, r)
+}
+
+/// The end the segments `a b` and `c d` (which meet) share, when it is the
+/// only point they have in common: two segments with an end in common and
+/// the other ends apart meet nowhere else unless they overlap.
+fn only_shared_end(
+    a: Coord<f64>,
+    b: Coord<f64>,
+    c: Coord<f64>,
+    d: Coord<f64>,
+) -> Option<Coord<f64>> {
+    // The shared end, and each segment's other end.
+    let (v, e, f) = if a == c {
+        (a, b, d)
+    } else if a == d {
+        (a, b, c)
+    } else if b == c {
+        (b, a, d)
+    } else if b == d {
+        (b, a, c)
+    } else {
+        return None;
+    };
+    let overlap = e == f || on_segment(v, e, f) || on_segment(v, f, e);
+    (!overlap).then_some(v)
+}
+
+/// Whether two passes of rings through the vertex `v`, from `a` to `b`
+/// and from `c` to `d` (each point other than `v`), cross there: `c` and
+/// `d` lie on either side of the path `a v b`, or one lies on it (an edge
+/// along an edge).
+fn passes_cross(v: Coord<f64>, [a, b]: [Coord<f64>; 2], [c, d]: [Coord<f64>; 2]) -> bool {
+    let on_ray = |towards: Coord<f64>, p: Coord<f64>| {
+        orient(v, towards, p) == Orientation::Collinear
+            && (towards.x - v.x) * (p.x - v.x) + (towards.y - v.y) * (p.y - v.y) > 0.0
+    };
+    if [c, d].iter().any(|&p| on_ray(a, p) || on_ray(b, p)) {
+        return true;
+    }
+    between(v, a, b, c) != between(v, a, b, d)
+}
+
+/// Whether `p` lies strictly inside the angle swept counter-clockwise about
+/// `v` from the ray towards `from` to the ray towards `to`.
+fn between(v: Coord<f64>, from: Coord<f64>, to: Coord<f64>, p: Coord<f64>) -> bool {
+    use Orientation::{Clockwise as Cw, Collinear, CounterClockwise as Ccw};
+    let (left_of_from, left_of_to) = (orient(v, from, p), orient(v, to, p));
+    match orient(v, from, to) {
+        // Less than a half turn: left of the first ray, right of the second.
+        Ccw => left_of_from == Ccw && left_of_to == Cw,
+        // More than a half turn: not in the rest, which is less.
+        Cw => left_of_from == Ccw || left_of_to == Cw,
+        // A straight pass (a spike is refused before): the half-plane left of it.
+        Collinear => left_of_from == Ccw,
+    }
+}
+
 /// Whether the closed segments `a b` and `c d` have a point in common.
 fn segments_meet(a: Coord<f64>, b: Coord<f64>, c: Coord<f64>, d: Coord<f64>) -> bool {
     use Orientation::{Clockwise as Cw, Collinear, CounterClockwise as Ccw};
-    let within = |p: Coord<f64>, q: Coord<f64>, r: Coord<f64>| {
-        r.x >= p.x.min(q.x) && r.x <= p.x.max(q.x) && r.y >= p.y.min(q.y) && r.y <= p.y.max(q.y)
-    };
     let opposite = |s: Orientation, t: Orientation| matches!((s, t), (Cw, Ccw) | (Ccw, Cw));
     let (o1, o2) = (orient(a, b, c), orient(a, b, d));
     let (o3, o4) = (orient(c, d, a), orient(c, d, b));
@@ -219,6 +341,12 @@ fn segments_meet(a: Coord<f64>, b: Coord<f64>, c: Coord<f64>, d: Coord<f64>) -> 
         || (o2 == Collinear && within(a, b, d))
         || (o3 == Collinear && within(c, d, a))
         || (o4 == Collinear && within(c, d, b))
+}
+
+/// A point's sort key: its coordinates' bits (`-0.0` read as `0.0`, as
+/// `==` reads it).
+fn key(p: &Coord<f64>) -> (u64, u64) {
+    ((p.x + 0.0).to_bits(), (p.y + 0.0).to_bits())
 }
 
 /// The winding number of the closed `ring` (without its closing point)
@@ -307,6 +435,67 @@ mod tests {
     fn overlapping_parts_leave_what_only_one_covers() {
         let shifted: &[(f64, f64)] = &[(2.0, 0.0), (6.0, 0.0), (6.0, 4.0), (2.0, 4.0)];
         assert_eq!(area(read(&[SQUARE, shifted])), 16.0);
+    }
+
+    fn as_they_are(reading: Reading) -> Vec<bool> {
+        match reading {
+            Reading::AsTheyAre { exterior } => exterior,
+            Reading::Repaired(region) => panic!("read as they are expected, got {region:?}"),
+        }
+    }
+
+    #[test]
+    fn rings_that_touch_at_a_shared_vertex_are_read_as_they_are() {
+        // Two parts corner to corner, as raster-derived catchments' parts
+        // meet; a hole touching its shell at a corner; a ring that touches
+        // itself (a notch closed at its mouth: an inverted hole).
+        let corner: &[(f64, f64)] = &[(4.0, 4.0), (8.0, 4.0), (8.0, 8.0), (4.0, 8.0)];
+        assert_eq!(as_they_are(read(&[SQUARE, corner])), [true, true]);
+        let hole: &[(f64, f64)] = &[(4.0, 4.0), (2.0, 3.0), (3.0, 2.0)];
+        assert_eq!(as_they_are(read(&[SQUARE, hole])), [true, false]);
+        let notched: &[(f64, f64)] = &[
+            (0.0, 0.0),
+            (4.0, 0.0),
+            (4.0, 4.0),
+            (2.0, 4.0),
+            (3.0, 2.0),
+            (1.0, 2.0),
+            (2.0, 4.0),
+            (0.0, 4.0),
+        ];
+        assert_eq!(as_they_are(read(&[notched])), [true]);
+    }
+
+    #[test]
+    fn rings_that_cross_at_a_shared_vertex_or_touch_an_edge_are_repaired() {
+        // B enters the triangle A through A's apex and leaves through A's
+        // corner: the triangle between them (area 1) is inside both, so it
+        // is left out of the even-odd region: 4 + 7.5 - 2 * 1.
+        let a: &[(f64, f64)] = &[(0.0, 0.0), (4.0, 0.0), (2.0, 2.0)];
+        let b: &[(f64, f64)] = &[(0.0, 3.0), (2.0, 2.0), (2.0, 1.0), (4.0, 0.0), (5.0, 3.0)];
+        assert_eq!(area(read(&[a, b])), 9.5);
+        // A corner of one ring on an edge of the other, not a vertex of it.
+        let beside: &[(f64, f64)] = &[(4.0, 2.0), (6.0, 1.0), (6.0, 3.0)];
+        assert_eq!(area(read(&[SQUARE, beside])), 18.0);
+    }
+
+    #[test]
+    fn a_ring_that_touches_at_every_vertex_is_repaired() {
+        // A diamond inside the square, its corners on the square's edge
+        // midpoints (vertices of the square too): no vertex of the diamond
+        // says whether it lies inside. Even-odd: four corner triangles.
+        let square: &[(f64, f64)] = &[
+            (0.0, 0.0),
+            (2.0, 0.0),
+            (4.0, 0.0),
+            (4.0, 2.0),
+            (4.0, 4.0),
+            (2.0, 4.0),
+            (0.0, 4.0),
+            (0.0, 2.0),
+        ];
+        let diamond: &[(f64, f64)] = &[(2.0, 0.0), (4.0, 2.0), (2.0, 4.0), (0.0, 2.0)];
+        assert_eq!(area(read(&[square, diamond])), 8.0);
     }
 
     #[test]
