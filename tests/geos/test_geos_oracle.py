@@ -227,6 +227,35 @@ def split(geom):
     return [r for h in halves for r in rings_of(h)], None
 
 
+def corner_touch(geom):
+    """A second part that touches the shell at its east vertex only, as the
+    parts of a raster-derived catchment meet corner to corner."""
+    x, y = east_vertex(geom)
+    s = size(geom)
+    polygons = rings_of(geom)
+    polygons.append([[(x, y), (x + 2 * s, y - s), (x + 2 * s, y + s), (x, y)]])
+    return polygons, None
+
+
+def corner_cross(geom):
+    """A second part that crosses the shell at two of its vertices and
+    nowhere else: a kite whose diagonal is the shell's edge into the east
+    vertex, one half inside the shell, one outside."""
+    polygons = rings_of(geom)
+    ring = polygons[0][0][:-1]
+    i = ring.index(east_vertex(geom))
+    (vx, vy), (px, py), (nx, ny) = ring[i], ring[i - 1], ring[(i + 1) % len(ring)]
+    # Inside the corner: a tenth of the way towards its neighbours' middle.
+    qx, qy = vx + 0.1 * ((px + nx) / 2 - vx), vy + 0.1 * ((py + ny) / 2 - vy)
+    # Its mirror image across the edge p v, outside.
+    dx, dy = vx - px, vy - py
+    t = ((qx - px) * dx + (qy - py) * dy) / (dx * dx + dy * dy)
+    fx, fy = px + t * dx, py + t * dy
+    kite = [(vx, vy), (qx, qy), (px, py), (2 * fx - qx, 2 * fy - qy), (vx, vy)]
+    polygons.append([kite])
+    return polygons, None
+
+
 VARIANTS = {
     "swapped_vertices": swapped,
     "hole_outside_shell": hole_outside,
@@ -236,6 +265,8 @@ VARIANTS = {
     "reversed_rings": reversed_rings,
     "donut": donut,
     "multipolygon_split": split,
+    "parts_touching_at_a_corner": corner_touch,
+    "parts_crossing_at_corners": corner_cross,
 }
 
 
@@ -408,7 +439,8 @@ def test_basin_equals_geos_union_of_make_valid(sample, variant, comid, tmp_path)
         compare(sample, comid, None, tmp_path)
         return
     path, replaced = make_variant(sample, variant, comid, tmp_path)
-    if variant not in ("duplicated_rows", "reversed_rings", "donut", "multipolygon_split", "repeated_and_unclosed"):
+    valid = ("duplicated_rows", "reversed_rings", "donut", "multipolygon_split", "repeated_and_unclosed", "parts_touching_at_a_corner")
+    if variant not in valid:
         changed = catchments(path, {comid}, None)
         assert not all(shapely.is_valid(changed)), "the variant is hostile"
     compare(path, comid, replaced, tmp_path)
