@@ -66,16 +66,27 @@ impl<'a> Chunks<'a> {
         Some(())
     }
 
-    fn u32_at(&mut self, offset: usize) -> Option<usize> {
-        let mut b = [0u8; 4];
+    /// The `N` bytes at `offset` ([`Chunks::copy`]), taken straight from
+    /// their chunk when it is read and holds them all: a walk reads
+    /// millions of words, each a call to `memcpy` through `copy`.
+    fn array<const N: usize>(&mut self, offset: usize) -> Option<[u8; N]> {
+        let (chunk, within) = (offset / CHUNK, offset % CHUNK);
+        if let Some(Some(bytes)) = self.chunks.get(chunk) {
+            if let Some(b) = bytes.get(within..within + N) {
+                return b.try_into().ok();
+            }
+        }
+        let mut b = [0u8; N];
         self.copy(offset, &mut b)?;
-        usize::try_from(u32::from_le_bytes(b)).ok()
+        Some(b)
+    }
+
+    fn u32_at(&mut self, offset: usize) -> Option<usize> {
+        usize::try_from(u32::from_le_bytes(self.array(offset)?)).ok()
     }
 
     fn i64_at(&mut self, offset: usize) -> Option<i64> {
-        let mut b = [0u8; 8];
-        self.copy(offset, &mut b)?;
-        Some(i64::from_le_bytes(b))
+        Some(i64::from_le_bytes(self.array(offset)?))
     }
 }
 
@@ -102,8 +113,7 @@ impl InPlace<'_> {
     /// Reach `i` and the index of the reach it drains into (`None` at a
     /// terminal).
     fn reach(&mut self, i: usize) -> Option<(Reach, Option<usize>)> {
-        let mut b = [0u8; REACH_BYTES];
-        self.network.copy(self.layout.reach(i), &mut b)?;
+        let b: [u8; REACH_BYTES] = self.network.array(self.layout.reach(i))?;
         let (reach, d) = reach_record(&b)?;
         match d {
             Some(d) if d >= self.layout.n => None,
