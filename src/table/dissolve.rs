@@ -13,7 +13,7 @@
 //! which resolves it exactly. The edges of different row ranges are counted
 //! on separate threads and merged, the merge cancelling again.
 
-use super::edge_counts::{EdgeCounts, Vertex};
+use super::edge_counts::{vertex, EdgeCounts, Vertex};
 use super::edge_partitions::EdgePartitions;
 use super::gallop::partition_point_near;
 use super::geometry::{kind, signed_area, Geometries};
@@ -398,10 +398,6 @@ fn x_span(ring: &LineString<f64>) -> (f64, f64) {
     (ring.0.iter()).fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), c| {
         (a.min(c.x), b.max(c.x))
     })
-}
-
-fn vertex(x: f64, y: f64) -> Vertex {
-    [(x + 0.0).to_bits(), (y + 0.0).to_bits()]
 }
 
 fn coord(v: Vertex) -> (f64, f64) {

@@ -16,6 +16,11 @@
 /// equal coordinates are equal keys.
 pub(super) type Vertex = [u64; 2];
 
+/// The point `(x, y)` as a [`Vertex`].
+pub(super) fn vertex(x: f64, y: f64) -> Vertex {
+    [(x + 0.0).to_bits(), (y + 0.0).to_bits()]
+}
+
 /// An undirected edge `[a, b]` with `a < b`.
 pub(super) type Edge = [Vertex; 2];
 

@@ -26,6 +26,7 @@
 //! row's own vertices they round from, so that its shared edges still
 //! cancel against its neighbours'.
 
+use super::edge_counts::{vertex, Vertex};
 use super::snap::region_of;
 use geo::kernels::{Kernel, Orientation, RobustKernel};
 use geo::{Coord, MultiPolygon};
@@ -343,10 +344,10 @@ fn segments_meet(a: Coord<f64>, b: Coord<f64>, c: Coord<f64>, d: Coord<f64>) -> 
         || (o4 == Collinear && within(c, d, b))
 }
 
-/// A point's sort key: its coordinates' bits (`-0.0` read as `0.0`, as
-/// `==` reads it).
-fn key(p: &Coord<f64>) -> (u64, u64) {
-    ((p.x + 0.0).to_bits(), (p.y + 0.0).to_bits())
+/// A point's sort key: its [`Vertex`] (`-0.0` read as `0.0`, as `==`
+/// reads it).
+fn key(p: &Coord<f64>) -> Vertex {
+    vertex(p.x, p.y)
 }
 
 /// The winding number of the closed `ring` (without its closing point)
