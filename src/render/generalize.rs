@@ -82,7 +82,6 @@ pub fn close(data: &mut [u8], width: usize, height: usize, r: usize) {
     if r == 0 {
         return;
     }
-    let mut line = Vec::new();
     // Pad by r on every side, so that dilating does not lose what
     // crosses the image's edge before eroding brings it back.
     let (w, h) = (width + 2 * r, height + 2 * r);
@@ -91,36 +90,48 @@ pub fn close(data: &mut [u8], width: usize, height: usize, r: usize) {
         padded[(y + r) * w + r..(y + r) * w + r + width]
             .copy_from_slice(&data[y * width..(y + 1) * width]);
     }
-    for extreme in [u8::max as fn(u8, u8) -> u8, u8::min] {
-        for y in 0..h {
-            filter(&mut padded[y * w..(y + 1) * w], 1, r, extreme, &mut line);
-        }
-        for x in 0..w {
-            filter(&mut padded[x..], w, r, extreme, &mut line);
-        }
-    }
+    let mut dilated = vec![0u8; w * h];
+    square_extreme(&padded, &mut dilated, w, r, u8::max);
+    square_extreme(&dilated, &mut padded, w, r, u8::min);
     for y in 0..height {
         data[y * width..(y + 1) * width]
             .copy_from_slice(&padded[(y + r) * w + r..(y + r) * w + r + width]);
     }
 }
 
-/// Replaces every `stride`-th value of `values` (from the first) by the
-/// `extreme` of those within `r` places of it along that stride; `line` is
-/// scratch.
-fn filter(
-    values: &mut [u8],
-    stride: usize,
+/// Writes to `out` the `extreme` (`u8::max`: dilation, `u8::min`: erosion)
+/// of the values of `image` (rows of `w`, row-major) within `r` pixels of
+/// each, a square whose window ends at the image's edges: along rows, then
+/// along columns. Each step merges a row with a shifted row, or with a
+/// row above or below, over contiguous bytes.
+fn square_extreme(
+    image: &[u8],
+    out: &mut [u8],
+    w: usize,
     r: usize,
-    extreme: fn(u8, u8) -> u8,
-    line: &mut Vec<u8>,
+    extreme: impl Fn(u8, u8) -> u8 + Copy,
 ) {
-    line.clear();
-    line.extend(values.iter().step_by(stride));
-    let n = line.len();
-    for (i, v) in values.iter_mut().step_by(stride).enumerate() {
-        let window = &line[i.saturating_sub(r)..(i + r + 1).min(n)];
-        *v = window.iter().copied().fold(line[i], extreme);
+    let mut along_rows = image.to_vec();
+    for (row, from) in along_rows.chunks_exact_mut(w).zip(image.chunks_exact(w)) {
+        for k in 1..=r.min(w - 1) {
+            merge(&mut row[..w - k], &from[k..], extreme);
+            merge(&mut row[k..], &from[..w - k], extreme);
+        }
+    }
+    out.copy_from_slice(&along_rows);
+    let h = image.len() / w;
+    for (y, row) in out.chunks_exact_mut(w).enumerate() {
+        let rows = y.saturating_sub(r)..(y + r + 1).min(h);
+        for other in rows.filter(|&other| other != y) {
+            merge(row, &along_rows[other * w..(other + 1) * w], extreme);
+        }
+    }
+}
+
+/// Sets each value of `into` to the `extreme` of it and its peer in `from`.
+fn merge(into: &mut [u8], from: &[u8], extreme: impl Fn(u8, u8) -> u8) {
+    for (a, &b) in into.iter_mut().zip(from) {
+        *a = extreme(*a, b);
     }
 }
 
@@ -230,6 +241,62 @@ mod tests {
         let before = data.clone();
         close(&mut data, w, h, 3);
         assert_eq!(data, before);
+    }
+
+    #[test]
+    fn closing_is_the_square_window_extremes_worked_out_one_by_one() {
+        // Pseudo-random coverage; the closing computed pixel by pixel from
+        // its definition: padded by r with nothing, the largest value in
+        // each square window (cut at the padded image's edges), then the
+        // smallest, cropped back.
+        let (width, height, r) = (37, 23, 3);
+        let mut seed = 12345u32;
+        let data: Vec<u8> = (0..width * height)
+            .map(|_| {
+                seed = seed.wrapping_mul(1_103_515_245).wrapping_add(12_345);
+                if seed >> 30 == 0 {
+                    (seed >> 16) as u8
+                } else {
+                    0
+                }
+            })
+            .collect();
+        let (w, h) = (width + 2 * r, height + 2 * r);
+        let at = |img: &[u8], x: usize, y: usize| img[y * w + x];
+        let mut padded = vec![0u8; w * h];
+        for y in 0..height {
+            for x in 0..width {
+                padded[(y + r) * w + x + r] = data[y * width + x];
+            }
+        }
+        let window = |img: &[u8], pick: fn(u8, u8) -> u8, start: u8| -> Vec<u8> {
+            let mut out = vec![0u8; w * h];
+            for y in 0..h {
+                for x in 0..w {
+                    let mut v = start;
+                    for yy in y.saturating_sub(r)..(y + r + 1).min(h) {
+                        for xx in x.saturating_sub(r)..(x + r + 1).min(w) {
+                            v = pick(v, at(img, xx, yy));
+                        }
+                    }
+                    out[y * w + x] = v;
+                }
+            }
+            out
+        };
+        let closed = window(&window(&padded, u8::max, 0), u8::min, 255);
+        let mut got = data.clone();
+        close(&mut got, width, height, r);
+        for y in 0..height {
+            for x in 0..width {
+                assert_eq!(
+                    got[y * width + x],
+                    closed[(y + r) * w + x + r],
+                    "({x}, {y})"
+                );
+            }
+        }
+        assert!(got != data, "the closing changed something");
     }
 
     /// The end points of the subpaths of `path`.
