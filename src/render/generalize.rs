@@ -20,12 +20,14 @@ const INSIDE: u8 = 128;
 /// generalized: gaps and inlets up to `2 * close_px` device pixels across
 /// are closed, the result filled with the layer's fill and outlined with
 /// its line. Lines and points of the layer are not drawn. Allocates one
-/// pixmap and one mask of the map's size for the draw.
+/// pixmap and one mask of the map's size for the draw; the polygons are
+/// drawn on up to `threads` threads.
 pub(super) fn draw(
     pixmap: &mut Pixmap,
     view: &View,
     layer: &LayerView,
     close_px: usize,
+    threads: usize,
 ) -> Result<()> {
     let Some(mut covered) = Pixmap::new(pixmap.width(), pixmap.height()) else {
         return Ok(());
@@ -35,7 +37,7 @@ pub(super) fn draw(
         fill: Some(tiny_skia::ColorU8::from_rgba(0, 0, 0, 255)),
         lwd: layer.paint.lwd,
     };
-    Canvas::new(&mut covered, view).draw(&LayerView {
+    Canvas::new(&mut covered, view, threads).draw(&LayerView {
         paint: solid,
         symbol: None,
         pixel_grid: true,

@@ -1,11 +1,13 @@
 //! Drawing a layer straight from its flat geometry buffers
-//! ([`Geometries`]): each row's coordinate slice is projected into one
-//! reused buffer of pixel positions (for a large layer, into chunks on a
-//! second thread, ahead of the draw), and the path is built from the part
-//! and ring offsets. No `geo` geometry is built per row; only a rare
+//! ([`Geometries`]): the rows' coordinate slices are projected into chunks
+//! of pixel positions (for a large layer on several threads, ahead of the
+//! draw), and each row's path is built from the part and ring offsets and
+//! drawn in the strips of the canvas it reaches, the strips on several
+//! threads ([`strips`]). No `geo` geometry is built per row; only a rare
 //! GeometryCollection row, kept whole by the table, is flattened first.
 
 use super::colors::RColor;
+use super::strips;
 use super::style::Style;
 use super::symbols::{self, SymbolPaint};
 use super::view::{View, MAP_CRS};
@@ -14,8 +16,8 @@ use crate::table::geometry::{kind, Geometries, GeometryBuilder};
 use crate::{Error, Result};
 use geo::{Geometry, LineString};
 use std::ops::Range;
-use std::sync::mpsc::SyncSender;
-use tiny_skia::{FillRule, LineCap, LineJoin, PathBuilder, Pixmap, Stroke, Transform};
+use std::sync::mpsc::Receiver;
+use tiny_skia::{FillRule, LineCap, LineJoin, PathBuilder, Pixmap, PixmapMut, Stroke, Transform};
 
 /// Colours and width of lines and polygons.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -85,73 +87,172 @@ impl Rows<'_> {
     }
 }
 
-/// Buffers reused from row to row of one draw: the pixel positions of the
-/// row being drawn and the path builder. Freed with the draw, so a map
-/// holds no buffer sized by its largest row.
-#[derive(Debug, Default)]
-struct Scratch {
-    px: Vec<(f32, f32)>,
-    path: PathBuilder,
-}
-
-/// Where a layer is drawn: the pixels, their view, the reused buffers.
+/// Where a layer is drawn: the pixels, their view, the path builder
+/// reused from row to row of a draw (freed with it, so a map holds no
+/// buffer sized by its largest row), and the threads its strips are drawn
+/// on ([`strips`]).
 pub(super) struct Canvas<'a> {
     pixmap: &'a mut Pixmap,
     view: &'a View,
-    scratch: Scratch,
+    path: PathBuilder,
+    threads: usize,
 }
 
 impl<'a> Canvas<'a> {
-    /// A canvas drawing onto `pixmap`, whose view is `view`.
-    pub fn new(pixmap: &'a mut Pixmap, view: &'a View) -> Canvas<'a> {
+    /// A canvas drawing onto `pixmap`, whose view is `view`, on up to
+    /// `threads` threads.
+    pub fn new(pixmap: &'a mut Pixmap, view: &'a View, threads: usize) -> Canvas<'a> {
         Canvas {
             pixmap,
             view,
-            scratch: Scratch::default(),
+            path: PathBuilder::new(),
+            threads,
         }
     }
 }
 
 impl Canvas<'_> {
     /// Draws the rows of `layer`. A row whose coordinates cannot be
-    /// projected is an error; the rows before it stay drawn. A large layer
-    /// is projected on a second thread, a chunk of rows ahead of the one
-    /// that draws them (in order, so the pixels are the same).
+    /// projected is an error; the rows before it stay drawn. Rows are
+    /// projected in chunks of about [`CHUNK_COORDS`] coordinates (for a
+    /// large layer on each of the canvas's threads, ahead of the chunk drawn,
+    /// and handed over in order), and a chunk's lines and polygons are
+    /// drawn in strips on the canvas's threads ([`Canvas::draw_in_strips`]); the
+    /// pixels are the same however the rows fall into chunks.
     pub fn draw(&mut self, layer: &LayerView) -> Result<()> {
         let g = layer.geometries;
-        let coords: usize = layer.rows.iter().map(|r| g.row_xy(r).len() / 2).sum();
-        let view = self.view;
-        let projector = Projector::new(layer.crs, view, coords)?;
+        let rows: Vec<usize> = layer.rows.iter().collect();
+        let (chunks, coords) = chunk_bounds(g, &rows);
+        let projector = Projector::new(layer.crs, self.view, coords)?;
         if coords < PIPELINE_COORDS {
-            let mut px = std::mem::take(&mut self.scratch.px);
-            let drawn = layer.rows.iter().try_for_each(|row| {
-                if g.kinds[row] == kind::COLLECTION {
-                    return self.draw_collection(&projector, g, row, layer);
-                }
-                projector.project(g.row_xy(row), &mut px)?;
-                self.draw_projected(&px, g, row..row + 1, layer);
-                Ok(())
-            });
-            self.scratch.px = px;
-            return drawn;
+            for range in chunks {
+                let (chunk, failed) = project_rows(g, &rows[range], &projector);
+                self.draw_chunk(&chunk, &projector, layer)?;
+                failed.map_or(Ok(()), Err)?;
+            }
+            return Ok(());
         }
+        let projectors = self.threads.max(1);
         std::thread::scope(|s| {
-            let (send, receive) = std::sync::mpsc::sync_channel::<Result<Chunk>>(2);
-            let projector = &projector;
-            s.spawn(move || project_chunks(layer, projector, &send));
-            for chunk in receive {
-                let chunk = chunk?;
-                for (row, at) in &chunk.rows {
-                    match at {
-                        Some(at) => {
-                            self.draw_projected(&chunk.px[at.clone()], g, *row..*row + 1, layer)
+            let (rows, chunks, projector) = (&rows, &chunks, &projector);
+            let projected: Vec<Receiver<Projected>> = (0..projectors)
+                .map(|first| {
+                    let (send, receive) = std::sync::mpsc::sync_channel(1);
+                    s.spawn(move || {
+                        for range in chunks.iter().skip(first).step_by(projectors) {
+                            let (chunk, failed) = project_rows(g, &rows[range.clone()], projector);
+                            let last = failed.is_some();
+                            if send.send((chunk, failed)).is_err() || last {
+                                return;
+                            }
                         }
-                        None => self.draw_collection(projector, g, *row, layer)?,
-                    }
-                }
+                    });
+                    receive
+                })
+                .collect();
+            for i in 0..chunks.len() {
+                // A projector stops early only after sending an error.
+                let Ok((chunk, failed)) = projected[i % projectors].recv() else {
+                    break;
+                };
+                self.draw_chunk(&chunk, projector, layer)?;
+                failed.map_or(Ok(()), Err)?;
             }
             Ok(())
         })
+    }
+
+    /// Draws the rows of `chunk` in order: runs of lines and polygons in
+    /// strips, each other row (points, a collection, a row of more than
+    /// [`ALONE_COORDS`] coordinates) alone on the whole canvas.
+    fn draw_chunk(
+        &mut self,
+        chunk: &Chunk,
+        projector: &Projector,
+        layer: &LayerView,
+    ) -> Result<()> {
+        let g = layer.geometries;
+        let mut run = 0;
+        for (i, (row, at)) in chunk.rows.iter().enumerate() {
+            let in_strips = at
+                .as_ref()
+                .is_some_and(|at| at.len() <= ALONE_COORDS && is_lines_or_polygons(g.kinds[*row]));
+            if in_strips {
+                continue;
+            }
+            self.draw_in_strips(&chunk.rows[run..i], &chunk.px, layer);
+            run = i + 1;
+            match at {
+                Some(at) => self.draw_projected(&chunk.px[at.clone()], g, *row..*row + 1, layer),
+                None => self.draw_collection(projector, g, *row, layer)?,
+            }
+        }
+        self.draw_in_strips(&chunk.rows[run..], &chunk.px, layer);
+        Ok(())
+    }
+
+    /// Draws `rows`, lines and polygons whose pixel positions are in `px`,
+    /// in the canvas's strips: on its threads when they are many.
+    fn draw_in_strips(
+        &mut self,
+        rows: &[(usize, Option<Range<usize>>)],
+        px: &[(f32, f32)],
+        layer: &LayerView,
+    ) {
+        let rows: Vec<(usize, &[(f32, f32)])> = (rows.iter())
+            .filter_map(|(row, at)| Some((*row, &px[at.clone()?])))
+            .collect();
+        if rows.is_empty() {
+            return;
+        }
+        let (g, view) = (layer.geometries, self.view);
+        // How far a row's ink reaches past its vertices: half its line and
+        // a pixel of anti-aliasing, with a pixel to spare.
+        let reach = layer
+            .paint
+            .line
+            .map_or(0.0, |_| view.px(layer.paint.lwd) / 2.0)
+            + 2.0;
+        let spans: Vec<(f32, f32)> = (rows.iter())
+            .map(|(_, px)| {
+                let (low, high) = px
+                    .iter()
+                    .fold((f32::INFINITY, f32::NEG_INFINITY), |(l, h), p| {
+                        (l.min(p.1), h.max(p.1))
+                    });
+                (low - reach, high + reach)
+            })
+            .collect();
+        let coords: usize = rows.iter().map(|(_, px)| px.len()).sum();
+        let threads = if coords < PARALLEL_COORDS {
+            1
+        } else {
+            self.threads
+        };
+        let hairline = view.px(layer.paint.lwd) <= 1.0;
+        strips::draw_in_strips(self.pixmap, &spans, threads, |path, strip, at, items| {
+            let top = at as f32;
+            // Lines drawn as hairlines are blended segment by segment, one
+            // path or many: consecutive ones are stroked as one path.
+            let mut lines = 0;
+            for &i in items {
+                let (row, px) = rows[i];
+                let (rings, base, k) = (g.row_rings(row), g.first_coord(row), g.kinds[row]);
+                if hairline && !is_polygonal(k) {
+                    add_rings(path, top, px, g, rings, base, false, layer.pixel_grid);
+                    lines += 1;
+                    continue;
+                }
+                if lines > 0 {
+                    paint_path(strip, path, view, false, layer);
+                    lines = 0;
+                }
+                draw_rings(strip, top, path, view, px, g, rings, base, k, layer);
+            }
+            if lines > 0 {
+                paint_path(strip, path, view, false, layer);
+            }
+        });
     }
 
     /// Draws the GeometryCollection row `row` of `g`, flattened first.
@@ -172,9 +273,9 @@ impl Canvas<'_> {
         Ok(())
     }
 
-    /// Draws `rows` of `g`, whose coordinates' pixel positions `px` holds
-    /// from the first coordinate of `rows.start` on: lines and rings with
-    /// the layer's paint, points as its symbol.
+    /// Draws `rows` of `g` on the whole canvas, whose coordinates' pixel
+    /// positions `px` holds from the first coordinate of `rows.start` on:
+    /// lines and rings with the layer's paint, points as its symbol.
     fn draw_projected(
         &mut self,
         px: &[(f32, f32)],
@@ -194,137 +295,199 @@ impl Canvas<'_> {
                         symbols::draw(self.pixmap, x, y, style.pch, paint, style.cex, scale);
                     }
                 }
-                k @ (kind::LINESTRING
-                | kind::MULTILINESTRING
-                | kind::POLYGON
-                | kind::MULTIPOLYGON) => self.draw_path(px, g, rings, base, k, layer),
+                k if is_lines_or_polygons(k) => {
+                    let canvas = &mut self.pixmap.as_mut();
+                    let path = &mut self.path;
+                    draw_rings(canvas, 0.0, path, self.view, px, g, rings, base, k, layer);
+                }
                 _ => {}
             }
         }
     }
+}
 
-    /// One path of the rings `rings` of `g` (their pixels in `px` from
-    /// coordinate `base` on): filled with the layer's fill when polygonal
-    /// (even-odd, every part and ring a subpath), then stroked with its line;
-    /// on the pixel grid when the layer asks.
-    fn draw_path(
-        &mut self,
-        px: &[(f32, f32)],
-        g: &Geometries,
-        rings: Range<usize>,
-        base: usize,
-        k: u8,
-        layer: &LayerView,
-    ) {
-        let paint = &layer.paint;
-        let polygonal = matches!(k, kind::POLYGON | kind::MULTIPOLYGON);
-        let mut pb = std::mem::take(&mut self.scratch.path);
-        for ring in rings {
-            let (a, b) = (g.coords[ring] as usize, g.coords[ring + 1] as usize);
-            let ring_px = &px[a - base..b - base];
-            let Some((&(x0, y0), rest)) = ring_px.split_first() else {
-                continue;
-            };
-            if layer.pixel_grid && polygonal && under_a_pixel(ring_px) {
-                continue;
-            }
-            pb.move_to(x0, y0);
-            if layer.pixel_grid {
-                let pixel = |x: f32, y: f32| (x.floor(), y.floor());
-                let mut last = pixel(x0, y0);
-                let end = rest.len().saturating_sub(1);
-                for (i, &(x, y)) in rest.iter().enumerate() {
-                    if pixel(x, y) != last || i == end {
-                        last = pixel(x, y);
-                        pb.line_to(x, y);
-                    }
-                }
-            } else {
-                rest.iter().for_each(|&(x, y)| pb.line_to(x, y));
-            }
-            if polygonal {
-                // A polygon ring ends where it starts (as `geo::Polygon::new`
-                // closes an open ring).
-                if g.xy[2 * a..2 * a + 2] != g.xy[2 * b - 2..2 * b] {
-                    pb.line_to(x0, y0);
-                }
-                pb.close();
-            }
-        }
-        let Some(path) = pb.finish() else {
-            return;
+/// Whether rows of kind `k` are lines or polygons (drawn as a path).
+fn is_lines_or_polygons(k: u8) -> bool {
+    matches!(
+        k,
+        kind::LINESTRING | kind::MULTILINESTRING | kind::POLYGON | kind::MULTIPOLYGON
+    )
+}
+
+/// Whether rows of kind `k` are polygons (filled, their rings closed).
+fn is_polygonal(k: u8) -> bool {
+    matches!(k, kind::POLYGON | kind::MULTIPOLYGON)
+}
+
+/// Draws one path of the rings `rings` of `g` (their pixels in `px` from
+/// coordinate `base` on) onto `target`, whose row 0 is the canvas's row
+/// `top` ([`add_rings`], [`paint_path`]). `path` is the builder reused
+/// from row to row.
+#[allow(clippy::too_many_arguments)]
+fn draw_rings(
+    target: &mut PixmapMut,
+    top: f32,
+    path: &mut PathBuilder,
+    view: &View,
+    px: &[(f32, f32)],
+    g: &Geometries,
+    rings: Range<usize>,
+    base: usize,
+    k: u8,
+    layer: &LayerView,
+) {
+    let polygonal = is_polygonal(k);
+    add_rings(path, top, px, g, rings, base, polygonal, layer.pixel_grid);
+    paint_path(target, path, view, polygonal, layer);
+}
+
+/// Adds the rings `rings` of `g` (their pixels in `px` from coordinate
+/// `base` on) to `path` as subpaths, `top` rows up: closed when
+/// `polygonal`; on the pixel grid when `pixel_grid`.
+#[allow(clippy::too_many_arguments)]
+fn add_rings(
+    path: &mut PathBuilder,
+    top: f32,
+    px: &[(f32, f32)],
+    g: &Geometries,
+    rings: Range<usize>,
+    base: usize,
+    polygonal: bool,
+    pixel_grid: bool,
+) {
+    for ring in rings {
+        let (a, b) = (g.coords[ring] as usize, g.coords[ring + 1] as usize);
+        let ring_px = &px[a - base..b - base];
+        let Some((&(x0, y0), rest)) = ring_px.split_first() else {
+            continue;
         };
-        if let (true, Some(c)) = (polygonal, paint.fill) {
-            self.pixmap.fill_path(
-                &path,
-                &symbols::solid(c),
-                FillRule::EvenOdd,
-                Transform::identity(),
-                None,
-            );
+        if pixel_grid && polygonal && under_a_pixel(ring_px) {
+            continue;
         }
-        if let Some(c) = paint.line {
-            let stroke = Stroke {
-                width: self.view.px(paint.lwd),
-                line_cap: LineCap::Round,
-                line_join: LineJoin::Round,
-                ..Stroke::default()
-            };
-            self.pixmap.stroke_path(
-                &path,
-                &symbols::solid(c),
-                &stroke,
-                Transform::identity(),
-                None,
-            );
+        path.move_to(x0, y0 - top);
+        if pixel_grid {
+            let pixel = |x: f32, y: f32| (x.floor(), y.floor());
+            let mut last = pixel(x0, y0);
+            let end = rest.len().saturating_sub(1);
+            for (i, &(x, y)) in rest.iter().enumerate() {
+                if pixel(x, y) != last || i == end {
+                    last = pixel(x, y);
+                    path.line_to(x, y - top);
+                }
+            }
+        } else {
+            rest.iter().for_each(|&(x, y)| path.line_to(x, y - top));
         }
-        self.scratch.path = path.clear();
+        if polygonal {
+            // A polygon ring ends where it starts (as `geo::Polygon::new`
+            // closes an open ring).
+            if g.xy[2 * a..2 * a + 2] != g.xy[2 * b - 2..2 * b] {
+                path.line_to(x0, y0 - top);
+            }
+            path.close();
+        }
     }
 }
 
-/// Layers with fewer coordinates are projected and drawn on one thread.
+/// Paints the subpaths in `path` onto `target` and empties it: filled with
+/// the layer's fill when `polygonal` (even-odd), then stroked with its line.
+fn paint_path(
+    target: &mut PixmapMut,
+    path: &mut PathBuilder,
+    view: &View,
+    polygonal: bool,
+    layer: &LayerView,
+) {
+    let Some(built) = std::mem::take(path).finish() else {
+        return;
+    };
+    let paint = &layer.paint;
+    if let (true, Some(c)) = (polygonal, paint.fill) {
+        let solid = symbols::solid(c);
+        target.fill_path(
+            &built,
+            &solid,
+            FillRule::EvenOdd,
+            Transform::identity(),
+            None,
+        );
+    }
+    if let Some(c) = paint.line {
+        let stroke = Stroke {
+            width: view.px(paint.lwd),
+            line_cap: LineCap::Round,
+            line_join: LineJoin::Round,
+            ..Stroke::default()
+        };
+        let solid = symbols::solid(c);
+        target.stroke_path(&built, &solid, &stroke, Transform::identity(), None);
+    }
+    *path = built.clear();
+}
+
+/// Layers with fewer coordinates are projected on the drawing thread.
 const PIPELINE_COORDS: usize = 1 << 18;
 
 /// Coordinates per [`Chunk`] projected ahead of the draw.
 const CHUNK_COORDS: usize = 1 << 16;
 
-/// Rows of a layer projected ahead of their draw: each row with the range
-/// of its pixel positions in `px`, or `None` for a GeometryCollection row,
+/// Rows of more coordinates are drawn alone on the whole canvas: in every
+/// strip they reach, each strip would build and stroke the whole path.
+const ALONE_COORDS: usize = 1 << 14;
+
+/// Runs of rows of fewer coordinates are drawn in strips on one thread.
+const PARALLEL_COORDS: usize = 1 << 12;
+
+/// Rows of a layer projected for their draw: each row with the range of
+/// its pixel positions in `px`, or `None` for a GeometryCollection row,
 /// which the drawing thread flattens and projects itself.
 struct Chunk {
     rows: Vec<(usize, Option<Range<usize>>)>,
     px: Vec<(f32, f32)>,
 }
 
-/// Projects the rows of `layer` in chunks sent in order to `send`; after a
-/// row that cannot be projected, the chunk before it and the error. Stops
-/// when the receiver does.
-fn project_chunks(layer: &LayerView, projector: &Projector, send: &SyncSender<Result<Chunk>>) {
-    let g = layer.geometries;
-    let empty = || Chunk {
-        rows: Vec::new(),
-        px: Vec::with_capacity(CHUNK_COORDS),
-    };
-    let mut chunk = empty();
-    for row in layer.rows.iter() {
-        if g.kinds[row] == kind::COLLECTION {
-            chunk.rows.push((row, None));
-        } else {
-            let start = chunk.px.len();
-            if let Err(e) = projector.extend(g.row_xy(row), &mut chunk.px) {
-                let _ = send.send(Ok(chunk)).and_then(|()| send.send(Err(e)));
-                return;
-            }
-            chunk.rows.push((row, Some(start..chunk.px.len())));
-        }
-        if chunk.px.len() >= CHUNK_COORDS {
-            let full = std::mem::replace(&mut chunk, empty());
-            if send.send(Ok(full)).is_err() {
-                return;
-            }
+/// A chunk as projected, and the error of the row it stopped at, if any.
+type Projected = (Chunk, Option<Error>);
+
+/// `rows` of `g` cut into runs of about [`CHUNK_COORDS`] coordinates (a
+/// run ends with the row that reaches it), as ranges of `rows`; and the
+/// coordinates of them all.
+fn chunk_bounds(g: &Geometries, rows: &[usize]) -> (Vec<Range<usize>>, usize) {
+    let (mut chunks, mut start, mut in_chunk, mut coords) = (Vec::new(), 0, 0, 0);
+    for (i, &row) in rows.iter().enumerate() {
+        let n = g.row_xy(row).len() / 2;
+        (in_chunk, coords) = (in_chunk + n, coords + n);
+        if in_chunk >= CHUNK_COORDS {
+            chunks.push(start..i + 1);
+            (start, in_chunk) = (i + 1, 0);
         }
     }
-    let _ = send.send(Ok(chunk));
+    if start < rows.len() {
+        chunks.push(start..rows.len());
+    }
+    (chunks, coords)
+}
+
+/// Projects `rows` of `g`; at a row that cannot be projected, the rows
+/// before it and the error.
+fn project_rows(g: &Geometries, rows: &[usize], projector: &Projector) -> Projected {
+    let coords: usize = rows.iter().map(|&row| g.row_xy(row).len() / 2).sum();
+    let mut chunk = Chunk {
+        rows: Vec::with_capacity(rows.len()),
+        px: Vec::with_capacity(coords),
+    };
+    for &row in rows {
+        if g.kinds[row] == kind::COLLECTION {
+            chunk.rows.push((row, None));
+            continue;
+        }
+        let start = chunk.px.len();
+        if let Err(e) = projector.extend(g.row_xy(row), &mut chunk.px) {
+            return (chunk, Some(e));
+        }
+        chunk.rows.push((row, Some(start..chunk.px.len())));
+    }
+    (chunk, None)
 }
 
 /// Layers with fewer coordinates are projected by the closed form alone:
@@ -446,7 +609,7 @@ mod tests {
             height: 100,
             scale: 1.0,
         };
-        let mut canvas = Canvas::new(&mut pixmap, &view);
+        let mut canvas = Canvas::new(&mut pixmap, &view, 2);
         let done = layers.iter().try_for_each(|layer| canvas.draw(layer));
         (pixmap, done)
     }
@@ -608,6 +771,42 @@ mod tests {
         done.unwrap();
         assert!(whole == pixmap, "the same pixels, row by row or ahead");
         assert!(rgb(&whole, 50, 50) != [255, 255, 255], "something is drawn");
+    }
+
+    #[test]
+    fn a_layer_draws_the_same_pixels_on_any_number_of_threads() {
+        // Lines (hairlines and wide) and polygons over every strip of a
+        // canvas taller than one, projected ahead and not.
+        let tall = View {
+            extent: [0.0, 0.0, 100.0, 100.0],
+            width: 300,
+            height: 700,
+            scale: 1.0,
+        };
+        let lines = rows_of(&many_lines(3000, 100)).unwrap();
+        let squares: Vec<Geometry<f64>> = (0..400)
+            .map(|i| {
+                let (x, y) = ((i % 20) as f64 * 5.0, (i / 20) as f64 * 5.0);
+                let square = polygon![(x: x, y: y), (x: x + 7., y: y), (x: x + 7., y: y + 7.)];
+                Geometry::Polygon(square)
+            })
+            .collect();
+        let squares = rows_of(&squares).unwrap();
+        let draw = |threads: usize| {
+            let mut pixmap = Pixmap::new(tall.width, tall.height).unwrap();
+            pixmap.fill(Color::WHITE);
+            let mut canvas = Canvas::new(&mut pixmap, &tall, threads);
+            for lwd in [0.5, 3.0] {
+                let mut layer = view(&lines, "EPSG:4326", None);
+                layer.paint.lwd = lwd;
+                canvas.draw(&layer).unwrap();
+            }
+            canvas.draw(&view(&squares, "EPSG:3857", None)).unwrap();
+            pixmap
+        };
+        let one = draw(1);
+        assert!(one.pixels().iter().any(|p| p.red() != p.blue()), "drawn");
+        assert!(draw(2) == one && draw(5) == one);
     }
 
     #[test]

@@ -6,6 +6,7 @@
 //! - [`tiles`] and [`tile_cache`]: basemap providers, fetching, caching, stitching;
 //! - [`style`], [`colors`], [`symbols`]: plot_config, R colours, `pch` and `lwd`;
 //! - [`layer`]: a layer's geometries drawn from their coordinate buffers;
+//! - [`strips`]: a pixmap drawn in fixed horizontal strips on every core;
 //! - [`generalize`]: a polygon layer drawn as a dense map's reader sees it;
 //! - [`furniture`] and [`font`]: north arrow, scale bar, attribution text;
 //! - [`georef`]: the world file and CRS side-car that place the PNG in a GIS;
@@ -16,6 +17,7 @@ pub mod furniture;
 pub mod generalize;
 pub mod georef;
 pub mod layer;
+mod strips;
 pub mod style;
 pub mod symbols;
 pub mod tile_cache;
@@ -54,7 +56,8 @@ pub struct MapSpec<'a> {
 }
 
 /// A map canvas in EPSG:3857: the pixels, the view that maps 3857 metres to
-/// pixels, and the basemap attribution. Layers are drawn onto it in call
+/// pixels, the basemap attribution, and the threads it is drawn on (the
+/// context's `threads` option; the pixels never depend on them). Layers are drawn onto it in call
 /// order; the furniture is added when the PNG is encoded, so it stays on top
 /// of layers added later. `Send`: a map may move between threads, and is
 /// used by one at a time. A clone is a copy of its pixels.
@@ -63,6 +66,7 @@ pub struct Map {
     pixmap: Pixmap,
     view: View,
     attribution: Option<String>,
+    threads: usize,
 }
 
 impl Map {
@@ -142,6 +146,7 @@ impl Map {
             pixmap,
             view,
             attribution: source.map(|s| s.attribution),
+            threads: ctx.config.threads,
         })
     }
 
@@ -171,14 +176,14 @@ impl Map {
     /// paint; points as its symbol (none: not drawn). A row that cannot be
     /// transformed is an error; the rows before it stay drawn.
     pub fn draw(&mut self, layer: &LayerView) -> Result<()> {
-        layer::Canvas::new(&mut self.pixmap, &self.view).draw(layer)
+        layer::Canvas::new(&mut self.pixmap, &self.view, self.threads).draw(layer)
     }
 
     /// Draws the polygons of one layer view generalized to the pixel grid
     /// ([`generalize`]): gaps and inlets up to `2 * close_px` device pixels
     /// across closed, then filled and outlined with its paint.
     pub fn draw_generalized(&mut self, layer: &LayerView, close_px: usize) -> Result<()> {
-        generalize::draw(&mut self.pixmap, &self.view, layer, close_px)
+        generalize::draw(&mut self.pixmap, &self.view, layer, close_px, self.threads)
     }
 
     /// Draws any GeoJSON (a geometry, Feature or FeatureCollection) in `crs`:

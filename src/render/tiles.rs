@@ -2,6 +2,7 @@
 //! fetching (parallel, cached), decoding and stitching of the tiles under a
 //! view.
 
+use super::strips;
 use super::tile_cache::{Entry, TileCache, TileCacheMode, DEFAULT_MAX_BYTES};
 use super::view::{View, HALF_WORLD_M};
 use crate::config::Config;
@@ -359,7 +360,7 @@ pub fn draw_basemap(
     ctx.check_stop()?;
     report(ctx, &grid, &tiles, outcomes, budget.length, warnings);
     let mosaic = mosaic.into_inner().unwrap_or_else(PoisonError::into_inner);
-    place(canvas, view, &grid, &mosaic);
+    place(canvas, view, &grid, &mosaic, ctx.config.threads);
     Ok(())
 }
 
@@ -460,9 +461,9 @@ fn report(
     }
 }
 
-/// Draws the `mosaic` of `grid` onto `canvas`, scaled to the view: its
-/// top-left corner is tile (x0, y0).
-fn place(canvas: &mut Pixmap, view: &View, grid: &Grid, mosaic: &Pixmap) {
+/// Draws the `mosaic` of `grid` onto `canvas`, scaled to the view (its
+/// top-left corner is tile (x0, y0)), in strips on up to `threads` threads.
+fn place(canvas: &mut Pixmap, view: &View, grid: &Grid, mosaic: &Pixmap, threads: usize) {
     let size = 2.0 * HALF_WORLD_M / (1i64 << grid.z) as f64;
     let (left, top) = view.to_px(
         grid.x0 as f64 * size - HALF_WORLD_M,
@@ -473,14 +474,12 @@ fn place(canvas: &mut Pixmap, view: &View, grid: &Grid, mosaic: &Pixmap) {
         quality: FilterQuality::Bilinear,
         ..PixmapPaint::default()
     };
-    canvas.draw_pixmap(
-        0,
-        0,
-        mosaic.as_ref(),
-        &paint,
-        Transform::from_row(k, 0.0, 0.0, k, left, top),
-        None,
-    );
+    // One item over every strip: each strip samples its rows of the mosaic.
+    let every_row = [(f32::NEG_INFINITY, f32::INFINITY)];
+    strips::draw_in_strips(canvas, &every_row, threads, |_: &mut (), strip, at, _| {
+        let to_strip = Transform::from_row(k, 0.0, 0.0, k, left, top - at as f32);
+        strip.draw_pixmap(0, 0, mosaic.as_ref(), &paint, to_strip, None);
+    });
 }
 
 /// One tile: from the cache when fresh (or, in offline mode, whatever its
