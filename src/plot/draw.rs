@@ -24,7 +24,7 @@ pub fn draw_plot_data(
 ) -> Result<()> {
     let view = *map.view();
     let plan = if lod {
-        lod::flowline_plan(data, &view, styles.flowline.lwd)
+        lod::flowline_plan(data, &view, styles.flowline.lwd, map.threads())
     } else {
         None
     };
@@ -51,7 +51,7 @@ pub fn draw_plot_data(
             draw_rows(map, data, layer, rows, paint, false)?;
             continue;
         }
-        let polygons = lod::polygon_plan(data, layer, &view);
+        let polygons = lod::polygon_plan(data, layer, &view, map.threads());
         let fill_only = ShapePaint {
             line: None,
             ..paint

@@ -18,9 +18,11 @@
 //! Mercator metres, so the estimate at any resolution is a product.
 
 use super::data::{Layer, PlotData};
+use crate::parallel::parallel_map;
 use crate::render::view::{View, HALF_WORLD_M, MIN_EXTENT_M};
 use crate::table::Table;
 use std::collections::BTreeMap;
+use std::ops::Range;
 
 /// Estimated ink (flowline area over data area) above which the level of
 /// detail applies. The samples give at most 0.12 at their usual sizes (New
@@ -80,12 +82,17 @@ struct Measured {
 }
 
 impl Measured {
-    fn of(data: &PlotData) -> Measured {
+    /// Measures the flowlines of `data`, their lengths on up to `threads`
+    /// threads (summed in row order, so the same on any number).
+    fn of(data: &PlotData, threads: usize) -> Measured {
         let flowlines = data.layer(Layer::Flowline);
         let orders = orders(flowlines);
+        let lengths = per_row(flowlines.len(), threads, |row| {
+            length(flowlines.geometries().row_xy(row))
+        });
         let mut length_m = BTreeMap::new();
-        for (row, &order) in orders.iter().enumerate() {
-            *length_m.entry(order).or_insert(0.0) += length(flowlines.geometries().row_xy(row));
+        for (&order, length) in orders.iter().zip(lengths) {
+            *length_m.entry(order).or_insert(0.0) += length;
         }
         let [x0, y0] = mercator(data.bbox[0], data.bbox[1]);
         let [x1, y1] = mercator(data.bbox[2], data.bbox[3]);
@@ -115,7 +122,7 @@ pub struct FlowlinePlan {
 impl Density {
     /// Measures the flowlines of `data` and its bbox.
     pub fn of(data: &PlotData) -> Density {
-        Measured::of(data).density
+        Measured::of(data, 1).density
     }
 
     /// The estimated ink of the flowlines of order `min` and above, each
@@ -156,13 +163,19 @@ pub fn width(order: i32, min: i32) -> f64 {
 }
 
 /// How the flowlines of `data` are drawn on `view` with flowline width
-/// `lwd` (R units): `None` when every flowline is drawn as today.
-pub fn flowline_plan(data: &PlotData, view: &View, lwd: f64) -> Option<FlowlinePlan> {
+/// `lwd` (R units): `None` when every flowline is drawn as today. Measured
+/// on up to `threads` threads.
+pub fn flowline_plan(
+    data: &PlotData,
+    view: &View,
+    lwd: f64,
+    threads: usize,
+) -> Option<FlowlinePlan> {
     let Measured {
         density,
         orders,
         stem,
-    } = Measured::of(data);
+    } = Measured::of(data, threads);
     let min = density.min_order(view.resolution(), f64::from(view.px(lwd)))?;
     let top = orders.iter().copied().max().unwrap_or(min).max(min);
     let mut on_stem = vec![false; orders.len()];
@@ -207,12 +220,14 @@ pub struct PolygonPlan {
 /// map drawn with its outline.
 pub const OUTLINED_PX: f64 = 8.0;
 
-/// How polygon `layer` of `data` is drawn on `view` when the map is dense.
-pub fn polygon_plan(data: &PlotData, layer: Layer, view: &View) -> PolygonPlan {
+/// How polygon `layer` of `data` is drawn on `view` when the map is dense;
+/// the polygons measured on up to `threads` threads.
+pub fn polygon_plan(data: &PlotData, layer: Layer, view: &View, threads: usize) -> PolygonPlan {
     let table = data.layer(layer);
+    let res = view.resolution();
     let mut plan = PolygonPlan::default();
-    for row in 0..table.len() {
-        let across = extent_px(table, row, view.resolution());
+    let extents = per_row(table.len(), threads, |row| extent_px(table, row, res));
+    for (row, across) in extents.into_iter().enumerate() {
         if across >= OUTLINED_PX {
             plan.outlined.push(row);
         } else if across >= 1.0 {
@@ -220,6 +235,29 @@ pub fn polygon_plan(data: &PlotData, layer: Layer, view: &View) -> PolygonPlan {
         }
     }
     plan
+}
+
+/// Rows per share of a plan's measures: the per-row work of a million
+/// flowlines or thousands of waterbodies of 1,400 vertices, on every thread.
+const ROWS_PER_SHARE: usize = 1 << 14;
+
+/// `measure(row)` of each row below `rows`, in row order, on up to
+/// `threads` threads (in shares of [`ROWS_PER_SHARE`] rows).
+fn per_row<R: Send>(rows: usize, threads: usize, measure: impl Fn(usize) -> R + Sync) -> Vec<R> {
+    let shares: Vec<Range<usize>> = (0..rows)
+        .step_by(ROWS_PER_SHARE)
+        .map(|start| start..(start + ROWS_PER_SHARE).min(rows))
+        .collect();
+    let measured = parallel_map(
+        threads,
+        &shares,
+        |rows| rows.clone().map(&measure).collect(),
+        |_, _| {},
+    );
+    measured
+        .into_iter()
+        .flat_map(|share: Vec<R>| share)
+        .collect()
 }
 
 /// The larger side of row `row`'s bbox in pixels of `res` metres (0 without
@@ -296,6 +334,16 @@ mod tests {
     use super::*;
     use geo::polygon;
 
+    #[test]
+    fn rows_measured_on_any_number_of_threads_come_back_in_row_order() {
+        let rows = 3 * ROWS_PER_SHARE + 17;
+        let one: Vec<usize> = (0..rows).map(|r| r * 3 + 1).collect();
+        for threads in [1, 2, 5] {
+            assert_eq!(per_row(rows, threads, |r| r * 3 + 1), one, "{threads}");
+        }
+        assert!(per_row(0, 2, |r| r).is_empty());
+    }
+
     /// 1 km of order 1, 500 m of order 2, 100 m of order 3 over 1 km².
     fn density() -> Density {
         Density {
@@ -351,7 +399,7 @@ mod tests {
             height: 100,
             scale: 1.0,
         };
-        let plan = flowline_plan(&data, &view, 2.0).expect("dense");
+        let plan = flowline_plan(&data, &view, 2.0, 2).expect("dense");
         // Widths: lwd 2 x (0.5 + 0.5 x (order - 3)).
         assert_eq!(plan.groups, vec![(1.0, vec![2]), (2.0, vec![0, 1])]);
     }
@@ -379,7 +427,7 @@ mod tests {
             height: 100,
             scale: 1.0,
         };
-        let plan = polygon_plan(&data, Layer::NetworkWtbd, &view);
+        let plan = polygon_plan(&data, Layer::NetworkWtbd, &view, 2);
         assert_eq!(plan.outlined, vec![0]);
         assert_eq!(plan.fill_only, vec![1]);
     }

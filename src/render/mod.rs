@@ -167,6 +167,12 @@ impl Map {
         georef::write_sidecars(&self.view, png)
     }
 
+    /// The most threads the map is drawn on (the context's `threads`
+    /// option): for the work that decides what to draw, too.
+    pub fn threads(&self) -> usize {
+        self.threads
+    }
+
     /// The pixels drawn so far, without the furniture.
     pub fn pixmap(&self) -> &Pixmap {
         &self.pixmap
