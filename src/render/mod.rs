@@ -6,7 +6,7 @@
 //! - [`tiles`] and [`tile_cache`]: basemap providers, fetching, caching, stitching;
 //! - [`style`], [`colors`], [`symbols`]: plot_config, R colours, `pch` and `lwd`;
 //! - [`layer`]: a layer's geometries drawn from their coordinate buffers;
-//! - [`strips`]: a pixmap drawn in fixed horizontal strips on every core;
+//! - [`strips`]: a pixmap drawn in fixed horizontal strips on several threads;
 //! - [`generalize`]: a polygon layer drawn as a dense map's reader sees it;
 //! - [`furniture`] and [`font`]: north arrow, scale bar, attribution text;
 //! - [`georef`]: the world file and CRS side-car that place the PNG in a GIS;
@@ -57,9 +57,9 @@ pub struct MapSpec<'a> {
 
 /// A map canvas in EPSG:3857: the pixels, the view that maps 3857 metres to
 /// pixels, the basemap attribution, and the threads it is drawn on (the
-/// context's `threads` option; the pixels never depend on them). Layers are drawn onto it in call
-/// order; the furniture is added when the PNG is encoded, so it stays on top
-/// of layers added later. `Send`: a map may move between threads, and is
+/// context's `threads` option; the pixels never depend on them). Layers are
+/// drawn onto it in call order; the furniture is added when the PNG is
+/// encoded, so it stays on top of layers added later. `Send`: a map may move between threads, and is
 /// used by one at a time. A clone is a copy of its pixels.
 #[derive(Clone)]
 pub struct Map {
