@@ -237,9 +237,10 @@ pub fn polygon_plan(data: &PlotData, layer: Layer, view: &View, threads: usize) 
     plan
 }
 
-/// Rows per share of a plan's measures: the per-row work of a million
-/// flowlines or thousands of waterbodies of 1,400 vertices, on every thread.
-const ROWS_PER_SHARE: usize = 1 << 14;
+/// Rows per share of a plan's measures: small enough that a few thousand
+/// waterbodies of 1,400 vertices each are spread over every thread, large
+/// enough that a million flowlines are a thousand shares.
+const ROWS_PER_SHARE: usize = 1 << 10;
 
 /// `measure(row)` of each row below `rows`, in row order, on up to
 /// `threads` threads (in shares of [`ROWS_PER_SHARE`] rows).

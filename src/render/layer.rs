@@ -233,25 +233,19 @@ impl Canvas<'_> {
         strips::draw_in_strips(self.pixmap, &spans, threads, |path, strip, at, items| {
             let top = at as f32;
             // Lines drawn as hairlines are blended segment by segment, one
-            // path or many: consecutive ones are stroked as one path.
-            let mut lines = 0;
+            // path or many: consecutive ones are gathered in `path` and
+            // stroked as one, before the next other row and at the end.
             for &i in items {
                 let (row, px) = rows[i];
                 let (rings, base, k) = (g.row_rings(row), g.first_coord(row), g.kinds[row]);
                 if hairline && !is_polygonal(k) {
                     add_rings(path, top, px, g, rings, base, false, layer.pixel_grid);
-                    lines += 1;
                     continue;
                 }
-                if lines > 0 {
-                    paint_path(strip, path, view, false, layer);
-                    lines = 0;
-                }
+                paint_path(strip, path, view, false, layer);
                 draw_rings(strip, top, path, view, px, g, rings, base, k, layer);
             }
-            if lines > 0 {
-                paint_path(strip, path, view, false, layer);
-            }
+            paint_path(strip, path, view, false, layer);
         });
     }
 
@@ -391,6 +385,7 @@ fn add_rings(
 
 /// Paints the subpaths in `path` onto `target` and empties it: filled with
 /// the layer's fill when `polygonal` (even-odd), then stroked with its line.
+/// Nothing when `path` is empty.
 fn paint_path(
     target: &mut PixmapMut,
     path: &mut PathBuilder,
@@ -398,6 +393,9 @@ fn paint_path(
     polygonal: bool,
     layer: &LayerView,
 ) {
+    if path.is_empty() {
+        return;
+    }
     let Some(built) = std::mem::take(path).finish() else {
         return;
     };
