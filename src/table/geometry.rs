@@ -55,6 +55,12 @@ pub struct GeometryBuilder {
     coords: Vec<i32>,
     xy: Vec<f64>,
     collections: Vec<(usize, Geometry<f64>)>,
+    /// How many of the first coordinates have a known box, and that box
+    /// (`None` without a coordinate): measured on the builder's thread
+    /// ([`GeometryBuilder::measure_extent`]) or appended with geometries
+    /// whose box was known ([`GeometryBuilder::append_all`]). `finish`
+    /// hands it to [`Geometries::bbox_of_all`] when it covers every row.
+    measured: (usize, Option<[f64; 4]>),
 }
 
 impl Default for GeometryBuilder {
@@ -66,6 +72,7 @@ impl Default for GeometryBuilder {
             coords: vec![0],
             xy: Vec::new(),
             collections: Vec::new(),
+            measured: (0, None),
         }
     }
 }
@@ -124,6 +131,40 @@ impl GeometryBuilder {
         let rings = self.rings[parts] as usize;
         self.coords.truncate(rings + 1);
         self.xy.truncate(self.coords[rings] as usize * 2);
+        // A row dropped after it was measured: its box is not known.
+        if self.measured.0 > self.finished_coords() {
+            self.measured = (0, None);
+        }
+    }
+
+    /// How many coordinates the finished rows have.
+    fn finished_coords(&self) -> usize {
+        let rings = self.rings[*self.parts.last().unwrap_or(&0) as usize] as usize;
+        self.coords[rings] as usize
+    }
+
+    /// Measures, on the calling thread, the box of the finished rows'
+    /// coordinates not measured yet. A layer read in shares on several
+    /// threads, each share measured on its own, then knows its box once
+    /// they are joined ([`GeometryBuilder::append_all`]), without another
+    /// pass over every coordinate on one thread.
+    pub fn measure_extent(&mut self) {
+        let (from, to) = (self.measured.0, self.finished_coords());
+        let more = extent_of(&self.xy[2 * from..2 * to]);
+        self.measured = (to, united(self.measured.1, more));
+    }
+
+    /// Appends every row of `from`, with its box when both its box and
+    /// every coordinate here so far are known.
+    pub fn append_all(&mut self, from: &Geometries) -> Result<(), String> {
+        let known = (self.measured.0 == self.finished_coords())
+            .then_some(self.measured.1)
+            .zip(from.extent.get().copied());
+        self.extend_from(from, 0..from.len())?;
+        if let Some((here, there)) = known {
+            self.measured = (self.finished_coords(), united(here, there));
+        }
+        Ok(())
     }
 
     /// Drops the last finished row (nothing when there is none), for a
@@ -234,8 +275,14 @@ impl GeometryBuilder {
         Ok(())
     }
 
-    /// Freezes the buffers (moved, not copied).
+    /// Freezes the buffers (moved, not copied), with their box when every
+    /// row's is known.
     pub fn finish(self) -> Geometries {
+        let extent = OnceLock::new();
+        // A collection's box is not among the coordinates measured.
+        if self.measured.0 == self.finished_coords() && self.collections.is_empty() {
+            let _ = extent.set(self.measured.1);
+        }
         Geometries {
             kinds: ScalarBuffer::from(self.kinds),
             parts: OffsetBuffer::new(ScalarBuffer::from(self.parts)),
@@ -243,7 +290,7 @@ impl GeometryBuilder {
             coords: OffsetBuffer::new(ScalarBuffer::from(self.coords)),
             xy: ScalarBuffer::from(self.xy),
             collections: self.collections,
-            extent: OnceLock::new(),
+            extent,
         }
     }
 }
@@ -308,6 +355,14 @@ fn extent_of(xy: &[f64]) -> Option<[f64; 4]> {
     };
     let ((xmin, xmax), (ymin, ymax)) = (axis(0), axis(1));
     Some([xmin, ymin, xmax, ymax])
+}
+
+/// The union of two boxes, either of which may be none.
+fn united(a: Option<[f64; 4]>, b: Option<[f64; 4]>) -> Option<[f64; 4]> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(crate::feature::union_bbox(a, b)),
+        (a, b) => a.or(b),
+    }
 }
 
 /// A layer's geometries, immutable; clones share the buffers.
@@ -389,6 +444,7 @@ impl Geometries {
             coords: emptied(self.coords.into_inner(), &[0]),
             xy: emptied(self.xy, &[]),
             collections: Vec::new(),
+            measured: (0, None),
         }
     }
 
@@ -657,6 +713,48 @@ mod tests {
         let mut none = GeometryBuilder::default();
         none.push_none().unwrap();
         assert_eq!(none.finish().bbox_of_all(), None);
+    }
+
+    #[test]
+    fn geometries_joined_from_measured_shares_know_the_box_of_all() {
+        let line = |a: f64, b: f64| Geometry::LineString(line_string![(x: a, y: b), (x: b, y: a)]);
+        let share = |rows: &[Geometry<f64>]| {
+            let mut b = GeometryBuilder::default();
+            for g in rows {
+                b.push(g).unwrap();
+            }
+            b.measure_extent();
+            b
+        };
+        let first = share(&[line(1., 2.), line(f64::NAN, 3.)]);
+        let second = share(&[line(-4., 0.5), line(7., f64::NAN)]).finish();
+        let empty = share(&[]).finish();
+        let mut joined = first.clone();
+        joined.append_all(&empty).unwrap();
+        joined.append_all(&second).unwrap();
+        let joined = joined.finish();
+        let known = *joined.extent.get().expect("known without a pass");
+        assert_eq!(known, Some([-4., -4., 7., 7.]));
+        assert_eq!(known, extent_of(&joined.xy), "what one pass measures");
+        assert_eq!(known, rows_united(&joined));
+        // Not known: a share never measured, a row dropped after its
+        // measure, a collection among the rows.
+        let mut unmeasured = first.clone();
+        unmeasured.push(&line(9., 9.)).unwrap();
+        unmeasured.append_all(&second).unwrap();
+        assert_eq!(unmeasured.finish().extent.get(), None);
+        let mut dropped = first.clone();
+        dropped.pop_row();
+        assert_eq!(dropped.clone().finish().extent.get(), None);
+        dropped.measure_extent();
+        assert_eq!(dropped.finish().extent.get(), Some(&Some([1., 1., 2., 2.])));
+        let mut with_collection = first;
+        let gc = Geometry::GeometryCollection(geo::GeometryCollection(vec![line(50., 60.)]));
+        with_collection.push(&gc).unwrap();
+        with_collection.measure_extent();
+        let with_collection = with_collection.finish();
+        assert_eq!(with_collection.extent.get(), None);
+        assert_eq!(with_collection.bbox_of_all(), Some([1., 1., 60., 60.]));
     }
 
     #[test]

@@ -401,6 +401,16 @@ impl TableBuilder {
         self.rows
     }
 
+    /// Measures the box of the rows so far on the calling thread
+    /// ([`GeometryBuilder::measure_extent`]): for a share of a layer read
+    /// on a thread of its own, so that the tables joined from such shares
+    /// ([`TableBuilder::append_table`]) know their box
+    /// ([`Table::bbox`]) without a pass over every coordinate on one
+    /// thread.
+    pub fn measure_extent(&mut self) {
+        self.geometry.measure_extent();
+    }
+
     /// Appends every row of `t`, under the union of the schemas (as
     /// [`Table::concat`]).
     pub fn append_table(&mut self, t: &Table) -> Result<(), String> {
@@ -436,7 +446,7 @@ impl TableBuilder {
             Some(rows) => self
                 .geometry
                 .extend_from(&t.geometry, rows.iter().copied())?,
-            None => self.geometry.extend_from(&t.geometry, 0..t.len())?,
+            None => self.geometry.append_all(&t.geometry)?,
         }
         self.rows += rows.map_or(t.len(), <[usize]>::len);
         Ok(())
