@@ -407,10 +407,14 @@ impl GeoPackage {
     }
 
     /// The features of [`GeoPackage::read_by_ids`], read by `shares`
-    /// threads at once when the ids are a large share of the layer: each
-    /// reads its share of the table's rows ([`Share`]) in one pass, on a
-    /// connection of its own, and the later shares' rows are appended to
-    /// the first's (copied once). Fewer ids, or one share: as
+    /// threads at once when the ids are a large share of the layer, each on
+    /// a connection of its own. The table's rows are cut by fid into
+    /// [`CHUNKS_PER_READER`] chunks per thread, claimed as the threads go:
+    /// this thread reads them from the first up into one table, the others
+    /// from the last down, each chunk into a table of its own, appended to
+    /// the first table in fid order at the end (copied once). So a reader
+    /// that gets less of the cores, or rows of more bytes, leaves the
+    /// others at most a chunk to finish. Fewer ids, or one share: as
     /// [`GeoPackage::read_by_ids`].
     pub fn read_by_ids_in_shares(
         &self,
@@ -425,33 +429,53 @@ impl GeoPackage {
         let Some(scan) = scan else {
             return self.read_by_ids(c, ids);
         };
-        let read_share = |gpkg: &GeoPackage, index: usize| -> Result<TableBuilder> {
-            let layer = gpkg.layer(c)?;
-            let mut rows = Rows::new(layer);
-            let (low, high) = Share { index, of: shares }.fids(scan.max_rowid);
-            let pk = quote(&layer.pk);
-            let sql = format!("{} WHERE {pk} > ?1 AND {pk} <= ?2", layer.select());
-            gpkg.query(&mut rows, &sql, [low, high], scan.keep())?;
-            Ok(rows.table)
+        let chunks = shares * CHUNKS_PER_READER;
+        let unclaimed = std::sync::Mutex::new(0..chunks);
+        let claim = |from_the_end: bool| {
+            let mut range = unclaimed.lock().unwrap_or_else(|e| e.into_inner());
+            match from_the_end {
+                true => range.next_back(),
+                false => range.next(),
+            }
         };
-        let mut all = std::thread::scope(|s| -> Result<Vec<TableBuilder>> {
-            let later = (1..shares)
-                .map(|index| {
+        let read_chunk = |gpkg: &GeoPackage, rows: &mut Rows, index: usize| -> Result<()> {
+            let (low, high) = Share { index, of: chunks }.fids(scan.max_rowid);
+            let pk = quote(&rows.layer.pk);
+            let sql = format!("{} WHERE {pk} > ?1 AND {pk} <= ?2", rows.layer.select());
+            gpkg.query(rows, &sql, [low, high], scan.keep())
+        };
+        let read_from_the_end = |gpkg: &GeoPackage| -> Result<Vec<(usize, TableBuilder)>> {
+            let mut read = Vec::new();
+            while let Some(index) = claim(true) {
+                let mut rows = Rows::measuring(gpkg.layer(c)?);
+                read_chunk(gpkg, &mut rows, index)?;
+                read.push((index, rows.finish_measured()));
+            }
+            Ok(read)
+        };
+        let (first, mut later) = std::thread::scope(|s| -> Result<_> {
+            let others = (1..shares)
+                .map(|_| {
                     let own = self.reopen()?;
-                    Ok(s.spawn(move || read_share(&own, index)))
+                    Ok(s.spawn(move || read_from_the_end(&own)))
                 })
                 .collect::<Result<Vec<_>>>()?;
-            let first = read_share(self, 0);
-            let later = later
-                .into_iter()
-                .map(|h| h.join().expect("a share's reader does not panic"));
-            std::iter::once(first).chain(later).collect()
-        })?
-        .into_iter();
-        let mut table = all.next().unwrap_or_default();
-        for share in all {
+            // On an error here the scope still waits for the others.
+            let mut rows = Rows::measuring(self.layer(c)?);
+            while let Some(index) = claim(false) {
+                read_chunk(self, &mut rows, index)?;
+            }
+            let mut later = Vec::new();
+            for other in others {
+                later.extend(other.join().expect("a share's reader does not panic")?);
+            }
+            Ok((rows.finish_measured(), later))
+        })?;
+        later.sort_unstable_by_key(|(index, _)| *index);
+        let mut table = first;
+        for (_, chunk) in later {
             table
-                .append_table(&share.finish().map_err(Error::Gpkg)?)
+                .append_table(&chunk.finish().map_err(Error::Gpkg)?)
                 .map_err(Error::Gpkg)?;
         }
         Ok(in_order_of(
@@ -822,6 +846,9 @@ impl GeoPackage {
             rows.table.set_id(Scalar::Int(fid)).map_err(Error::Gpkg)?;
         }
         rows.table.end_row();
+        if rows.measuring && rows.table.rows() % MEASURED_ROWS == 0 {
+            rows.table.measure_extent();
+        }
         match &rows.batch {
             Some((size, _)) if rows.table.rows() >= *size => rows.flush(),
             _ => Ok(()),
@@ -876,7 +903,20 @@ struct Rows<'a> {
     keys: Vec<u32>,
     /// When set, each `size` rows are handed over as a table and forgotten.
     batch: Option<(usize, &'a mut BatchReceiver<'a>)>,
+    /// Whether the table's box is measured as the rows come
+    /// ([`Rows::measuring`]).
+    measuring: bool,
 }
+
+/// The chunks of a layer's rows per thread of
+/// [`GeoPackage::read_by_ids_in_shares`]: the most one reader can be left
+/// to read alone is a chunk.
+const CHUNKS_PER_READER: usize = 16;
+
+/// The rows after which a measuring reader measures the box of the rows
+/// just read ([`Rows::measuring`]): few enough that their coordinates are
+/// still in the cache.
+const MEASURED_ROWS: usize = 1024;
 
 impl<'a> Rows<'a> {
     fn new(layer: &'a Layer) -> Rows<'a> {
@@ -885,7 +925,25 @@ impl<'a> Rows<'a> {
             table: TableBuilder::default(),
             keys: Vec::new(),
             batch: None,
+            measuring: false,
         }
+    }
+
+    /// Rows whose table's box is measured as they are read, every
+    /// [`MEASURED_ROWS`] rows while their coordinates are in the cache
+    /// ([`TableBuilder::measure_extent`]), and at the end with
+    /// [`Rows::finish_measured`]: for a share read on a thread of its own.
+    fn measuring(layer: &'a Layer) -> Rows<'a> {
+        Rows {
+            measuring: true,
+            ..Rows::new(layer)
+        }
+    }
+
+    /// The table, its box measured to the last row.
+    fn finish_measured(mut self) -> TableBuilder {
+        self.table.measure_extent();
+        self.table
     }
 
     /// Hands the rows gathered so far to the batch's receiver, if any rows.

@@ -207,7 +207,8 @@ fn subset() -> (Table, Table) {
 #[test]
 fn a_read_in_shares_is_the_read_in_one() {
     // The basin's 251 flowlines of 267 are read in one pass over the table,
-    // by one to four readers at once; the ids backwards, the rows follow.
+    // by one to four readers at once, in chunks they claim as they go; the
+    // ids backwards, the rows follow.
     let g = yahara();
     let mut ids = upstream(&g.read_topology().unwrap(), 13293970);
     ids.reverse();
@@ -216,6 +217,8 @@ fn a_read_in_shares_is_the_read_in_one() {
         for shares in 1..=4 {
             let shared = g.read_by_ids_in_shares(c, &ids, shares).unwrap();
             assert_eq!(shared.to_features(), one.to_features(), "{c:?} in {shares}");
+            // The box the readers measured, chunk by chunk, is the whole's.
+            assert_eq!(shared.bbox(), one.bbox(), "{c:?} in {shares}");
         }
     }
     let key = |t: &hydroplot::table::Table| t.get_i64(0, "comid");
