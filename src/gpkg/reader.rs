@@ -431,18 +431,21 @@ impl GeoPackage {
         };
         let chunks = shares * CHUNKS_PER_READER;
         let unclaimed = std::sync::Mutex::new(0..chunks);
-        let claim = |from_the_end: bool| {
-            let mut range = unclaimed.lock().unwrap_or_else(|e| e.into_inner());
-            match from_the_end {
-                true => range.next_back(),
-                false => range.next(),
-            }
+        let lock = || unclaimed.lock().unwrap_or_else(|e| e.into_inner());
+        let claim = |from_the_end: bool| match from_the_end {
+            true => lock().next_back(),
+            false => lock().next(),
         };
         let read_chunk = |gpkg: &GeoPackage, rows: &mut Rows, index: usize| -> Result<()> {
             let (low, high) = Share { index, of: chunks }.fids(scan.max_rowid);
             let pk = quote(&rows.layer.pk);
             let sql = format!("{} WHERE {pk} > ?1 AND {pk} <= ?2", rows.layer.select());
-            gpkg.query(rows, &sql, [low, high], scan.keep())
+            let read = gpkg.query(rows, &sql, [low, high], scan.keep());
+            if read.is_err() {
+                // The read has failed: the other readers claim no more.
+                *lock() = 0..0;
+            }
+            read
         };
         let read_from_the_end = |gpkg: &GeoPackage| -> Result<Vec<(usize, TableBuilder)>> {
             let mut read = Vec::new();

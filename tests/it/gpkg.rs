@@ -439,6 +439,23 @@ fn broken_files_give_clear_errors() {
         matches!(&e, Error::Gpkg(m) if m.contains("layer Gage, feature 1") && m.contains("envelope kind 7")),
         "{e}"
     );
+    // A bad blob among flowlines read in shares: its error, whichever
+    // reader meets it.
+    let bad_flowline = dir.join("bad_flowline.gpkg");
+    std::fs::copy(data("yahara_sample.gpkg"), &bad_flowline).unwrap();
+    rusqlite::Connection::open(&bad_flowline)
+        .unwrap()
+        .execute_batch("DROP TRIGGER rtree_NHDFlowline_Network_geom_update1; DROP TRIGGER rtree_NHDFlowline_Network_geom_update2; DROP TRIGGER rtree_NHDFlowline_Network_geom_update3; DROP TRIGGER rtree_NHDFlowline_Network_geom_update4; UPDATE NHDFlowline_Network SET geom = X'4750000FE8100000' WHERE fid = 200")
+        .unwrap();
+    let g = GeoPackage::open(&bad_flowline).unwrap();
+    let ids: Vec<i64> = g.read_topology().unwrap().iter().map(|r| r.comid).collect();
+    for shares in 1..=4 {
+        let e = (g.read_by_ids_in_shares(Collection::FlowlineNetwork, &ids, shares)).unwrap_err();
+        assert!(
+            matches!(&e, Error::Gpkg(m) if m.contains("layer NHDFlowline_Network, feature 200")),
+            "{shares} shares: {e}"
+        );
+    }
 }
 
 /// The rule of support::tool, which every test driving an outside tool
