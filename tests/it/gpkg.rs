@@ -425,12 +425,7 @@ fn broken_files_give_clear_errors() {
         "{e}"
     );
     // A geometry blob with a bad header.
-    let bad_blob = dir.join("bad_blob.gpkg");
-    std::fs::copy(data("yahara_sample.gpkg"), &bad_blob).unwrap();
-    rusqlite::Connection::open(&bad_blob)
-        .unwrap()
-        .execute_batch("DROP TRIGGER rtree_Gage_geom_update1; DROP TRIGGER rtree_Gage_geom_update2; DROP TRIGGER rtree_Gage_geom_update3; DROP TRIGGER rtree_Gage_geom_update4; UPDATE Gage SET geom = X'4750000FE8100000' WHERE fid = 1")
-        .unwrap();
+    let bad_blob = with_a_bad_blob(&dir, "Gage", 1);
     let e = GeoPackage::open(&bad_blob)
         .unwrap()
         .read_all(Collection::Gage)
@@ -441,13 +436,7 @@ fn broken_files_give_clear_errors() {
     );
     // A bad blob among flowlines read in shares: its error, whichever
     // reader meets it.
-    let bad_flowline = dir.join("bad_flowline.gpkg");
-    std::fs::copy(data("yahara_sample.gpkg"), &bad_flowline).unwrap();
-    rusqlite::Connection::open(&bad_flowline)
-        .unwrap()
-        .execute_batch("DROP TRIGGER rtree_NHDFlowline_Network_geom_update1; DROP TRIGGER rtree_NHDFlowline_Network_geom_update2; DROP TRIGGER rtree_NHDFlowline_Network_geom_update3; DROP TRIGGER rtree_NHDFlowline_Network_geom_update4; UPDATE NHDFlowline_Network SET geom = X'4750000FE8100000' WHERE fid = 200")
-        .unwrap();
-    let g = GeoPackage::open(&bad_flowline).unwrap();
+    let g = GeoPackage::open(&with_a_bad_blob(&dir, "NHDFlowline_Network", 200)).unwrap();
     let ids: Vec<i64> = g.read_topology().unwrap().iter().map(|r| r.comid).collect();
     for shares in 1..=4 {
         let e = (g.read_by_ids_in_shares(Collection::FlowlineNetwork, &ids, shares)).unwrap_err();
@@ -456,6 +445,25 @@ fn broken_files_give_clear_errors() {
             "{shares} shares: {e}"
         );
     }
+}
+
+/// A copy of the Yahara sample in `dir` whose feature `fid` of `layer`
+/// has a geometry blob with a bad header (envelope kind 7), written past
+/// the layer's R-tree triggers (GeoPackage functions SQLite lacks).
+fn with_a_bad_blob(dir: &Scratch, layer: &str, fid: i64) -> PathBuf {
+    let copy = dir.join(&format!("bad_{layer}.gpkg"));
+    std::fs::copy(data("yahara_sample.gpkg"), &copy).unwrap();
+    let mut sql: String = (1..=4)
+        .map(|i| format!("DROP TRIGGER rtree_{layer}_geom_update{i}; "))
+        .collect();
+    sql.push_str(&format!(
+        "UPDATE {layer} SET geom = X'4750000FE8100000' WHERE fid = {fid}"
+    ));
+    rusqlite::Connection::open(&copy)
+        .unwrap()
+        .execute_batch(&sql)
+        .unwrap();
+    copy
 }
 
 /// The rule of support::tool, which every test driving an outside tool
