@@ -115,10 +115,11 @@ impl GeoPackage {
     /// The comids of the reaches that close the stored basin parts, when
     /// there are current ones: in the index file in use
     /// ([`GeoPackage::use_index`]) while the file is as it recorded (with
-    /// those this plot made, [`super::make_basin_parts`]), else
-    /// in the file itself (release 0.2). `None` when there are none: never
-    /// made, or stale (the file written to since; in the file itself, a
-    /// table made again, a column or SRS changed).
+    /// those this plot made, [`super::make_basin_parts`]), those this plot
+    /// made when it could not store them in an index, else in the file
+    /// itself (release 0.2). `None` when there are none: never made, or
+    /// stale (the file written to since; in the file itself, a table made
+    /// again, a column or SRS changed).
     pub fn basin_parts(&self) -> Result<Option<IdSet>> {
         match self.index() {
             Some(index) if index.still_current(self.path()) => {
@@ -127,6 +128,9 @@ impl GeoPackage {
                 Ok(Some(parts))
             }
             Some(_) => Ok(None),
+            None if !self.made_parts().is_empty() => {
+                Ok(Some(self.made_parts().keys().copied().collect()))
+            }
             None => self.in_file_basin_parts(),
         }
     }
@@ -229,12 +233,9 @@ impl GeoPackage {
     pub fn add_basin_parts(&self, comids: &[i64], fold: &mut Fold) -> Result<()> {
         let sql = |e: rusqlite::Error| self.context(e.into());
         let conn = self.index().map_or(self.connection(), |i| i.connection());
-        let mut stmt = conn
-            .prepare(&format!(
-                "SELECT min_x, min_y, max_x, max_y, outline FROM {} WHERE comid = ?1",
-                quote(BASIN_PARTS)
-            ))
-            .map_err(sql)?;
+        // Prepared at the first part not made by this plot: parts made
+        // but not stored have no table to read.
+        let mut stmt = None;
         let mut builder = GeometryBuilder::default();
         for &comid in comids {
             if let Some((_, bbox, outline)) = self.made_parts().get(&comid) {
@@ -242,6 +243,16 @@ impl GeoPackage {
                     .map_err(|e| self.context(e))?;
                 continue;
             }
+            let stmt = match &mut stmt {
+                Some(stmt) => stmt,
+                None => stmt.insert(
+                    conn.prepare(&format!(
+                        "SELECT min_x, min_y, max_x, max_y, outline FROM {} WHERE comid = ?1",
+                        quote(BASIN_PARTS)
+                    ))
+                    .map_err(sql)?,
+                ),
+            };
             let mut rows = stmt.query([comid]).map_err(sql)?;
             let row = rows.next().map_err(sql)?.ok_or_else(|| {
                 self.context(Error::Gpkg(format!(

@@ -19,6 +19,7 @@ use crate::network::{IdSet, Network, Reach};
 use crate::{Error, Result};
 use rusqlite::{params, Connection, OpenFlags, OptionalExtension};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// The [`TableCounts`] of `gpkg`.
 fn table_counts(gpkg: &GeoPackage) -> Result<TableCounts> {
@@ -234,50 +235,86 @@ fn begun_parts(target: &Path, source: &Source, reaches_per_part: usize) -> Vec<S
 pub type NetworkRead = (Vec<Reach>, Network);
 
 /// The network of `gpkg`, which has no current index, read from the file
-/// in `threads` shares and stored as a new index file in `dir` (the network and the flowlines'
-/// rowids; the basin parts are made as plots need them,
-/// [`make_basin_parts`], or by `hydroplot index`), which `gpkg`
-/// then uses, and the next plots. The store is best effort: when the file
-/// was written to meanwhile, or the index cannot be written, the network is
-/// returned all the same, with the reason nothing was stored.
+/// in `threads` shares, and what its new index file in `dir` needs beside
+/// it: the index is written by [`make_basin_parts`] with the basin parts
+/// the plot makes, in one write, or alone by [`NewIndex::store`]; `gpkg`
+/// then uses it, and the next plots. The flowlines are read by the rowids
+/// just read from now on. When the network cannot be stored (too many
+/// flowlines for one blob), it is returned all the same, with the reason.
 pub fn read_network_and_index(
     gpkg: &mut GeoPackage,
     dir: &Path,
     threads: usize,
-) -> Result<(NetworkRead, Option<Error>)> {
+) -> Result<(NetworkRead, Result<NewIndex>)> {
     let source = Source::now(gpkg)?;
     let (rowids, reaches): (Vec<i64>, Vec<Reach>) =
         gpkg.read_topology_in(threads)?.into_iter().unzip();
     let network = Network::new(&reaches);
-    let stored = (|| -> Result<()> {
-        if !stored_network::fits(reaches.len()) {
-            return Err(Error::Gpkg("too many flowlines for one blob".into()));
-        }
-        if Source::now(gpkg)? != source {
+    let new = match stored_network::fits(reaches.len()) {
+        true => Ok(NewIndex {
+            dir: dir.to_path_buf(),
+            source,
+            rowids: stored_network::encode_rowids(&rowids),
+        }),
+        false => Err(Error::Gpkg("too many flowlines for one blob".into())),
+    };
+    let comids = reaches.iter().map(|r| r.comid).collect();
+    if let Some(known) = FlowlineRowids::every(comids, rowids) {
+        gpkg.set_flowline_rowids(Arc::new(known));
+    }
+    Ok(((reaches, network), new))
+}
+
+/// A network read from a GeoPackage without a current index, not yet
+/// stored ([`read_network_and_index`]): the index directory, the file as it
+/// was before the read, the flowlines' rowids encoded. Dropped unstored
+/// when the plot fails.
+pub struct NewIndex {
+    dir: PathBuf,
+    source: Source,
+    rowids: Vec<u8>,
+}
+
+impl NewIndex {
+    /// Stores the network `read` of `gpkg` as its new index file, with no
+    /// basin parts yet, which `gpkg` then uses ([`NewIndex::store_with`]).
+    pub fn store(self, gpkg: &mut GeoPackage, read: (&[Reach], &Network)) -> Result<()> {
+        self.store_with(gpkg, read, (NO_PART_YET, &[]))
+    }
+
+    /// Stores the network `(reaches, network)` of `gpkg` and `parts` of
+    /// `reaches_per_part` reaches as its new index file, written under a
+    /// temporary name and renamed, which `gpkg` then uses with the rowids
+    /// it knows. An error when the file was written to since it was read,
+    /// or the index cannot be written: `gpkg` then uses none.
+    fn store_with(
+        self,
+        gpkg: &mut GeoPackage,
+        (reaches, network): (&[Reach], &Network),
+        (reaches_per_part, parts): (usize, &[StoredPart]),
+    ) -> Result<()> {
+        if Source::now(gpkg)? != self.source {
             return Err(Error::Gpkg(
                 "the file was written to while it was read".into(),
             ));
         }
-        let target = index_path(gpkg.path(), IndexPlace::Dir(dir))?;
-        let blobs = (
-            stored_network::encode(&reaches, &network),
-            stored_network::encode_rowids(&rowids),
-        );
-        let none_yet = Made {
-            reaches_per_part: NO_PART_YET,
-            parts: Ok(Vec::new()),
+        let target = index_path(gpkg.path(), IndexPlace::Dir(&self.dir))?;
+        let blobs = (stored_network::encode(reaches, network), self.rowids);
+        let made = Made {
+            reaches_per_part,
+            parts: Ok(parts.iter().collect()),
             complete: false,
         };
-        write_index(&target, &source, Some(&blobs), none_yet)
-    })();
-    if stored.is_ok() && gpkg.use_index(dir).is_some() {
+        write_index(&target, &self.source, Some(&blobs), made)?;
         // The rowids just stored, known without reading them back.
-        let comids = reaches.iter().map(|r| r.comid).collect();
-        if let Some(known) = FlowlineRowids::every(comids, rowids) {
-            gpkg.set_flowline_rowids(known);
+        let known = gpkg.known_flowline_rowids();
+        if gpkg.use_index(&self.dir).is_some() {
+            if let Some(known) = known {
+                gpkg.set_flowline_rowids(known);
+            }
         }
+        Ok(())
     }
-    Ok(((reaches, network), stored.err()))
 }
 
 impl GeoPackage {
@@ -310,7 +347,7 @@ impl GeoPackage {
             return None;
         }
         let upstream = read_upstream(index, comids)?;
-        self.set_flowline_rowids(upstream.rowids);
+        self.set_flowline_rowids(Arc::new(upstream.rowids));
         Some(((upstream.reaches, upstream.network), upstream.total))
     }
 }
@@ -322,32 +359,46 @@ const NO_PART_YET: usize = 0;
 
 /// Makes the basin parts a plot needs that the index file in use lacks,
 /// when it holds the parts of the basins plotted so far (not all, not
-/// none for good): those lying whole in the upstream of `outlets` (reach
+/// none for good), or that the index `new` (read by this plot, not yet
+/// stored) needs: those lying whole in the upstream of `outlets` (reach
 /// indexes of `network`, the network of `reaches` as the file holds
 /// them), of the size the index records, or `reaches_per_part` reaches
 /// when it records none yet ([`super::REACHES_PER_PART`] by default). An
 /// upstream smaller than one part makes nothing. The parts made are used
 /// by `gpkg` from now on ([`GeoPackage::basin_parts`]), and stored with
 /// the index's other parts in a new index file in the place of the one in
-/// use, for the next plots; the GeoPackage is only read.
+/// use (with `new`, its network and these parts, in one write), for the
+/// next plots; the GeoPackage is only read. `new` is stored even when no
+/// part is made.
 ///
-/// Returns how many parts were made, and why they were not stored when
-/// they were not (the file was written to meanwhile, or the index cannot
-/// be written): the plot goes on all the same. A failure to read the
-/// catchments is an error; a cancel of `stop` is `Error::Cancelled`.
-/// `progress` hears (parts made, parts to make) on the calling thread.
+/// Returns how many parts were made, and why they (or `new`) were not
+/// stored when they were not (the file was written to meanwhile, or the
+/// index cannot be written): the plot goes on all the same. A failure to
+/// read the catchments is an error, `new` then not stored; a cancel of
+/// `stop` is `Error::Cancelled`. `progress` hears (parts made, parts to
+/// make) on the calling thread.
+#[allow(clippy::too_many_arguments)]
 pub fn make_basin_parts(
     gpkg: &mut GeoPackage,
     (reaches, network): (&[Reach], &Network),
     outlets: &[usize],
     reaches_per_part: usize,
     threads: usize,
+    new: Option<NewIndex>,
     stop: &Stop,
     progress: &mut dyn FnMut(usize, usize),
 ) -> Result<(usize, Option<Error>)> {
-    let record = (gpkg.index())
-        .filter(|index| index.still_current(gpkg.path()))
-        .and_then(IndexFile::parts_made);
+    let none_yet = PartsRecord {
+        complete: false,
+        no_parts: None,
+        reaches_per_part: NO_PART_YET,
+    };
+    let record = match &new {
+        Some(_) => Some(none_yet),
+        None => (gpkg.index())
+            .filter(|index| index.still_current(gpkg.path()))
+            .and_then(IndexFile::parts_made),
+    };
     let size = match &record {
         Some(PartsRecord {
             complete: false,
@@ -361,13 +412,17 @@ pub fn make_basin_parts(
         }) => *size,
         _ => return Ok((0, None)),
     };
+    let nothing_made = |gpkg: &mut GeoPackage, new: Option<NewIndex>| {
+        let not_stored = new.and_then(|n| n.store(gpkg, (reaches, network)).err());
+        Ok((0, not_stored))
+    };
     let upstream = network.upstream_mask(outlets);
     // Parts made already passed the checks, on the file as it still is.
     let first = record.is_some_and(|r| r.reaches_per_part == NO_PART_YET);
     if upstream.iter().filter(|&&u| u).count() < size
         || (first && (partable(reaches).is_err() || catchments_usable(gpkg).is_err()))
     {
-        return Ok((0, None));
+        return nothing_made(gpkg, new);
     }
     let stored = gpkg.basin_parts()?.unwrap_or_default();
     let closing = network.parts(size);
@@ -375,7 +430,7 @@ pub fn make_basin_parts(
         .filter(|&c| upstream[c] && !stored.contains(&reaches[c].comid))
         .collect();
     if make.is_empty() {
-        return Ok((0, None));
+        return nothing_made(gpkg, new);
     }
     let parts = made_parts(
         gpkg,
@@ -386,9 +441,12 @@ pub fn make_basin_parts(
         stop,
         progress,
     )?;
-    let not_stored = store_more_parts(gpkg, size, &parts).err();
+    let not_stored = match new {
+        Some(new) => new.store_with(gpkg, (reaches, network), (size, &parts)),
+        None => store_more_parts(gpkg, size, &parts),
+    };
     gpkg.add_made_parts(parts);
-    Ok((make.len(), not_stored))
+    Ok((make.len(), not_stored.err()))
 }
 
 /// Stores `parts` of `reaches_per_part` reaches, made for the index file

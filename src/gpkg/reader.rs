@@ -208,9 +208,16 @@ impl GeoPackage {
     }
 
     /// From now on the flowlines of `rowids` are read by their rowid, which
-    /// the index file in use gave, and others by comid.
-    pub(super) fn set_flowline_rowids(&mut self, rowids: FlowlineRowids) {
-        self.flowline_rowids = OnceCell::from(Some(Arc::new(rowids)));
+    /// the index file in use gave (or the read of its network), and others
+    /// by comid.
+    pub(super) fn set_flowline_rowids(&mut self, rowids: Arc<FlowlineRowids>) {
+        self.flowline_rowids = OnceCell::from(Some(rowids));
+    }
+
+    /// The rowids the flowlines are read by, when known already (set, or
+    /// read from the index file in use), without reading them.
+    pub(super) fn known_flowline_rowids(&self) -> Option<Arc<FlowlineRowids>> {
+        self.flowline_rowids.get().cloned().flatten()
     }
 
     /// The comid and rowid of each flowline, as the index file in use

@@ -15,8 +15,8 @@ use crate::context::Context;
 use crate::crs::Transformer;
 use crate::feature::union_bbox;
 use crate::gpkg::{
-    catchment_key, make_basin_parts, read_network_and_index, GeoPackage, NetworkRead, Share,
-    REACHES_PER_PART,
+    catchment_key, make_basin_parts, read_network_and_index, GeoPackage, NetworkRead, NewIndex,
+    Share, REACHES_PER_PART,
 };
 use crate::network::{upstream_comids, IdSet, Network, Reach};
 use crate::services::index;
@@ -68,16 +68,17 @@ pub fn subset(ctx: &Context, req: &PlotRequest, path: &Path) -> Result<Subset> {
         let comids: Vec<i64> = early.iter().map(EarlyOutlet::comid).collect();
         gpkg.upstream_from_index(&comids, parts_may_be_made)
     });
-    let ((reaches, network), total) = match upstream {
-        Some(upstream) => upstream,
+    let ((reaches, network), total, new_index) = match upstream {
+        Some((upstream, total)) => (upstream, total, None),
         None => {
-            let read = read_network(ctx, &mut gpkg, indexed)?;
+            let (read, new_index) = read_network(ctx, &mut gpkg, indexed)?;
             let total = read.0.len();
-            (read, total)
+            (read, total, new_index)
         }
     };
     ctx.progress("topology", total as u64, total as u64);
     if let Some(comids) = &req.comid_set {
+        store_index(ctx, &mut gpkg, (&reaches, &network), new_index);
         let asked: IdSet = comids.iter().copied().collect();
         let keep: Vec<bool> = reaches.iter().map(|r| asked.contains(&r.comid)).collect();
         let basins = BasinSources {
@@ -111,8 +112,9 @@ pub fn subset(ctx: &Context, req: &PlotRequest, path: &Path) -> Result<Subset> {
             ))
         })?);
     }
-    if folds(req) && ctx.config.index {
-        make_basin_parts_needed(ctx, &mut gpkg, (&reaches, &network), &at)?;
+    match folds(req) && ctx.config.index {
+        true => make_basin_parts_needed(ctx, &mut gpkg, (&reaches, &network), &at, new_index)?,
+        false => store_index(ctx, &mut gpkg, (&reaches, &network), new_index),
     }
     let mut per_outlet = Vec::with_capacity(outlets.len());
     let mut all = vec![false; reaches.len()];
@@ -155,25 +157,48 @@ pub fn subset(ctx: &Context, req: &PlotRequest, path: &Path) -> Result<Subset> {
     with_flowlines(ctx, &gpkg, req, &reaches, &all, outlets, basins)
 }
 
-/// The network of `gpkg`: read and stored as its index when it has none
+/// The network of `gpkg`, and the index to store it in when it has none
 /// in use (`indexed` false) and the context allows one
-/// ([`read_network_and_index`]: a failed store is a warning), else read
-/// ([`GeoPackage::read_network`]).
-fn read_network(ctx: &Context, gpkg: &mut GeoPackage, indexed: bool) -> Result<NetworkRead> {
+/// ([`read_network_and_index`]: one that cannot be stored is a warning);
+/// else read alone ([`GeoPackage::read_network`]).
+fn read_network(
+    ctx: &Context,
+    gpkg: &mut GeoPackage,
+    indexed: bool,
+) -> Result<(NetworkRead, Option<NewIndex>)> {
     if !indexed && ctx.config.index && gpkg.stored_network()?.is_none() {
         let dir = &ctx.config.index_dir;
-        let (read, not_stored) = read_network_and_index(gpkg, dir, ctx.config.threads)?;
-        if let Some(why) = not_stored {
-            let message = format!(
-                "{}: its network was not stored for the next plots in {} ({why})",
-                gpkg.path().display(),
-                dir.display()
-            );
-            ctx.log(crate::context::LogLevel::Warning, &message);
-        }
-        return Ok(read);
+        let (read, new_index) = read_network_and_index(gpkg, dir, ctx.config.threads)?;
+        let new_index = new_index
+            .map_err(|why| not_stored_network(ctx, gpkg, &why))
+            .ok();
+        return Ok((read, new_index));
     }
-    gpkg.read_network(ctx.config.threads)
+    Ok((gpkg.read_network(ctx.config.threads)?, None))
+}
+
+/// Stores the network of `gpkg` as the index `new_index`, if any, for the
+/// next plots ([`NewIndex::store`]); a failure is a warning.
+fn store_index(
+    ctx: &Context,
+    gpkg: &mut GeoPackage,
+    network: (&[Reach], &Network),
+    new_index: Option<NewIndex>,
+) {
+    if let Some(Err(why)) = new_index.map(|new| new.store(gpkg, network)) {
+        not_stored_network(ctx, gpkg, &why);
+    }
+}
+
+/// Warns that the network of `gpkg` was not stored as its index, for the
+/// reason `why`.
+fn not_stored_network(ctx: &Context, gpkg: &GeoPackage, why: &Error) {
+    let message = format!(
+        "{}: its network was not stored for the next plots in {} ({why})",
+        gpkg.path().display(),
+        ctx.config.index_dir.display()
+    );
+    ctx.log(crate::context::LogLevel::Warning, &message);
 }
 
 /// An outlet before the network is read: resolved, or the comid it names,
@@ -213,14 +238,15 @@ fn resolve_early(ctx: &Context, gpkg: &GeoPackage, outlets: &[Outlet]) -> Result
 }
 
 /// Makes the basin parts that the upstream of the reaches `outlets` of
-/// `network` needs and the index in use of `gpkg` lacks
-/// ([`make_basin_parts`]): progress as stage `"basin_parts"`, a store that
-/// failed as a warning.
+/// `network` needs and the index in use of `gpkg` (or `new_index`, stored
+/// with them) lacks ([`make_basin_parts`]): progress as stage
+/// `"basin_parts"`, a store that failed as a warning.
 fn make_basin_parts_needed(
     ctx: &Context,
     gpkg: &mut GeoPackage,
     network: (&[Reach], &Network),
     outlets: &[usize],
+    new_index: Option<NewIndex>,
 ) -> Result<()> {
     let mut progress =
         |done: usize, all: usize| ctx.progress("basin_parts", done as u64, all as u64);
@@ -231,15 +257,20 @@ fn make_basin_parts_needed(
         outlets,
         size,
         ctx.config.threads,
+        new_index,
         ctx.stop(),
         &mut progress,
     )?;
-    if let Some(why) = not_stored {
-        let message = format!(
-            "{}: its {made} new basin parts were not stored for the next plots ({why})",
-            gpkg.path().display()
-        );
-        ctx.log(crate::context::LogLevel::Warning, &message);
+    match not_stored {
+        Some(why) if made == 0 => not_stored_network(ctx, gpkg, &why),
+        Some(why) => {
+            let message = format!(
+                "{}: its {made} new basin parts were not stored for the next plots ({why})",
+                gpkg.path().display()
+            );
+            ctx.log(crate::context::LogLevel::Warning, &message);
+        }
+        None => {}
     }
     Ok(())
 }

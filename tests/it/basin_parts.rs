@@ -993,6 +993,53 @@ fn a_large_basin_makes_the_parts_it_needs_at_its_first_plot() {
 }
 
 #[test]
+fn a_first_plot_stores_its_network_and_parts_together_or_uses_them_unstored() {
+    let (plain, parted) = copies("first-plot-parts");
+    let before = bytes(&parted);
+    let mut never_indexed = offline();
+    never_indexed.config.index = false;
+    let largest = some_outlets()[0];
+    let plain_basin = basins_with(&never_indexed, &plain, &[largest], Layers::All);
+    let heard = std::sync::Arc::new(PartsProgress::default());
+    let mut ctx = offline().with_observer(Some(heard.clone()));
+    ctx.config.reaches_per_part = Some(SMALL_PARTS);
+    // An index directory that cannot be made: the parts made are used all
+    // the same, and nothing is stored.
+    let blocker = parted.parent().unwrap().join("a-file");
+    std::fs::write(&blocker, "").unwrap();
+    ctx.config.index_dir = blocker.join("indexes");
+    assert_eq!(
+        basins_with(&ctx, &parted, &[largest], Layers::All),
+        plain_basin
+    );
+    let made = heard.heard().last().copied().expect("parts made");
+    assert!(made.0 == made.1 && made.1 > 1, "{made:?}");
+    // A directory that can be written: the network and the parts, in one
+    // index file that the next plot uses whole.
+    let indexes = parted.parent().unwrap().join("indexes");
+    ctx.config.index_dir = indexes.clone();
+    assert_eq!(
+        basins_with(&ctx, &parted, &[largest], Layers::All),
+        plain_basin
+    );
+    assert_eq!(heard.heard().last(), Some(&made));
+    let status = index_status(&parted, &indexes).unwrap();
+    let parts = made.1 as usize;
+    assert_eq!(status.found[0].parts, Some(IndexedParts::Partial { parts }));
+    let mut gpkg = GeoPackage::open(&parted).unwrap();
+    assert!(gpkg.use_index(&indexes).is_some());
+    assert!(gpkg.stored_network().unwrap().is_some());
+    assert_eq!(gpkg.basin_parts().unwrap().map(|p| p.len()), Some(parts));
+    drop(gpkg);
+    assert_eq!(
+        basins_with(&ctx, &parted, &[largest], Layers::Drawn),
+        basins_with(&never_indexed, &plain, &[largest], Layers::Drawn)
+    );
+    assert_eq!(heard.heard(), [], "nothing more to make");
+    assert_eq!(bytes(&parted), before, "the GeoPackage is only read");
+}
+
+#[test]
 fn no_part_is_made_with_the_index_off_or_beside_complete_parts() {
     let (_, parted) = copies("index-off");
     let indexes = parted.parent().unwrap().join("indexes");
