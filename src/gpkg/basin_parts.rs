@@ -344,8 +344,11 @@ pub(super) fn made_parts(
     progress: &mut dyn FnMut(usize, usize),
 ) -> Result<Vec<StoredPart>> {
     progress(0, make.len());
+    let parts = network.reaches_of_parts(closing, make);
+    // Sized once: grown from empty, it would rehash a million comids.
     let mut part_of: IdMap<usize> = IdMap::default();
-    for (k, part) in (network.reaches_of_parts(closing, make).into_iter()).enumerate() {
+    part_of.reserve(parts.iter().map(Vec::len).sum());
+    for (k, part) in parts.into_iter().enumerate() {
         part_of.extend(part.into_iter().map(|i| (reaches[i].comid, k)));
     }
     let ids: Vec<i64> = part_of.keys().copied().collect();
