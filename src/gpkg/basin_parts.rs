@@ -238,7 +238,8 @@ impl GeoPackage {
         let mut stmt = None;
         let mut builder = GeometryBuilder::default();
         for &comid in comids {
-            if let Some((_, bbox, outline)) = self.made_parts().get(&comid) {
+            if let Some(part) = self.made_parts().get(&comid) {
+                let (_, bbox, outline) = &**part;
                 add_part(*bbox, outline.as_deref(), fold, &mut builder)
                     .map_err(|e| self.context(e))?;
                 continue;

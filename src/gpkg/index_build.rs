@@ -277,43 +277,133 @@ pub struct NewIndex {
 
 impl NewIndex {
     /// Stores the network `read` of `gpkg` as its new index file, with no
-    /// basin parts yet, which `gpkg` then uses ([`NewIndex::store_with`]).
+    /// basin parts yet, written under a temporary name and renamed, which
+    /// `gpkg` then uses with the rowids it knows. An error when the file
+    /// was written to since it was read, or the index cannot be written:
+    /// `gpkg` then uses none.
     pub fn store(self, gpkg: &mut GeoPackage, read: (&[Reach], &Network)) -> Result<()> {
-        self.store_with(gpkg, read, (NO_PART_YET, &[]))
-    }
-
-    /// Stores the network `(reaches, network)` of `gpkg` and `parts` of
-    /// `reaches_per_part` reaches as its new index file, written under a
-    /// temporary name and renamed, which `gpkg` then uses with the rowids
-    /// it knows. An error when the file was written to since it was read,
-    /// or the index cannot be written: `gpkg` then uses none.
-    fn store_with(
-        self,
-        gpkg: &mut GeoPackage,
-        (reaches, network): (&[Reach], &Network),
-        (reaches_per_part, parts): (usize, &[StoredPart]),
-    ) -> Result<()> {
-        if Source::now(gpkg)? != self.source {
-            return Err(Error::Gpkg(
-                "the file was written to while it was read".into(),
-            ));
-        }
-        let target = index_path(gpkg.path(), IndexPlace::Dir(&self.dir))?;
-        let blobs = (stored_network::encode(reaches, network), self.rowids);
-        let made = Made {
-            reaches_per_part,
-            parts: Ok(parts.iter().collect()),
-            complete: false,
-        };
-        write_index(&target, &self.source, Some(&blobs), made)?;
+        let dir = self.dir.clone();
+        self.write(gpkg, read, NO_PART_YET, Vec::new()).wait()?;
         // The rowids just stored, known without reading them back.
         let known = gpkg.known_flowline_rowids();
-        if gpkg.use_index(&self.dir).is_some() {
+        if gpkg.use_index(&dir).is_some() {
             if let Some(known) = known {
                 gpkg.set_flowline_rowids(known);
             }
         }
         Ok(())
+    }
+
+    /// Starts writing the network `(reaches, network)` of `gpkg` and
+    /// `parts` of `reaches_per_part` reaches as its new index file, on a
+    /// thread of its own ([`IndexWrite`]); `gpkg` goes on without it.
+    fn write(
+        self,
+        gpkg: &GeoPackage,
+        (reaches, network): (&[Reach], &Network),
+        reaches_per_part: usize,
+        parts: Vec<Arc<StoredPart>>,
+    ) -> IndexWrite {
+        let started = (|| {
+            let target = index_path(gpkg.path(), IndexPlace::Dir(&self.dir))?;
+            unchanged_since(gpkg, &self.source)?;
+            let blobs = (stored_network::encode(reaches, network), self.rowids);
+            Ok((target, blobs))
+        })();
+        match started {
+            Ok((target, blobs)) => {
+                IndexWrite::start(target, self.source, blobs, reaches_per_part, parts)
+            }
+            Err(e) => IndexWrite::failed(e),
+        }
+    }
+}
+
+/// `Ok` when `gpkg` is as `source` recorded it, else why not.
+fn unchanged_since(gpkg: &GeoPackage, source: &Source) -> Result<()> {
+    match Source::now(gpkg)? == *source {
+        true => Ok(()),
+        false => Err(Error::Gpkg(
+            "the file was written to while it was read".into(),
+        )),
+    }
+}
+
+/// An index file being written on a thread of its own while the plot that
+/// made its parts goes on ([`make_basin_parts`]), or why it is not. Owns
+/// the thread: dropping it waits for the write, so no file is written
+/// once the plot has returned.
+pub struct IndexWrite {
+    /// The thread writing the file ([`write_index`]), until waited for.
+    writer: Option<std::thread::JoinHandle<Result<()>>>,
+    /// Why nothing is written, when known before any thread.
+    failed: Option<Error>,
+}
+
+impl IndexWrite {
+    /// Nothing to write.
+    fn none() -> IndexWrite {
+        IndexWrite {
+            writer: None,
+            failed: None,
+        }
+    }
+
+    /// Nothing written, for the reason `why`.
+    fn failed(why: Error) -> IndexWrite {
+        IndexWrite {
+            writer: None,
+            failed: Some(why),
+        }
+    }
+
+    /// Writes the index file `target` of `source` with its network blobs
+    /// and `parts` of `reaches_per_part` reaches, on a new thread.
+    fn start(
+        target: PathBuf,
+        source: Source,
+        network: (Vec<u8>, Vec<u8>),
+        reaches_per_part: usize,
+        parts: Vec<Arc<StoredPart>>,
+    ) -> IndexWrite {
+        let write = move || {
+            let made = Made {
+                reaches_per_part,
+                parts: Ok(parts.iter().map(|p| &**p).collect()),
+                complete: false,
+            };
+            write_index(&target, &source, Some(&network), made)
+        };
+        let spawned = std::thread::Builder::new()
+            .name("hydroplot-index-writer".into())
+            .spawn(write);
+        match spawned {
+            Ok(writer) => IndexWrite {
+                writer: Some(writer),
+                failed: None,
+            },
+            Err(e) => IndexWrite::failed(Error::Io(format!("no thread to write the index: {e}"))),
+        }
+    }
+
+    /// Waits for the write to end: `Ok` when the file was written.
+    pub fn wait(mut self) -> Result<()> {
+        if let Some(why) = self.failed.take() {
+            return Err(why);
+        }
+        match self.writer.take().map(std::thread::JoinHandle::join) {
+            None => Ok(()),
+            Some(Ok(written)) => written,
+            Some(Err(_)) => Err(Error::Internal("the index writer panicked".into())),
+        }
+    }
+}
+
+impl Drop for IndexWrite {
+    fn drop(&mut self) {
+        if let Some(writer) = self.writer.take() {
+            let _ = writer.join();
+        }
     }
 }
 
@@ -387,7 +477,7 @@ pub fn make_basin_parts(
     new: Option<NewIndex>,
     stop: &Stop,
     progress: &mut dyn FnMut(usize, usize),
-) -> Result<(usize, Option<Error>)> {
+) -> Result<(usize, IndexWrite)> {
     let none_yet = PartsRecord {
         complete: false,
         no_parts: None,
@@ -410,11 +500,16 @@ pub fn make_basin_parts(
             no_parts: None,
             reaches_per_part: size,
         }) => *size,
-        _ => return Ok((0, None)),
+        _ => return Ok((0, IndexWrite::none())),
     };
     let nothing_made = |gpkg: &mut GeoPackage, new: Option<NewIndex>| {
-        let not_stored = new.and_then(|n| n.store(gpkg, (reaches, network)).err());
-        Ok((0, not_stored))
+        let stored = new.map_or(Ok(()), |n| n.store(gpkg, (reaches, network)));
+        Ok((
+            0,
+            stored
+                .err()
+                .map_or_else(IndexWrite::none, IndexWrite::failed),
+        ))
     };
     let upstream = network.upstream_mask(outlets);
     // Parts made already passed the checks, on the file as it still is.
@@ -432,7 +527,7 @@ pub fn make_basin_parts(
     if make.is_empty() {
         return nothing_made(gpkg, new);
     }
-    let parts = made_parts(
+    let parts: Vec<Arc<StoredPart>> = made_parts(
         gpkg,
         reaches,
         network,
@@ -440,42 +535,48 @@ pub fn make_basin_parts(
         threads,
         stop,
         progress,
-    )?;
-    let not_stored = match new {
-        Some(new) => new.store_with(gpkg, (reaches, network), (size, &parts)),
-        None => store_more_parts(gpkg, size, &parts),
+    )?
+    .into_iter()
+    .map(Arc::new)
+    .collect();
+    let writing = match new {
+        Some(new) => new.write(gpkg, (reaches, network), size, parts.clone()),
+        None => write_more_parts(gpkg, size, &parts),
     };
-    gpkg.add_made_parts(parts);
-    Ok((make.len(), not_stored.err()))
+    gpkg.add_made_parts(&parts);
+    Ok((make.len(), writing))
 }
 
-/// Stores `parts` of `reaches_per_part` reaches, made for the index file
-/// in use by `gpkg`, in a new index file in its place, with all it holds
-/// and the parts `gpkg` made before.
-fn store_more_parts(
+/// Starts writing `parts` of `reaches_per_part` reaches, made for the
+/// index file in use by `gpkg`, in a new index file in its place, with all
+/// it holds and the parts `gpkg` made before ([`IndexWrite`]).
+fn write_more_parts(
     gpkg: &GeoPackage,
     reaches_per_part: usize,
-    parts: &[StoredPart],
-) -> Result<()> {
-    let index = (gpkg.index()).ok_or_else(|| Error::Gpkg("no index file in use".into()))?;
-    if Source::now(gpkg)? != index.source {
-        return Err(Error::Gpkg(
-            "the file was written to while it was read".into(),
-        ));
+    parts: &[Arc<StoredPart>],
+) -> IndexWrite {
+    let read = (|| {
+        let index = (gpkg.index()).ok_or_else(|| Error::Gpkg("no index file in use".into()))?;
+        unchanged_since(gpkg, &index.source)?;
+        let network = (index.network_blobs())
+            .ok_or_else(|| Error::Gpkg("the index holds no readable network".into()))?;
+        let stored = index.stored_parts()?.into_iter().map(Arc::new);
+        let all = (stored.chain(gpkg.made_parts().values().cloned()))
+            .chain(parts.iter().cloned())
+            .collect();
+        Ok((
+            index.path().to_path_buf(),
+            index.source.clone(),
+            network,
+            all,
+        ))
+    })();
+    match read {
+        Ok((target, source, network, all)) => {
+            IndexWrite::start(target, source, network, reaches_per_part, all)
+        }
+        Err(e) => IndexWrite::failed(e),
     }
-    let network = (index.network_blobs())
-        .ok_or_else(|| Error::Gpkg("the index holds no readable network".into()))?;
-    let stored = index.stored_parts()?;
-    let all = (stored.iter())
-        .chain(gpkg.made_parts().values())
-        .chain(parts)
-        .collect();
-    let made = Made {
-        reaches_per_part,
-        parts: Ok(all),
-        complete: false,
-    };
-    write_index(index.path(), &index.source, Some(&network), made)
 }
 
 /// `Ok` when the catchments of `gpkg` can have parts: a catchment layer in

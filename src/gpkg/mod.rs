@@ -40,7 +40,7 @@ pub use basin_parts::REACHES_PER_PART;
 pub use fold::{catchment_key, Fold, Route};
 pub use index_build::{
     index_geopackage, index_status, make_basin_parts, read_network_and_index, FoundIndex,
-    IndexStatus, Indexed, IndexedParts, NetworkRead, NewIndex, PartsOutcome,
+    IndexStatus, IndexWrite, Indexed, IndexedParts, NetworkRead, NewIndex, PartsOutcome,
 };
 pub use index_file::{index_path, IndexPlace, INDEX_EXTENSION};
 pub use prepare::{unindex_geopackage, Unindexed};

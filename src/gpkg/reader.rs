@@ -66,7 +66,7 @@ pub struct GeoPackage {
     /// The basin parts this plot made that the index file in use lacks
     /// ([`super::make_basin_parts`]), by the comid closing each. Held while this lives, dropped with the index in use;
     /// a connection of [`GeoPackage::reopen`] has none.
-    made_parts: IdMap<StoredPart>,
+    made_parts: IdMap<Arc<StoredPart>>,
 }
 
 impl std::fmt::Debug for GeoPackage {
@@ -197,14 +197,15 @@ impl GeoPackage {
     }
 
     /// The basin parts this plot made that the index file in use lacks.
-    pub(super) fn made_parts(&self) -> &IdMap<StoredPart> {
+    pub(super) fn made_parts(&self) -> &IdMap<Arc<StoredPart>> {
         &self.made_parts
     }
 
     /// Adds `parts`, made for the index file in use, to
     /// [`GeoPackage::made_parts`].
-    pub(super) fn add_made_parts(&mut self, parts: Vec<StoredPart>) {
-        self.made_parts.extend(parts.into_iter().map(|p| (p.0, p)));
+    pub(super) fn add_made_parts(&mut self, parts: &[Arc<StoredPart>]) {
+        self.made_parts
+            .extend(parts.iter().map(|p| (p.0, Arc::clone(p))));
     }
 
     /// From now on the flowlines of `rowids` are read by their rowid, which

@@ -15,8 +15,8 @@ use crate::context::Context;
 use crate::crs::Transformer;
 use crate::feature::union_bbox;
 use crate::gpkg::{
-    catchment_key, make_basin_parts, read_network_and_index, GeoPackage, NetworkRead, NewIndex,
-    Share, REACHES_PER_PART,
+    catchment_key, make_basin_parts, read_network_and_index, GeoPackage, IndexWrite, NetworkRead,
+    NewIndex, Share, REACHES_PER_PART,
 };
 use crate::network::{upstream_comids, IdSet, Network, Reach};
 use crate::services::index;
@@ -112,10 +112,20 @@ pub fn subset(ctx: &Context, req: &PlotRequest, path: &Path) -> Result<Subset> {
             ))
         })?);
     }
-    match folds(req) && ctx.config.index {
-        true => make_basin_parts_needed(ctx, &mut gpkg, (&reaches, &network), &at, new_index)?,
-        false => store_index(ctx, &mut gpkg, (&reaches, &network), new_index),
-    }
+    // The index storing the parts made is written while the layers are read.
+    let parts_written = match folds(req) && ctx.config.index {
+        true => Some(make_basin_parts_needed(
+            ctx,
+            &mut gpkg,
+            (&reaches, &network),
+            &at,
+            new_index,
+        )?),
+        false => {
+            store_index(ctx, &mut gpkg, (&reaches, &network), new_index);
+            None
+        }
+    };
     let mut per_outlet = Vec::with_capacity(outlets.len());
     let mut all = vec![false; reaches.len()];
     // With stored basin parts, which a fold of the catchments adds whole.
@@ -154,7 +164,11 @@ pub fn subset(ctx: &Context, req: &PlotRequest, path: &Path) -> Result<Subset> {
         per_outlet,
         splits: closes.map(|_| splits),
     };
-    with_flowlines(ctx, &gpkg, req, &reaches, &all, outlets, basins)
+    let subset = with_flowlines(ctx, &gpkg, req, &reaches, &all, outlets, basins);
+    if let Some(written) = parts_written {
+        written.wait(ctx, &gpkg);
+    }
+    subset
 }
 
 /// The network of `gpkg`, and the index to store it in when it has none
@@ -239,19 +253,19 @@ fn resolve_early(ctx: &Context, gpkg: &GeoPackage, outlets: &[Outlet]) -> Result
 
 /// Makes the basin parts that the upstream of the reaches `outlets` of
 /// `network` needs and the index in use of `gpkg` (or `new_index`, stored
-/// with them) lacks ([`make_basin_parts`]): progress as stage
-/// `"basin_parts"`, a store that failed as a warning.
+/// with them) lacks ([`make_basin_parts`]), progress as stage
+/// `"basin_parts"`; the index that stores them is being written.
 fn make_basin_parts_needed(
     ctx: &Context,
     gpkg: &mut GeoPackage,
     network: (&[Reach], &Network),
     outlets: &[usize],
     new_index: Option<NewIndex>,
-) -> Result<()> {
+) -> Result<PartsWritten> {
     let mut progress =
         |done: usize, all: usize| ctx.progress("basin_parts", done as u64, all as u64);
     let size = ctx.config.reaches_per_part.unwrap_or(REACHES_PER_PART);
-    let (made, not_stored) = make_basin_parts(
+    let (made, writing) = make_basin_parts(
         gpkg,
         network,
         outlets,
@@ -261,18 +275,33 @@ fn make_basin_parts_needed(
         ctx.stop(),
         &mut progress,
     )?;
-    match not_stored {
-        Some(why) if made == 0 => not_stored_network(ctx, gpkg, &why),
-        Some(why) => {
-            let message = format!(
-                "{}: its {made} new basin parts were not stored for the next plots ({why})",
-                gpkg.path().display()
-            );
-            ctx.log(crate::context::LogLevel::Warning, &message);
+    Ok(PartsWritten { made, writing })
+}
+
+/// The basin parts a plot made, and the write of the index file that
+/// stores them (or its network alone, none made).
+struct PartsWritten {
+    made: usize,
+    writing: IndexWrite,
+}
+
+impl PartsWritten {
+    /// Waits for the index file of `gpkg` to be written; one that could not
+    /// be is a warning.
+    fn wait(self, ctx: &Context, gpkg: &GeoPackage) {
+        match self.writing.wait() {
+            Ok(()) => {}
+            Err(why) if self.made == 0 => not_stored_network(ctx, gpkg, &why),
+            Err(why) => {
+                let message = format!(
+                    "{}: its {} new basin parts were not stored for the next plots ({why})",
+                    gpkg.path().display(),
+                    self.made
+                );
+                ctx.log(crate::context::LogLevel::Warning, &message);
+            }
         }
-        None => {}
     }
-    Ok(())
 }
 
 /// Whether the catchments of `req` are folded into its basins as they are
