@@ -319,21 +319,25 @@ impl GeoPackage {
                     .collect()
             }
         };
+        // Each share sorted by rowid on its own thread, then merged.
+        let in_row_order = |gpkg: &GeoPackage, sql: &str| -> Result<Vec<(i64, Reach)>> {
+            let mut rows = gpkg.topology_rows(sql)?;
+            rows.sort_unstable_by_key(|(rowid, _)| *rowid);
+            Ok(rows)
+        };
         let parts = std::thread::scope(|s| -> Result<Vec<Vec<(i64, Reach)>>> {
             let mut handles = Vec::new();
             for range in ranges.iter().skip(1) {
                 let (sql, gpkg) = (format!("{select} {range}"), self.reopen()?);
-                handles.push(s.spawn(move || gpkg.topology_rows(&sql)));
+                handles.push(s.spawn(move || in_row_order(&gpkg, &sql)));
             }
-            let mut parts = vec![self.topology_rows(&format!("{select} {}", ranges[0]))?];
+            let mut parts = vec![in_row_order(self, &format!("{select} {}", ranges[0]))?];
             for h in handles {
                 parts.push(h.join().expect("a topology reader does not panic")?);
             }
             Ok(parts)
         })?;
-        let mut rows = parts.concat();
-        rows.sort_unstable_by_key(|(rowid, _)| *rowid);
-        Ok(rows)
+        Ok(merged_by_rowid(parts))
     }
 
     /// `WHERE` clauses cutting the values of the column `comid` of `table`
@@ -1013,6 +1017,28 @@ enum Keep<'a> {
     InBox(&'a Filter),
     /// Rows whose key, the result column at this index, is in the set.
     KeyIn(usize, &'a WantedIds),
+}
+
+/// The rows of `shares`, each in rowid order, in one list in rowid order
+/// (rowids are unique, so the order is the same however the rows were
+/// shared out).
+fn merged_by_rowid(mut shares: Vec<Vec<(i64, Reach)>>) -> Vec<(i64, Reach)> {
+    if shares.len() <= 1 {
+        return shares.pop().unwrap_or_default();
+    }
+    let mut merged = Vec::with_capacity(shares.iter().map(Vec::len).sum());
+    let mut heads: Vec<_> = (shares.into_iter())
+        .map(|share| share.into_iter().peekable())
+        .collect();
+    loop {
+        let least = (heads.iter_mut().enumerate())
+            .filter_map(|(i, head)| head.peek().map(|(rowid, _)| (*rowid, i)))
+            .min();
+        match least.and_then(|(_, i)| heads[i].next()) {
+            Some(row) => merged.push(row),
+            None => return merged,
+        }
+    }
 }
 
 /// The flowline topology columns, each by its names in order of preference:
