@@ -283,7 +283,8 @@ impl NewIndex {
     /// `gpkg` then uses none.
     pub fn store(self, gpkg: &mut GeoPackage, read: (&[Reach], &Network)) -> Result<()> {
         let dir = self.dir.clone();
-        self.write(gpkg, read, NO_PART_YET, Vec::new()).wait()?;
+        let network = stored_network::encode(read.0, read.1);
+        self.write(gpkg, network, NO_PART_YET, Vec::new()).wait()?;
         // The rowids just stored, known without reading them back.
         let known = gpkg.known_flowline_rowids();
         if gpkg.use_index(&dir).is_some() {
@@ -294,24 +295,21 @@ impl NewIndex {
         Ok(())
     }
 
-    /// Starts writing the network `(reaches, network)` of `gpkg` and
-    /// `parts` of `reaches_per_part` reaches as its new index file, on a
-    /// thread of its own ([`IndexWrite`]); `gpkg` goes on without it.
+    /// Starts writing the network of `gpkg` (its blob `network`,
+    /// [`stored_network::encode`]) and `parts` of `reaches_per_part`
+    /// reaches as its new index file, on a thread of its own
+    /// ([`IndexWrite`]); `gpkg` goes on without it.
     fn write(
         self,
         gpkg: &GeoPackage,
-        (reaches, network): (&[Reach], &Network),
+        network: Vec<u8>,
         reaches_per_part: usize,
         parts: Vec<Arc<StoredPart>>,
     ) -> IndexWrite {
-        let started = (|| {
-            let target = index_path(gpkg.path(), IndexPlace::Dir(&self.dir))?;
-            unchanged_since(gpkg, &self.source)?;
-            let blobs = (stored_network::encode(reaches, network), self.rowids);
-            Ok((target, blobs))
-        })();
-        match started {
-            Ok((target, blobs)) => {
+        let target = index_path(gpkg.path(), IndexPlace::Dir(&self.dir));
+        match target.and_then(|t| unchanged_since(gpkg, &self.source).map(|()| t)) {
+            Ok(target) => {
+                let blobs = (network, self.rowids);
                 IndexWrite::start(target, self.source, blobs, reaches_per_part, parts)
             }
             Err(e) => IndexWrite::failed(e),
@@ -527,20 +525,18 @@ pub fn make_basin_parts(
     if make.is_empty() {
         return nothing_made(gpkg, new);
     }
-    let parts: Vec<Arc<StoredPart>> = made_parts(
-        gpkg,
-        reaches,
-        network,
-        (&closing, &make),
-        threads,
-        stop,
-        progress,
-    )?
-    .into_iter()
-    .map(Arc::new)
-    .collect();
-    let writing = match new {
-        Some(new) => new.write(gpkg, (reaches, network), size, parts.clone()),
+    // A new index's network is encoded beside the fold, which it waits for.
+    let (parts, encoded) = std::thread::scope(|s| {
+        let encoding =
+            (new.is_some()).then(|| s.spawn(|| stored_network::encode(reaches, network)));
+        let cut = (closing.as_slice(), make.as_slice());
+        let parts = made_parts(gpkg, reaches, network, cut, threads, stop, progress);
+        let encoded = encoding.map(|e| e.join().expect("the network's encoding does not panic"));
+        (parts, encoded)
+    });
+    let parts: Vec<Arc<StoredPart>> = parts?.into_iter().map(Arc::new).collect();
+    let writing = match new.zip(encoded) {
+        Some((new, encoded)) => new.write(gpkg, encoded, size, parts.clone()),
         None => write_more_parts(gpkg, size, &parts),
     };
     gpkg.add_made_parts(&parts);
