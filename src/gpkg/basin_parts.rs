@@ -302,11 +302,17 @@ pub(super) fn partable(reaches: &[Reach]) -> std::result::Result<(), String> {
             reaches.len()
         ));
     }
-    if repeats(reaches.iter().map(|r| r.comid).collect()) {
+    // Both keys sorted at once, the hydroseqs on a thread of their own.
+    let (comids_repeat, hydroseqs_repeat) = std::thread::scope(|s| {
+        let hydroseqs = s.spawn(|| repeats(reaches.iter().map(|r| r.hydroseq).collect()));
+        let comids = repeats(reaches.iter().map(|r| r.comid).collect());
+        (comids, hydroseqs.join().expect("a sort does not panic"))
+    });
+    if comids_repeat {
         return Err("a comid repeats among its flowlines".into());
     }
     // Which reach drains into which must not hang on row order.
-    if repeats(reaches.iter().map(|r| r.hydroseq).collect()) {
+    if hydroseqs_repeat {
         return Err("a hydroseq repeats among its flowlines".into());
     }
     Ok(())
