@@ -445,3 +445,29 @@ pub fn remove_basin_parts(tx: &rusqlite::Transaction) -> rusqlite::Result<bool> 
     )?;
     Ok(!triggers.is_empty() || table > 0 || registered > 0)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn reach(comid: i64, hydroseq: i64, dnhydroseq: i64) -> Reach {
+        Reach {
+            comid,
+            hydroseq,
+            dnhydroseq,
+            streamorder: 1,
+        }
+    }
+
+    #[test]
+    fn a_network_whose_comids_or_hydroseqs_repeat_gets_no_parts() {
+        let chain = [reach(1, 10, 0), reach(2, 20, 10), reach(3, 30, 20)];
+        assert_eq!(partable(&chain), Ok(()));
+        let comid_twice = [reach(1, 10, 0), reach(2, 20, 10), reach(2, 30, 20)];
+        let why = partable(&comid_twice).unwrap_err();
+        assert!(why.contains("comid repeats"), "{why}");
+        let hydroseq_twice = [reach(1, 10, 0), reach(2, 20, 10), reach(3, 20, 10)];
+        let why = partable(&hydroseq_twice).unwrap_err();
+        assert!(why.contains("hydroseq repeats"), "{why}");
+    }
+}
