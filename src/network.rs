@@ -344,10 +344,11 @@ pub fn auto_streamorder(largest_basin_km2: f64) -> Option<i32> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    fn reach(comid: i64, hydroseq: i64, dnhydroseq: i64) -> Reach {
+    /// A reach of stream order 1 (other modules' tests use it too).
+    pub(crate) fn reach(comid: i64, hydroseq: i64, dnhydroseq: i64) -> Reach {
         Reach {
             comid,
             hydroseq,

@@ -449,15 +449,7 @@ pub fn remove_basin_parts(tx: &rusqlite::Transaction) -> rusqlite::Result<bool> 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn reach(comid: i64, hydroseq: i64, dnhydroseq: i64) -> Reach {
-        Reach {
-            comid,
-            hydroseq,
-            dnhydroseq,
-            streamorder: 1,
-        }
-    }
+    use crate::network::tests::reach;
 
     #[test]
     fn a_network_whose_comids_or_hydroseqs_repeat_gets_no_parts() {
