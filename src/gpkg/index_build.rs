@@ -459,12 +459,13 @@ const NO_PART_YET: usize = 0;
 /// next plots; the GeoPackage is only read. `new` is stored even when no
 /// part is made.
 ///
-/// Returns how many parts were made, and why they (or `new`) were not
-/// stored when they were not (the file was written to meanwhile, or the
-/// index cannot be written): the plot goes on all the same. A failure to
-/// read the catchments is an error, `new` then not stored; a cancel of
-/// `stop` is `Error::Cancelled`. `progress` hears (parts made, parts to
-/// make) on the calling thread.
+/// Returns how many parts were made, and the write of the index file that
+/// stores them (or `new` alone), going on on a thread of its own: its
+/// [`IndexWrite::wait`] says why nothing was stored when nothing was (the
+/// file was written to meanwhile, or the index cannot be written); the
+/// plot goes on all the same. A failure to read the catchments is an
+/// error, `new` then not stored; a cancel of `stop` is `Error::Cancelled`.
+/// `progress` hears (parts made, parts to make) on the calling thread.
 #[allow(clippy::too_many_arguments)]
 pub fn make_basin_parts(
     gpkg: &mut GeoPackage,
