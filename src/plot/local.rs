@@ -68,24 +68,28 @@ pub fn subset(ctx: &Context, req: &PlotRequest, path: &Path) -> Result<Subset> {
         let comids: Vec<i64> = early.iter().map(EarlyOutlet::comid).collect();
         gpkg.upstream_from_index(&comids, parts_may_be_made)
     });
+    // Why the index was not stored, if it was not: kept on the result.
+    let mut index_warnings = Vec::new();
     let ((reaches, network), total, new_index) = match upstream {
         Some((upstream, total)) => (upstream, total, None),
         None => {
-            let (read, new_index) = read_network(ctx, &mut gpkg, indexed)?;
+            let (read, new_index) = read_network(ctx, &mut gpkg, indexed, &mut index_warnings)?;
             let total = read.0.len();
             (read, total, new_index)
         }
     };
     ctx.progress("topology", total as u64, total as u64);
     if let Some(comids) = &req.comid_set {
-        store_index(ctx, &mut gpkg, (&reaches, &network), new_index);
+        let network = (reaches.as_slice(), &network);
+        index_warnings.extend(store_index(ctx, &mut gpkg, network, new_index));
         let asked: IdSet = comids.iter().copied().collect();
         let keep: Vec<bool> = reaches.iter().map(|r| asked.contains(&r.comid)).collect();
         let basins = BasinSources {
             per_outlet: Vec::new(),
             splits: None,
         };
-        return with_flowlines(ctx, &gpkg, req, &reaches, &keep, Vec::new(), basins);
+        let subset = with_flowlines(ctx, &gpkg, req, &reaches, &keep, Vec::new(), basins);
+        return with_warnings(subset, index_warnings);
     }
     let outlets = match early {
         Some(early) => (early.into_iter().zip(&req.outlets))
@@ -122,7 +126,8 @@ pub fn subset(ctx: &Context, req: &PlotRequest, path: &Path) -> Result<Subset> {
             new_index,
         )?),
         false => {
-            store_index(ctx, &mut gpkg, (&reaches, &network), new_index);
+            let network = (reaches.as_slice(), &network);
+            index_warnings.extend(store_index(ctx, &mut gpkg, network, new_index));
             None
         }
     };
@@ -165,26 +170,33 @@ pub fn subset(ctx: &Context, req: &PlotRequest, path: &Path) -> Result<Subset> {
         splits: closes.map(|_| splits),
     };
     let subset = with_flowlines(ctx, &gpkg, req, &reaches, &all, outlets, basins);
-    if let Some(written) = parts_written {
-        written.wait(ctx, &gpkg);
-    }
-    subset
+    index_warnings.extend(parts_written.and_then(|w| w.wait(ctx, &gpkg)));
+    with_warnings(subset, index_warnings)
+}
+
+/// `subset` with `warnings` added to its own.
+fn with_warnings(subset: Result<Subset>, warnings: Vec<String>) -> Result<Subset> {
+    subset.map(|mut subset| {
+        subset.warnings.extend(warnings);
+        subset
+    })
 }
 
 /// The network of `gpkg`, and the index to store it in when it has none
 /// in use (`indexed` false) and the context allows one
-/// ([`read_network_and_index`]: one that cannot be stored is a warning);
-/// else read alone ([`GeoPackage::read_network`]).
+/// ([`read_network_and_index`]: one that cannot be stored is a warning, in
+/// `warnings`); else read alone ([`GeoPackage::read_network`]).
 fn read_network(
     ctx: &Context,
     gpkg: &mut GeoPackage,
     indexed: bool,
+    warnings: &mut Vec<String>,
 ) -> Result<(NetworkRead, Option<NewIndex>)> {
     if !indexed && ctx.config.index && gpkg.stored_network()?.is_none() {
         let dir = &ctx.config.index_dir;
         let (read, new_index) = read_network_and_index(gpkg, dir, ctx.config.threads)?;
         let new_index = new_index
-            .map_err(|why| not_stored_network(ctx, gpkg, &why))
+            .map_err(|why| warnings.push(not_stored_network(ctx, gpkg, &why)))
             .ok();
         return Ok((read, new_index));
     }
@@ -192,27 +204,27 @@ fn read_network(
 }
 
 /// Stores the network of `gpkg` as the index `new_index`, if any, for the
-/// next plots ([`NewIndex::store`]); a failure is a warning.
+/// next plots ([`NewIndex::store`]); a failure is a warning, returned.
 fn store_index(
     ctx: &Context,
     gpkg: &mut GeoPackage,
     network: (&[Reach], &Network),
     new_index: Option<NewIndex>,
-) {
-    if let Some(Err(why)) = new_index.map(|new| new.store(gpkg, network)) {
-        not_stored_network(ctx, gpkg, &why);
+) -> Option<String> {
+    match new_index.map(|new| new.store(gpkg, network)) {
+        Some(Err(why)) => Some(not_stored_network(ctx, gpkg, &why)),
+        _ => None,
     }
 }
 
-/// Warns that the network of `gpkg` was not stored as its index, for the
-/// reason `why`.
-fn not_stored_network(ctx: &Context, gpkg: &GeoPackage, why: &Error) {
-    let message = format!(
+/// The warning that the network of `gpkg` was not stored as its index,
+/// for the reason `why` (sent to the observer too).
+fn not_stored_network(ctx: &Context, gpkg: &GeoPackage, why: &Error) -> String {
+    ctx.warn(format!(
         "{}: its network was not stored for the next plots in {} ({why})",
         gpkg.path().display(),
         ctx.config.index_dir.display()
-    );
-    ctx.log(crate::context::LogLevel::Warning, &message);
+    ))
 }
 
 /// An outlet before the network is read: resolved, or the comid it names,
@@ -287,19 +299,17 @@ struct PartsWritten {
 
 impl PartsWritten {
     /// Waits for the index file of `gpkg` to be written; one that could not
-    /// be is a warning.
-    fn wait(self, ctx: &Context, gpkg: &GeoPackage) {
+    /// be is a warning, returned (and sent to the observer).
+    fn wait(self, ctx: &Context, gpkg: &GeoPackage) -> Option<String> {
         match self.writing.wait() {
-            Ok(()) => {}
-            Err(why) if self.made == 0 => not_stored_network(ctx, gpkg, &why),
-            Err(why) => {
-                let message = format!(
-                    "{}: its {} new basin parts were not stored for the next plots ({why})",
-                    gpkg.path().display(),
-                    self.made
-                );
-                ctx.log(crate::context::LogLevel::Warning, &message);
-            }
+            Ok(()) => None,
+            Err(why) if self.made == 0 => Some(not_stored_network(ctx, gpkg, &why)),
+            Err(why) => Some(ctx.warn(format!(
+                "{}: its {} new basin parts were not stored for the next plots in {} ({why})",
+                gpkg.path().display(),
+                self.made,
+                ctx.config.index_dir.display()
+            ))),
         }
     }
 }

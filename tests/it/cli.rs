@@ -195,6 +195,42 @@ fn trace_out_refuses_bad_input_before_any_request() {
 }
 
 #[test]
+fn an_index_directory_that_cannot_be_made_is_one_warning_and_no_index() {
+    let dir = temp_dir("unwritable-index");
+    let copy = dir.join("yahara.gpkg");
+    std::fs::copy(SAMPLE, &copy).unwrap();
+    let bytes = std::fs::read(&copy).unwrap();
+    std::fs::write(dir.join("a-file"), "").unwrap();
+    let option = format!("index_dir={}", dir.join("a-file").join("indexes").display());
+    let args = [
+        "plot",
+        "--hydro-data",
+        copy.to_str().unwrap(),
+        "--comid",
+        "13293970",
+        "--no-plot",
+        "--no-cache",
+        "--option",
+        &option,
+    ];
+    let plot = hydroplot(None, &args);
+    assert!(plot.status.success(), "{}", text(&plot.stderr));
+    let stderr = text(&plot.stderr);
+    let warned: Vec<&str> = (stderr.lines())
+        .filter(|l| l.starts_with("warning:") && l.contains("was not stored"))
+        .collect();
+    assert_eq!(warned.len(), 1, "{stderr}");
+    assert!(text(&plot.stdout).contains("flowline"));
+    assert_eq!(std::fs::read(&copy).unwrap(), bytes);
+    let mut left: Vec<_> = (std::fs::read_dir(&dir).unwrap())
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    left.sort();
+    assert_eq!(left, ["a-file", "yahara.gpkg"]);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
 fn index_stores_the_index_apart_and_never_writes_the_file() {
     let dir = temp_dir("index");
     let copy = dir.join("yahara.gpkg");
