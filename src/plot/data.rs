@@ -165,7 +165,7 @@ impl PlotData {
     pub fn set_layer(&mut self, layer: Layer, table: Table) {
         if layer == Layer::Flowline {
             self.flowline_comids = match table.column("comid") {
-                Some(c) => c.i64_values().into_iter().flatten().collect(),
+                Some(c) => c.present_i64_values(),
                 None => Vec::new(),
             };
         }

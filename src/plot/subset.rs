@@ -167,7 +167,7 @@ pub fn ids_of(table: &Table, key: &str) -> HashSet<i64> {
     let Some(column) = table.column(key) else {
         return HashSet::new();
     };
-    column.i64_values().into_iter().flatten().collect()
+    column.present_i64_values().into_iter().collect()
 }
 
 /// The warnings for what the stream order filter left out of the flowlines

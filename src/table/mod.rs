@@ -113,6 +113,15 @@ impl<'a> Column<'a> {
         }
     }
 
+    /// The rows' [`Column::i64`] that are some, in row order: an integer
+    /// column without nulls copied straight from its buffer.
+    pub fn present_i64_values(&self) -> Vec<i64> {
+        match self.array.as_any().downcast_ref::<Int64Array>() {
+            Some(a) if a.null_count() == 0 => a.values().to_vec(),
+            _ => self.i64_values().into_iter().flatten().collect(),
+        }
+    }
+
     /// Every row's [`Column::f64`], the array's type resolved once (a
     /// float column is read straight from its buffer).
     pub fn f64_values(&self) -> Vec<Option<f64>> {
@@ -662,11 +671,19 @@ mod tests {
             let i64s: Vec<_> = rows.clone().map(|r| c.i64(r)).collect();
             let f64s: Vec<_> = rows.map(|r| c.f64(r)).collect();
             assert_eq!(c.i64_values(), i64s, "{name}");
+            let present: Vec<i64> = i64s.iter().flatten().copied().collect();
+            assert_eq!(c.present_i64_values(), present, "{name}");
             assert_eq!(c.f64_values(), f64s, "{name}");
         }
         let c = t.column("i").unwrap();
         assert_eq!(c.i64_values(), [Some(1), None, Some(-4)]);
         assert_eq!(t.column("w").unwrap().i64_values(), [Some(3), None, None]);
+        let whole = Table::from_features(&[
+            feature(json!({"i": 7}), None),
+            feature(json!({"i": -8}), None),
+        ])
+        .unwrap();
+        assert_eq!(whole.column("i").unwrap().present_i64_values(), [7, -8]);
     }
 
     #[test]
