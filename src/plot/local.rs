@@ -430,7 +430,13 @@ fn with_flowlines(
             Some(reader) => {
                 let outlets = &outlets;
                 let stop = ctx.stop();
-                let finishing = s.spawn(move || pending.finish(outlets, threads, stop));
+                let finishing = s.spawn(move || -> Result<Table> {
+                    let basins = pending.finish(outlets, threads, stop)?;
+                    // Their box, which the plot's box takes, measured here
+                    // while the flowlines are read (millions of vertices).
+                    basins.bbox();
+                    Ok(basins)
+                });
                 subset.flowlines = reader.join().expect("the flowline reader does not panic")?;
                 stage("flowline", subset.flowlines.len(), subset.flowlines.len());
                 if box_layers_first {
