@@ -8,7 +8,7 @@ use crate::support;
 use hydroplot::render::{Map, TileCacheMode};
 use hydroplot::services::flowtrace::raindrop_trace;
 use hydroplot_mock::{self as mock, MockServer};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Output;
 use support::georef::*;
 
@@ -194,27 +194,42 @@ fn trace_out_refuses_bad_input_before_any_request() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
-#[test]
-fn an_index_directory_that_cannot_be_made_is_one_warning_and_no_index() {
-    let dir = temp_dir("unwritable-index");
-    let copy = dir.join("yahara.gpkg");
-    std::fs::copy(SAMPLE, &copy).unwrap();
-    let bytes = std::fs::read(&copy).unwrap();
-    std::fs::write(dir.join("a-file"), "").unwrap();
-    let option = format!("index_dir={}", dir.join("a-file").join("indexes").display());
+/// A plot of the sample's basin of 13293970 from `copy`, no map, no cache,
+/// with the context option `option`; it succeeded.
+fn plot_of_the_sample(copy: &Path, option: &str) -> Output {
+    let file = copy.to_str().unwrap();
     let args = [
         "plot",
         "--hydro-data",
-        copy.to_str().unwrap(),
+        file,
         "--comid",
         "13293970",
         "--no-plot",
         "--no-cache",
         "--option",
-        &option,
+        option,
     ];
     let plot = hydroplot(None, &args);
     assert!(plot.status.success(), "{}", text(&plot.stderr));
+    plot
+}
+
+/// A folder of the test's own named after `name`, a copy of the sample in
+/// it, and the copy's bytes.
+fn sample_in_a_folder(name: &str) -> (PathBuf, PathBuf, Vec<u8>) {
+    let dir = temp_dir(name);
+    let copy = dir.join("yahara.gpkg");
+    std::fs::copy(SAMPLE, &copy).unwrap();
+    let bytes = std::fs::read(&copy).unwrap();
+    (dir, copy, bytes)
+}
+
+#[test]
+fn an_index_directory_that_cannot_be_made_is_one_warning_and_no_index() {
+    let (dir, copy, bytes) = sample_in_a_folder("unwritable-index");
+    std::fs::write(dir.join("a-file"), "").unwrap();
+    let option = format!("index_dir={}", dir.join("a-file").join("indexes").display());
+    let plot = plot_of_the_sample(&copy, &option);
     let stderr = text(&plot.stderr);
     let warned: Vec<&str> = (stderr.lines())
         .filter(|l| l.starts_with("warning:") && l.contains("was not stored"))
@@ -232,10 +247,7 @@ fn an_index_directory_that_cannot_be_made_is_one_warning_and_no_index() {
 
 #[test]
 fn index_stores_the_index_apart_and_never_writes_the_file() {
-    let dir = temp_dir("index");
-    let copy = dir.join("yahara.gpkg");
-    std::fs::copy(SAMPLE, &copy).unwrap();
-    let bytes = std::fs::read(&copy).unwrap();
+    let (dir, copy, bytes) = sample_in_a_folder("index");
     let file = copy.to_str().unwrap();
     let indexes = dir.join("indexes");
     let option = format!("index_dir={}", indexes.display());
@@ -258,21 +270,7 @@ fn index_stores_the_index_apart_and_never_writes_the_file() {
         "no index in the file"
     );
     // The indexed file still plots the published upstream counts.
-    let plot = hydroplot(
-        None,
-        &[
-            "plot",
-            "--hydro-data",
-            file,
-            "--comid",
-            "13293970",
-            "--no-plot",
-            "--no-cache",
-            "--option",
-            &option,
-        ],
-    );
-    assert!(plot.status.success(), "{}", text(&plot.stderr));
+    let plot = plot_of_the_sample(&copy, &option);
     let stdout = text(&plot.stdout);
     let count = |layer: &str| {
         stdout
