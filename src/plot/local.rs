@@ -80,8 +80,8 @@ pub fn subset(ctx: &Context, req: &PlotRequest, path: &Path) -> Result<Subset> {
     };
     ctx.progress("topology", total as u64, total as u64);
     if let Some(comids) = &req.comid_set {
-        let network = (reaches.as_slice(), &network);
-        index_warnings.extend(store_index(ctx, &mut gpkg, network, new_index));
+        let read = (reaches.as_slice(), &network);
+        index_warnings.extend(store_index(ctx, &mut gpkg, read, new_index));
         let asked: IdSet = comids.iter().copied().collect();
         let keep: Vec<bool> = reaches.iter().map(|r| asked.contains(&r.comid)).collect();
         let basins = BasinSources {
@@ -126,8 +126,8 @@ pub fn subset(ctx: &Context, req: &PlotRequest, path: &Path) -> Result<Subset> {
             new_index,
         )?),
         false => {
-            let network = (reaches.as_slice(), &network);
-            index_warnings.extend(store_index(ctx, &mut gpkg, network, new_index));
+            let read = (reaches.as_slice(), &network);
+            index_warnings.extend(store_index(ctx, &mut gpkg, read, new_index));
             None
         }
     };

@@ -359,10 +359,7 @@ fn extent_of(xy: &[f64]) -> Option<[f64; 4]> {
 
 /// The union of two boxes, either of which may be none.
 fn united(a: Option<[f64; 4]>, b: Option<[f64; 4]>) -> Option<[f64; 4]> {
-    match (a, b) {
-        (Some(a), Some(b)) => Some(crate::feature::union_bbox(a, b)),
-        (a, b) => a.or(b),
-    }
+    a.into_iter().chain(b).reduce(crate::feature::union_bbox)
 }
 
 /// A layer's geometries, immutable; clones share the buffers.
